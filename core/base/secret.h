@@ -1,0 +1,21 @@
+// API keys: read from the environment by name, shown only as a fingerprint, and scrubbed from any text
+// that leaves the process (logs, history, exports).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace tg {
+
+// "k:3f9a1c2e" — stable, short, not reversible in practice. Empty secret -> "k:none".
+std::string keyFingerprint(std::string_view secret);
+
+// Process-wide registry of secrets to scrub. Thread-safe.
+class SecretRegistry {
+ public:
+  static void add(const std::string& secret);  // ignores secrets shorter than 4 characters
+  // Replaces every registered secret in `text` with its fingerprint.
+  static std::string redact(std::string text);
+};
+
+}  // namespace tg

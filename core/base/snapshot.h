@@ -1,0 +1,84 @@
+// The engine's observable state. An EngineSnapshot is immutable once published (shared_ptr<const>),
+// produced every 250 ms on the engine thread and read from any thread.
+//
+// Counters are cumulative since engine start, so any reader can difference two snapshots; SampleBuilder
+// turns consecutive snapshots into per-second Sample rows (the unit of history, charts and replay).
+#pragma once
+
+#include "types.h"
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tg {
+
+inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+inline bool known(double v) { return !std::isnan(v); }
+
+// What we know of one quota dimension of a group, summed over its keys.
+struct DimensionState {
+  double limit = kUnknown;       // server-reported limit for the window (or configured), NaN if unknown
+  double remaining = kUnknown;   // server-reported remaining, NaN if unknown
+  EpochMs resetAtMs = 0;         // when the server said the window resets (0 = unknown)
+  double localTokens = kUnknown; // level of our own token bucket for this dimension
+};
+
+struct GroupCounters {
+  std::uint64_t submitted = 0;  // requests accepted into a queue
+  std::uint64_t sends = 0;      // HTTP attempts started (first tries + retries)
+  std::uint64_t ok = 0;         // 2xx/3xx responses
+  std::uint64_t r429 = 0;       // 429 responses (and GitHub 403 rate-limit responses)
+  std::uint64_t r5xx = 0;       // 5xx responses
+  std::uint64_t other4xx = 0;   // other 4xx responses
+  std::uint64_t netErrors = 0;  // timeouts, resets, refused
+  std::uint64_t retries = 0;    // attempts that were retries
+  std::uint64_t shed = 0;       // requests dropped by admission (queue full, deadline)
+  std::uint64_t completed = 0;  // requests finished successfully
+  std::uint64_t failed = 0;     // requests finished with an error (incl. shed)
+  std::uint64_t tokensUsed = 0; // tokens reported by responses (or estimated)
+};
+
+struct GroupSnapshot {
+  std::string group;
+  std::array<DimensionState, kDimensionCount> dims{};  // indexed by Dimension
+  int keys = 0;
+  int inFlight = 0;
+  int concurrencyLimit = 0;    // effective limit now (adaptive, <= ceiling)
+  int concurrencyCeiling = 0;  // operator-set ceiling
+  std::array<int, kTierCount> queueDepth{};
+  std::array<bool, kTierCount> tierPaused{};  // paused for this group (group-level or global)
+  bool paused = false;                        // whole group paused by operator
+  bool draining = false;
+  BreakerState breaker = BreakerState::Closed;
+  GroupCounters counters;
+  double latencyP50Ms = kUnknown;  // over the recent window (last ~10 s of completions)
+  double latencyP95Ms = kUnknown;
+  std::string waitReason;  // empty when not waiting; e.g. "Retry-After until 12:03:41", "tokens: 3.2 s"
+};
+
+enum class EngineState : std::uint8_t { Stopped, Running, Draining };
+
+struct EngineSnapshot {
+  EpochMs tsMs = 0;
+  std::uint64_t seq = 0;
+  EngineState state = EngineState::Stopped;
+  int globalInFlight = 0;
+  int globalConcurrencyLimit = 0;
+  std::array<bool, kTierCount> tierPaused{};  // global tier pauses
+  std::vector<GroupSnapshot> groups;
+
+  const GroupSnapshot* find(const std::string& name) const {
+    for (const auto& g : groups)
+      if (g.group == name) return &g;
+    return nullptr;
+  }
+};
+
+using SnapshotPtr = std::shared_ptr<const EngineSnapshot>;
+
+}  // namespace tg

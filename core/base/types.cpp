@@ -1,0 +1,71 @@
+#include "types.h"
+
+#include <cctype>
+
+namespace tg {
+
+EpochMs nowEpochMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+double toSeconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+Duration fromSeconds(double s) {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
+}
+
+std::string_view tierName(Tier t) {
+  switch (t) {
+    case Tier::P0: return "P0";
+    case Tier::P1: return "P1";
+    case Tier::P2: return "P2";
+  }
+  return "P?";
+}
+
+std::optional<Tier> parseTier(std::string_view s) {
+  if (!s.empty() && (s[0] == 'P' || s[0] == 'p')) s.remove_prefix(1);
+  if (s == "0") return Tier::P0;
+  if (s == "1") return Tier::P1;
+  if (s == "2") return Tier::P2;
+  return std::nullopt;
+}
+
+std::string_view dimensionName(Dimension d) {
+  return d == Dimension::Requests ? "requests" : "tokens";
+}
+
+std::string_view breakerStateName(BreakerState s) {
+  switch (s) {
+    case BreakerState::Closed: return "closed";
+    case BreakerState::Open: return "open";
+    case BreakerState::HalfOpen: return "half-open";
+  }
+  return "?";
+}
+
+std::string_view errorKindName(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::None: return "none";
+    case ErrorKind::Network: return "network";
+    case ErrorKind::Timeout: return "timeout";
+    case ErrorKind::Http: return "http";
+    case ErrorKind::RateLimited: return "rate_limited";
+    case ErrorKind::CircuitOpen: return "circuit_open";
+    case ErrorKind::QuotaExhausted: return "quota_exhausted";
+    case ErrorKind::Shed: return "shed";
+    case ErrorKind::Cancelled: return "cancelled";
+    case ErrorKind::Config: return "config";
+  }
+  return "?";
+}
+
+ErrorKind errorKindForStatus(int status) {
+  if (status == 0) return ErrorKind::Network;
+  if (status == http::kTooManyRequests) return ErrorKind::RateLimited;
+  if (status >= 400) return ErrorKind::Http;
+  return ErrorKind::None;
+}
+
+}  // namespace tg

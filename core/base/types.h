@@ -1,0 +1,64 @@
+// Small value types shared by every part of Tollgate: tiers, dimensions, error kinds, clocks.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tg {
+
+// Monotonic time for all scheduling logic. Logic classes take `TimePoint now` as an argument;
+// only the engine loop and the simulator read the clock.
+using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::time_point;
+using Duration = Clock::duration;
+
+// Wall-clock milliseconds since the Unix epoch: the time stamp of snapshots, samples and events.
+using EpochMs = std::int64_t;
+EpochMs nowEpochMs();
+double toSeconds(Duration d);
+Duration fromSeconds(double s);
+
+enum class Tier : std::uint8_t { P0 = 0, P1 = 1, P2 = 2 };
+inline constexpr int kTierCount = 3;
+std::string_view tierName(Tier t);
+std::optional<Tier> parseTier(std::string_view s);  // "P0"/"p0"/"0"
+
+// What a quota counts.
+enum class Dimension : std::uint8_t { Requests = 0, Tokens = 1 };
+inline constexpr int kDimensionCount = 2;
+std::string_view dimensionName(Dimension d);
+
+enum class BreakerState : std::uint8_t { Closed = 0, Open = 1, HalfOpen = 2 };
+std::string_view breakerStateName(BreakerState s);
+
+// Typed outcome of a request at the engine's boundary.
+enum class ErrorKind : std::uint8_t {
+  None,            // 2xx/3xx
+  Network,         // connection refused/reset, DNS
+  Timeout,         // transfer or connect timeout
+  Http,            // non-retryable 4xx or 5xx after retries
+  RateLimited,     // 429 after retries/budget exhausted
+  CircuitOpen,     // never sent: breaker open past the request deadline
+  QuotaExhausted,  // server-directed wait beyond the cap (e.g. daily quota)
+  Shed,            // dropped by admission: queue full or deadline passed
+  Cancelled,       // engine stopped or drained
+  Config,          // bad request definition (unknown group, bad URL)
+};
+std::string_view errorKindName(ErrorKind k);
+
+// Maps an HTTP status (0 = no response) to its error kind. 429 -> RateLimited, 5xx/other 4xx -> Http.
+ErrorKind errorKindForStatus(int status);
+
+namespace http {
+inline constexpr int kOk = 200;
+inline constexpr int kForbidden = 403;
+inline constexpr int kTooManyRequests = 429;
+inline constexpr int kInternalError = 500;
+inline constexpr int kServiceUnavailable = 503;
+}  // namespace http
+
+}  // namespace tg

@@ -1,0 +1,55 @@
+// The quota-aware request engine. One background thread owns a libcurl multi handle and every queue,
+// bucket and breaker; other threads talk to it through a command queue woken by curl_multi_wakeup.
+#pragma once
+
+#include "engine_config.h"
+#include "event.h"
+#include "request.h"
+#include "snapshot.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace tg {
+
+class EngineLoop;  // engine.cpp
+
+class Engine {
+ public:
+  explicit Engine(EngineConfig config);
+  ~Engine();  // stops the loop; pending callbacks get ErrorKind::Cancelled
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Listeners: set before start(). Called on the engine thread; keep them short and non-blocking.
+  void onSnapshot(std::function<void(SnapshotPtr)> fn);
+  void onEvent(std::function<void(const Event&)> fn);
+  void onAttempt(std::function<void(const AttemptRecord&)> fn);
+
+  void start();  // spawns the loop thread
+  void stop();   // cancels queued work, waits for the thread. Idempotent.
+
+  // --- thread-safe from here on ---
+  // Queues a request. The callback runs exactly once, on the engine thread. A request that cannot be
+  // admitted (unknown group, queue full, engine stopped) completes with an error, never silently.
+  void submit(Request request, ResultCallback done);
+
+  // Operator commands: applied within one loop turn, each recorded as an OperatorAction event.
+  void setGlobalConcurrency(int limit, const std::string& actor = "operator");
+  void setGroupConcurrency(const std::string& group, int limit, const std::string& actor = "operator");
+  // group empty = every group (the global tier switch)
+  void setTierPaused(Tier tier, bool paused, const std::string& group = {},
+                     const std::string& actor = "operator");
+  void setGroupPaused(const std::string& group, bool paused, const std::string& actor = "operator");
+  // Cancels what is queued for the group (ErrorKind::Cancelled); in-flight requests finish.
+  void drainGroup(const std::string& group, const std::string& actor = "operator");
+
+  SnapshotPtr latestSnapshot() const;  // never null after start()
+  const EngineConfig& config() const;  // immutable after construction
+
+ private:
+  std::unique_ptr<EngineLoop> loop_;
+};
+
+}  // namespace tg

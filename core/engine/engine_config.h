@@ -1,0 +1,76 @@
+// Engine configuration: groups (quota pools) with their keys and limits, tiers, retry and breaker policy.
+// Loaded from JSON by ConfigLoader (config_loader.h), which validates every field.
+#pragma once
+
+#include "types.h"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace tg {
+
+struct KeyConfig {
+  std::string name;    // label shown in the UI, e.g. "key-a"
+  std::string env;     // environment variable holding the secret; empty = no auth header (simulator)
+  std::string secret;  // resolved at load time; never logged, never stored
+  std::string header = "Authorization";
+  std::string prefix = "Bearer ";
+};
+
+struct BreakerConfig {
+  double windowS = 10;          // sliding window over which the failure share is computed
+  int minCalls = 20;            // fewer calls in the window never trip the breaker
+  double failureShare = 0.5;    // 429 + 5xx + network share that opens the breaker
+  double openS = 5;             // time open before a half-open probe
+  int halfOpenProbes = 3;       // successful probes needed to close again
+};
+
+struct RetryConfig {
+  int maxAttempts = 6;          // including the first
+  double budgetRatio = 0.1;     // retries (non-429) may be at most this share of first attempts...
+  int budgetMinRetries = 10;    // ...plus this many, so a quiet start can still retry
+  double baseBackoffS = 0.25;   // full-jitter exponential backoff: U(0, min(max, base * 2^n))
+  double maxBackoffS = 10;
+  double maxServerWaitS = 120;  // cap on any server-directed wait; beyond it: QuotaExhausted
+  double default429WaitS = 1;   // a bare 429 (no headers) waits this, doubled per consecutive 429
+};
+
+struct TierConfig {
+  int capacity = 100000;  // bounded queue; a submit beyond it is shed ("queue full")
+  double maxWaitS = 600;  // default deadline from submit to first send
+};
+
+struct GroupConfig {
+  std::string name;
+  std::string baseUrl;         // e.g. http://127.0.0.1:8787 ; request urls starting with '/' are joined to it
+  std::vector<KeyConfig> keys; // at least one (may have no secret)
+  int concurrency = 16;        // operator ceiling for in-flight requests of this group
+  int minConcurrency = 1;
+  bool adaptive = true;        // AIMD beneath the ceiling
+  double requestsPerMinute = 0;  // known quota per key, 0 = learn from headers
+  double tokensPerMinute = 0;
+  double bucketFraction = 0.95;  // local bucket runs at this fraction of the known quota
+  BreakerConfig breaker;
+};
+
+struct EngineConfig {
+  std::string name = "tollgate";  // instance name, recorded with operator actions
+  std::vector<GroupConfig> groups;
+  std::array<TierConfig, kTierCount> tiers{};
+  int globalConcurrency = 64;
+  RetryConfig retry;
+  double requestTimeoutS = 60;
+  double connectTimeoutS = 10;
+  double snapshotIntervalS = 0.25;
+  std::string tierHeader = "X-Tollgate-Tier";  // sent with every request, empty = none
+  std::string groupHeader = "X-RateLimit-Group";  // sent with every request, empty = none
+
+  const GroupConfig* findGroup(const std::string& n) const {
+    for (const auto& g : groups)
+      if (g.name == n) return &g;
+    return nullptr;
+  }
+};
+
+}  // namespace tg
