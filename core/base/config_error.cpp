@@ -1,0 +1,106 @@
+#include "config_error.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace tg {
+
+ConfigError::ConfigError(std::string file, std::string path, std::string expected)
+    : std::runtime_error(file + ": " + (path.empty() ? "/" : path) + ": " + expected),
+      file_(std::move(file)), path_(std::move(path)), expected_(std::move(expected)) {}
+
+JsonObjectReader::JsonObjectReader(const nlohmann::json& j, std::string file, std::string path)
+    : j_(j), file_(std::move(file)), path_(std::move(path)) {
+  if (!j_.is_object()) throw ConfigError(file_, path_, "expected an object, got " + std::string(j_.type_name()));
+}
+
+bool JsonObjectReader::has(const std::string& key) const { return j_.contains(key); }
+
+void JsonObjectReader::fail(const std::string& key, const std::string& expected) const {
+  throw ConfigError(file_, pathOf(key), expected);
+}
+
+double JsonObjectReader::number(const std::string& key, double def, double min, double max) {
+  seen_.insert(key);
+  auto it = j_.find(key);
+  if (it == j_.end()) return def;
+  if (!it->is_number()) fail(key, "expected a number, got " + std::string(it->type_name()));
+  const double v = it->get<double>();
+  if (v < min || v > max) {
+    std::ostringstream os;
+    os << "expected a number in [" << min << ", " << max << "], got " << v;
+    fail(key, os.str());
+  }
+  return v;
+}
+
+double JsonObjectReader::requiredNumber(const std::string& key, double min, double max) {
+  if (!has(key)) fail(key, "required number is missing");
+  return number(key, 0, min, max);
+}
+
+int JsonObjectReader::integer(const std::string& key, int def, int min, int max) {
+  seen_.insert(key);
+  auto it = j_.find(key);
+  if (it == j_.end()) return def;
+  if (!it->is_number_integer()) fail(key, "expected an integer, got " + it->dump());
+  const auto v = it->get<long long>();
+  if (v < min || v > max)
+    fail(key, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+                  std::to_string(v));
+  return static_cast<int>(v);
+}
+
+bool JsonObjectReader::boolean(const std::string& key, bool def) {
+  seen_.insert(key);
+  auto it = j_.find(key);
+  if (it == j_.end()) return def;
+  if (!it->is_boolean()) fail(key, "expected true or false, got " + it->dump());
+  return it->get<bool>();
+}
+
+std::string JsonObjectReader::string(const std::string& key, const std::string& def,
+                                     std::initializer_list<const char*> allowed) {
+  seen_.insert(key);
+  auto it = j_.find(key);
+  if (it == j_.end()) return def;
+  if (!it->is_string()) fail(key, "expected a string, got " + std::string(it->type_name()));
+  auto v = it->get<std::string>();
+  if (allowed.size() == 0) return v;
+  std::string list;
+  for (const char* a : allowed) {
+    if (v == a) return v;
+    list += list.empty() ? "" : ", ";
+    list += a;
+  }
+  fail(key, "expected one of " + list + ", got \"" + v + "\"");
+}
+
+std::string JsonObjectReader::requiredString(const std::string& key,
+                                             std::initializer_list<const char*> allowed) {
+  if (!has(key)) fail(key, "required string is missing");
+  return string(key, {}, allowed);
+}
+
+const nlohmann::json* JsonObjectReader::child(const std::string& key) {
+  seen_.insert(key);
+  auto it = j_.find(key);
+  return it == j_.end() ? nullptr : &*it;
+}
+
+void JsonObjectReader::finish() const {
+  for (auto it = j_.begin(); it != j_.end(); ++it)
+    if (!seen_.count(it.key())) throw ConfigError(file_, pathOf(it.key()), "unknown key");
+}
+
+nlohmann::json readJsonFile(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw ConfigError(file, "", "cannot open file");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(file, "", std::string("invalid JSON: ") + e.what());
+  }
+}
+
+}  // namespace tg
