@@ -1,0 +1,36 @@
+// AIMD concurrency limit beneath an operator-set ceiling: grows by one per "window" of successes while
+// healthy, shrinks multiplicatively on 429s and on latency growth (queueing upstream), never below the
+// minimum nor above the ceiling. Decreases are spaced so one burst of 429s counts once.
+// Time is an argument; not thread-safe.
+#pragma once
+
+#include "types.h"
+
+namespace tg {
+
+class AdaptiveConcurrency {
+ public:
+  AdaptiveConcurrency(int ceiling, int minimum, bool adaptive, TimePoint now);
+
+  int limit() const { return adaptive_ ? static_cast<int>(limit_) : ceiling_; }
+  int ceiling() const { return ceiling_; }
+  void setCeiling(int ceiling);
+  void setAdaptive(bool on) { adaptive_ = on; }
+
+  void onSuccess(double latencyS, TimePoint now);
+  void onRateLimited(TimePoint now);  // a 429 the quota picture did not predict
+  void onOverload(TimePoint now);     // 5xx / timeout
+
+ private:
+  void decrease(double factor, TimePoint now);
+  int ceiling_;
+  int minimum_;
+  bool adaptive_;
+  double limit_;
+  double baselineLatencyS_ = 0;  // slowly rising minimum: the no-queueing latency
+  double recentLatencyS_ = 0;    // EWMA of recent latencies
+  TimePoint lastDecrease_{};
+  TimePoint lastBaselineDecay_{};
+};
+
+}  // namespace tg

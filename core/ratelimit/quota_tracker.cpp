@@ -1,0 +1,193 @@
+#include "quota_tracker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+namespace tg {
+namespace {
+
+// A window length from the longest reset seen: round up to a length providers actually use.
+double niceWindow(double s) {
+  static constexpr double kWindows[] = {1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 86400};
+  for (double w : kWindows)
+    if (s <= w * 1.02) return w;
+  return s;
+}
+
+std::string fmtSeconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, s < 10 ? "%.1f s" : "%.0f s", s);
+  return buf;
+}
+
+}  // namespace
+
+std::string formatClock(EpochMs ms) {
+  const std::time_t t = ms / 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  return buf;
+}
+
+QuotaTracker::QuotaTracker(double bucketFraction, std::array<double, kDimensionCount> configuredPerMinute,
+                           TimePoint now)
+    : fraction_(bucketFraction) {
+  for (int i = 0; i < kDimensionCount; ++i) {
+    dims_[i].configuredPerMinute = configuredPerMinute[i];
+    if (configuredPerMinute[i] > 0) {
+      dims_[i].limit = configuredPerMinute[i];
+      dims_[i].windowS = 60;
+      retuneBucket(dims_[i], now);
+    }
+  }
+}
+
+void QuotaTracker::retuneBucket(Dim& d, TimePoint now) {
+  if (!known(d.limit) || d.limit <= 0) return;
+  double window = d.windowS;
+  if (window <= 0) window = niceWindow(std::max(1.0, d.maxResetInS));
+  const double rate = fraction_ * d.limit / window;
+  const double burst = std::max(1.0, fraction_ * d.limit);
+  if (std::abs(rate - d.bucket.rate()) > 1e-9 || std::abs(burst - d.bucket.burst()) > 1e-9)
+    d.bucket.configure(rate, burst, now);
+}
+
+QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoint now, EpochMs nowEpoch) {
+  QuotaWait w;
+  if (now < blockedUntil_) {
+    w.wait = blockedUntil_ - now;
+    w.reason = blockReason_;
+    w.exhausted = exhausted_;
+    return w;
+  }
+  exhausted_ = false;
+  for (int i = 0; i < kDimensionCount; ++i) {
+    Dim& d = dims_[i];
+    const double c = cost[i];
+    if (c <= 0) continue;
+    const auto dim = static_cast<Dimension>(i);
+    if (d.hasReset && now >= d.resetAt) {
+      d.hasReset = false;  // the window turned over: the server's limit is available again
+      if (known(d.limit)) d.remaining = d.limit;
+    }
+    if (known(d.remaining) && d.hasReset && d.remaining + 1e-9 < std::min(c, known(d.limit) ? d.limit : c)) {
+      const Duration until = d.resetAt - now;
+      if (until > w.wait) {
+        w.wait = until;
+        w.reason = std::string(dimensionName(dim)) + " exhausted, reset in " + fmtSeconds(toSeconds(until));
+      }
+      continue;
+    }
+    const Duration b = d.bucket.timeUntil(c, now);
+    if (b > w.wait) {
+      w.wait = b;
+      w.reason = std::string(dimensionName(dim)) + ": " + fmtSeconds(toSeconds(b));
+    }
+  }
+  (void)nowEpoch;
+  return w;
+}
+
+void QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint now) {
+  for (int i = 0; i < kDimensionCount; ++i) {
+    Dim& d = dims_[i];
+    if (cost[i] <= 0) continue;
+    d.bucket.tryAcquire(cost[i], now);
+    if (known(d.remaining)) d.remaining = std::max(0.0, d.remaining - cost[i]);
+  }
+}
+
+const QuotaScope* QuotaTracker::pick(const QuotaReading& r, Dimension dim) {
+  // Several scopes of one dimension (GitHub resources, IETF policies, Anthropic input/output):
+  // the most constrained one binds.
+  const QuotaScope* best = nullptr;
+  for (const auto& s : r.scopes) {
+    if (s.dimension != dim || !known(s.limit) || s.limit <= 0) continue;
+    if (dim == Dimension::Tokens && s.name == "output-tokens") continue;  // not known before the call
+    if (!best) {
+      best = &s;
+      continue;
+    }
+    const double share = known(s.remaining) ? s.remaining / s.limit : 1.0;
+    const double bestShare = known(best->remaining) ? best->remaining / best->limit : 1.0;
+    if (share < bestShare) best = &s;
+  }
+  return best;
+}
+
+std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int inFlightOthers, TimePoint now,
+                                                    EpochMs nowEpoch) {
+  std::optional<QuotaChange> change;
+  for (int i = 0; i < kDimensionCount; ++i) {
+    const auto dim = static_cast<Dimension>(i);
+    const QuotaScope* s = pick(r, dim);
+    if (!s) continue;
+    Dim& d = dims_[i];
+    if (known(d.limit) && std::abs(s->limit - d.limit) > 0.02 * d.limit && d.configuredPerMinute <= 0)
+      change = QuotaChange{dim, d.limit, s->limit};
+    if (d.configuredPerMinute <= 0 || !known(d.limit)) d.limit = s->limit;
+    else d.limit = std::min(d.limit, s->limit);  // the server's word beats our config when lower
+    if (known(s->remaining)) {
+      const double unseen = dim == Dimension::Requests ? inFlightOthers : 0;
+      d.remaining = std::max(0.0, s->remaining - unseen);
+    }
+    if (s->windowS && *s->windowS > 0) {
+      d.windowS = *s->windowS;
+      d.windowReported = true;
+    }
+    if (s->resetInS) {
+      const double in = std::max(0.0, *s->resetInS);
+      d.hasReset = true;
+      d.resetAt = now + fromSeconds(in);
+      d.resetAtEpochMs = nowEpoch + static_cast<EpochMs>(in * 1000);
+      if (!d.windowReported && d.configuredPerMinute <= 0) d.maxResetInS = std::max(d.maxResetInS, in);
+    }
+    retuneBucket(d, now);
+  }
+  return change;
+}
+
+void QuotaTracker::blockUntil(TimePoint until, EpochMs untilEpoch, std::string why, bool exhausted) {
+  if (until <= blockedUntil_ && !exhausted) return;
+  blockedUntil_ = until;
+  blockedUntilEpoch_ = untilEpoch;
+  blockReason_ = std::move(why);
+  exhausted_ = exhausted;
+}
+
+Duration QuotaTracker::onBare429(double baseS, double capS, TimePoint now, EpochMs nowEpoch) {
+  ++consecutiveBare429_;
+  const double s = std::min(capS, baseS * std::pow(2.0, std::min(consecutiveBare429_ - 1, 20)));
+  blockUntil(now + fromSeconds(s), nowEpoch + static_cast<EpochMs>(s * 1000),
+             "bare 429: backing off " + fmtSeconds(s), false);
+  return fromSeconds(s);
+}
+
+void QuotaTracker::refund(Dimension dim, double amount, TimePoint now) {
+  Dim& d = dims_[static_cast<int>(dim)];
+  d.bucket.refund(amount, now);
+  if (known(d.remaining) && known(d.limit)) d.remaining = std::min(d.limit, d.remaining + std::max(0.0, amount));
+}
+
+DimensionState QuotaTracker::state(Dimension dim, TimePoint now) {
+  Dim& d = dims_[static_cast<int>(dim)];
+  DimensionState s;
+  s.limit = d.limit;
+  s.remaining = d.remaining;
+  if (d.hasReset && d.resetAt > now) s.resetAtMs = d.resetAtEpochMs;
+  if (d.bucket.configured()) s.localTokens = d.bucket.level(now);
+  return s;
+}
+
+double QuotaTracker::headroom(TimePoint now) {
+  Dim& d = dims_[static_cast<int>(Dimension::Requests)];
+  if (known(d.remaining)) return d.remaining;
+  if (d.bucket.configured()) return d.bucket.level(now);
+  return 1e12;
+}
+
+}  // namespace tg
