@@ -20,6 +20,8 @@ struct QuotaScope {
   std::optional<double> resetInS;            // seconds from the response until the window resets (server clock)
   std::optional<double> windowS;             // window length when reported (IETF w=, OpenAI implied)
   std::string dialect;                       // "x-ratelimit", "openai", "anthropic", "github", "ietf", "ietf-structured"
+  bool resetFromAbsoluteTime = false;        // resetInS came from an epoch or date, not a delta: when both
+                                             // kinds disagree, the delta (immune to clock skew) wins
 };
 
 struct QuotaReading {

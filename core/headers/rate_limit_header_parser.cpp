@@ -1,0 +1,480 @@
+#include "rate_limit_header_parser.h"
+
+#include "time_formats.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <string_view>
+
+namespace tg {
+namespace {
+
+// Lower-case header names.
+namespace hdr {
+constexpr std::string_view kDate = "date";
+constexpr std::string_view kRetryAfter = "retry-after";
+constexpr std::string_view kRetryAfterMs = "retry-after-ms";
+constexpr std::string_view kMsRetryAfterMs = "x-ms-retry-after-ms";
+constexpr std::string_view kXLimit = "x-ratelimit-limit";
+constexpr std::string_view kXRemaining = "x-ratelimit-remaining";
+constexpr std::string_view kXReset = "x-ratelimit-reset";
+constexpr std::string_view kXUsed = "x-ratelimit-used";
+constexpr std::string_view kXResource = "x-ratelimit-resource";
+constexpr std::string_view kXGroup = "x-ratelimit-group";
+constexpr std::string_view kIetfLimit = "ratelimit-limit";
+constexpr std::string_view kIetfRemaining = "ratelimit-remaining";
+constexpr std::string_view kIetfReset = "ratelimit-reset";
+constexpr std::string_view kIetfPolicy = "ratelimit-policy";
+constexpr std::string_view kIetfRateLimit = "ratelimit";
+constexpr std::string_view kOpenAiPrefix = "x-ratelimit-";           // + {limit,remaining,reset}-<scope>
+constexpr std::string_view kAnthropicPrefix = "anthropic-ratelimit-";  // + <scope>-{limit,remaining,reset}
+}  // namespace hdr
+
+// Spelling used in QuotaReading::retryAfterHeader.
+constexpr const char* kRetryAfterName = "Retry-After";
+constexpr const char* kRetryAfterMsName = "retry-after-ms";
+constexpr const char* kMsRetryAfterMsName = "x-ms-retry-after-ms";
+
+constexpr std::string_view kDialectX = "x-ratelimit";
+constexpr std::string_view kDialectGithub = "github";
+constexpr std::string_view kDialectOpenAi = "openai";
+constexpr std::string_view kDialectAnthropic = "anthropic";
+constexpr std::string_view kDialectIetf = "ietf";
+constexpr std::string_view kDialectIetfStructured = "ietf-structured";
+constexpr const char* kRequestsScope = "requests";
+
+// A reset or wait further out than this is a broken header, not a quota window.
+constexpr double kMaxPlausibleWaitS = 400.0 * 86400.0;
+// X-RateLimit-Reset carries a delta, epoch seconds or epoch milliseconds; magnitude tells them apart.
+constexpr double kEpochMsAbove = 1e12;
+constexpr double kEpochSAbove = 1e9;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  const auto ws = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!s.empty() && ws(s.front())) s.remove_prefix(1);
+  while (!s.empty() && ws(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+struct Field {
+  std::string name;   // as the server spelled it, for warnings
+  std::string value;  // trimmed
+};
+
+// One item of a structured-field list, read tolerantly: `"name";k=v`, `token;k=v`, `100;w=10`, `key=value`.
+struct ListItem {
+  std::string text;  // the item as written, for warnings
+  std::string bare;  // unquoted name, token or number
+  bool quoted = false;
+  std::optional<std::string> value;  // for dictionary members: `limit=10`
+  std::map<std::string, std::string> params;
+};
+
+// Splits on `sep` outside double quotes.
+std::vector<std::string_view> splitOutsideQuotes(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  bool inQuotes = false;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && inQuotes) ++i;
+    else if (s[i] == '"') inQuotes = !inQuotes;
+    else if (s[i] == sep && !inQuotes) {
+      parts.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  parts.push_back(s.substr(start));
+  return parts;
+}
+
+std::string unquote(std::string_view s, bool* wasQuoted = nullptr) {
+  if (wasQuoted) *wasQuoted = false;
+  if (s.size() < 2 || s.front() != '"' || s.back() != '"') return std::string(s);
+  if (wasQuoted) *wasQuoted = true;
+  std::string out;
+  for (size_t i = 1; i + 1 < s.size(); ++i) {
+    if (s[i] == '\\' && i + 2 < s.size()) ++i;
+    out += s[i];
+  }
+  return out;
+}
+
+std::vector<ListItem> parseList(std::string_view value) {
+  std::vector<ListItem> items;
+  for (auto raw : splitOutsideQuotes(value, ',')) {
+    raw = trim(raw);
+    if (raw.empty()) continue;
+    ListItem item;
+    item.text = std::string(raw);
+    auto parts = splitOutsideQuotes(raw, ';');
+    std::string_view head = trim(parts[0]);
+    const size_t eq = head.find('=');
+    if (!head.empty() && head.front() != '"' && eq != std::string_view::npos) {
+      item.bare = lower(trim(head.substr(0, eq)));
+      item.value = unquote(trim(head.substr(eq + 1)));
+    } else {
+      item.bare = unquote(head, &item.quoted);
+    }
+    for (size_t i = 1; i < parts.size(); ++i) {
+      const std::string_view p = trim(parts[i]);
+      const size_t peq = p.find('=');
+      if (peq == std::string_view::npos) item.params[lower(p)] = "?1";
+      else item.params[lower(trim(p.substr(0, peq)))] = unquote(trim(p.substr(peq + 1)));
+    }
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
+bool isTokenDimension(std::string_view scopeName) { return scopeName.find("token") != std::string_view::npos; }
+
+class Reader {
+ public:
+  Reader(const HeaderList& headers, double nowEpochS) : now_(nowEpochS) {
+    for (const auto& [rawName, rawValue] : headers) {
+      const std::string name(trim(rawName));
+      if (name.empty()) continue;
+      Field f{name, std::string(trim(rawValue))};
+      const std::string key = lower(name);
+      auto it = fields_.find(key);
+      if (it == fields_.end()) {
+        fields_.emplace(key, std::move(f));
+      } else if (key == hdr::kIetfPolicy || key == hdr::kIetfRateLimit) {
+        it->second.value += ", " + f.value;  // list fields: repeated lines are one list
+      } else if (it->second.value != f.value) {
+        warn(f, "repeats " + it->second.name + " with a different value; using the first, '" +
+                    it->second.value + "'");
+      }
+    }
+  }
+
+  QuotaReading read() {
+    readDate();
+    readRetryAfter();
+    if (const Field* g = find(hdr::kXGroup); g && !g->value.empty()) r_.group = g->value;
+    readXRateLimit();
+    readOpenAi();
+    readAnthropic();
+    readIetf();
+    readIetfStructured();
+    return std::move(r_);
+  }
+
+ private:
+  const Field* find(std::string_view lowerName) const {
+    auto it = fields_.find(std::string(lowerName));
+    return it == fields_.end() ? nullptr : &it->second;
+  }
+
+  void warn(const Field& f, const std::string& what) { r_.warnings.push_back(f.name + ": '" + f.value + "' " + what); }
+
+  // The server's clock for absolute times.
+  double clock() const { return r_.serverDateEpochS.value_or(now_); }
+
+  // A limit, remaining or used count: finite and non-negative, else a warning and nothing.
+  std::optional<double> count(const Field* f) {
+    if (!f) return std::nullopt;
+    return countFrom(*f, f->value);
+  }
+
+  std::optional<double> countFrom(const Field& f, std::string_view text) {
+    auto v = parseDecimal(text);
+    if (!v) warn(f, "is not a number");
+    else if (*v < 0) warn(f, "is negative, ignored");
+    else return v;
+    return std::nullopt;
+  }
+
+  // A wait in seconds from the response; refuses absurd values rather than parking traffic for years.
+  std::optional<double> plausibleWait(const Field& f, double s) {
+    if (s > kMaxPlausibleWaitS) {
+      warn(f, "is implausibly far in the future, ignored");
+      return std::nullopt;
+    }
+    return std::max(0.0, s);
+  }
+
+  struct Reset {
+    double inS = 0;
+    bool absolute = false;
+  };
+
+  std::optional<Reset> resetAt(const Field& f, double epochS) {
+    auto w = plausibleWait(f, epochS - clock());
+    if (!w) return std::nullopt;
+    return Reset{*w, true};
+  }
+
+  std::optional<Reset> resetIn(const Field& f, double deltaS) {
+    auto w = plausibleWait(f, deltaS);
+    if (!w) return std::nullopt;
+    return Reset{*w, false};
+  }
+
+  // Delta seconds, epoch seconds or epoch ms by magnitude; a date is accepted too.
+  std::optional<Reset> flexibleReset(const Field* f) {
+    if (!f) return std::nullopt;
+    if (auto v = parseDecimal(f->value)) {
+      if (*v < 0) {
+        warn(*f, "is negative, ignored");
+        return std::nullopt;
+      }
+      if (*v > kEpochMsAbove) return resetAt(*f, *v / 1000.0);
+      if (*v > kEpochSAbove) return resetAt(*f, *v);
+      return resetIn(*f, *v);
+    }
+    if (auto t = parseHttpDate(f->value, now_)) return resetAt(*f, *t);
+    if (auto t = parseRfc3339(f->value)) return resetAt(*f, *t);
+    warn(*f, "is not a reset time (seconds, epoch or date)");
+    return std::nullopt;
+  }
+
+  static void applyReset(QuotaScope& s, const std::optional<Reset>& reset) {
+    if (!reset) return;
+    s.resetInS = reset->inS;
+    s.resetFromAbsoluteTime = reset->absolute;
+  }
+
+  QuotaScope& addScope(std::string name, std::string_view dialect) {
+    QuotaScope s;
+    s.dimension = isTokenDimension(name) ? Dimension::Tokens : Dimension::Requests;
+    s.name = std::move(name);
+    s.dialect = std::string(dialect);
+    r_.scopes.push_back(std::move(s));
+    return r_.scopes.back();
+  }
+
+  void readDate() {
+    const Field* f = find(hdr::kDate);
+    if (!f) return;
+    if (auto t = parseHttpDate(f->value, now_)) r_.serverDateEpochS = *t;
+    else warn(*f, "is not an HTTP-date");
+  }
+
+  void readRetryAfter() {
+    const std::pair<std::string_view, const char*> msForms[] = {{hdr::kRetryAfterMs, kRetryAfterMsName},
+                                                                {hdr::kMsRetryAfterMs, kMsRetryAfterMsName}};
+    for (const auto& [key, name] : msForms) {
+      const Field* f = find(key);
+      if (!f) continue;
+      auto ms = parseDecimal(f->value);
+      if (!ms) {
+        warn(*f, "is not a number of milliseconds");
+        continue;
+      }
+      if (*ms < 0) {
+        warn(*f, "is negative, ignored");
+        continue;
+      }
+      if (auto w = plausibleWait(*f, *ms / 1000.0); w && !r_.retryAfterS) {
+        r_.retryAfterS = *w;
+        r_.retryAfterHeader = name;
+      }
+    }
+    const Field* f = find(hdr::kRetryAfter);
+    if (!f) return;
+    std::optional<double> wait;
+    if (auto s = parseDecimal(f->value)) {
+      if (*s < 0) warn(*f, "is negative, ignored");
+      else wait = plausibleWait(*f, *s);
+    } else if (auto t = parseHttpDate(f->value, now_)) {
+      wait = plausibleWait(*f, *t - clock());
+    } else {
+      warn(*f, "is neither delay-seconds nor an HTTP-date");
+    }
+    if (wait && !r_.retryAfterS) {
+      r_.retryAfterS = *wait;
+      r_.retryAfterHeader = kRetryAfterName;
+    }
+  }
+
+  // X-RateLimit-{Limit,Remaining,Reset,Used}; GitHub when X-RateLimit-Resource names the bucket.
+  void readXRateLimit() {
+    const Field* limitF = find(hdr::kXLimit);
+    const Field* remainingF = find(hdr::kXRemaining);
+    const Field* resetF = find(hdr::kXReset);
+    const Field* usedF = find(hdr::kXUsed);
+    const Field* resourceF = find(hdr::kXResource);
+    if (!limitF && !remainingF && !resetF && !usedF && !resourceF) return;
+
+    std::string name = kRequestsScope;
+    std::string_view dialect = kDialectX;
+    if (resourceF) {
+      dialect = kDialectGithub;
+      if (resourceF->value.empty()) warn(*resourceF, "is empty");
+      else name = resourceF->value;
+      r_.githubResource = name;
+    }
+    QuotaScope& s = addScope(name, dialect);
+    s.dimension = Dimension::Requests;  // GitHub's resources ("core", "search") count requests
+    s.limit = count(limitF).value_or(kUnknown);
+    s.remaining = count(remainingF).value_or(kUnknown);
+    if (auto used = count(usedF); used && !known(s.remaining) && known(s.limit))
+      s.remaining = std::max(0.0, s.limit - *used);
+    applyReset(s, flexibleReset(resetF));
+  }
+
+  // x-ratelimit-{limit,remaining,reset}-{requests,tokens}, resets as Go durations ("6m0s").
+  void readOpenAi() {
+    for (const char* scope : {"requests", "tokens"}) {
+      const std::string suffix = std::string("-") + scope;
+      const Field* limitF = find(std::string(hdr::kOpenAiPrefix) + "limit" + suffix);
+      const Field* remainingF = find(std::string(hdr::kOpenAiPrefix) + "remaining" + suffix);
+      const Field* resetF = find(std::string(hdr::kOpenAiPrefix) + "reset" + suffix);
+      if (!limitF && !remainingF && !resetF) continue;
+      QuotaScope& s = addScope(scope, kDialectOpenAi);
+      s.limit = count(limitF).value_or(kUnknown);
+      s.remaining = count(remainingF).value_or(kUnknown);
+      if (!resetF) continue;
+      if (auto d = parseGoDuration(resetF->value)) applyReset(s, resetIn(*resetF, *d));
+      else if (auto t = parseRfc3339(resetF->value)) applyReset(s, resetAt(*resetF, *t));
+      else warn(*resetF, "is not a duration");
+    }
+  }
+
+  // anthropic-ratelimit-<scope>-{limit,remaining,reset}, resets as RFC 3339 times.
+  void readAnthropic() {
+    for (const char* scope : {"requests", "tokens", "input-tokens", "output-tokens"}) {
+      const std::string prefix = std::string(hdr::kAnthropicPrefix) + scope + "-";
+      const Field* limitF = find(prefix + "limit");
+      const Field* remainingF = find(prefix + "remaining");
+      const Field* resetF = find(prefix + "reset");
+      if (!limitF && !remainingF && !resetF) continue;
+      QuotaScope& s = addScope(scope, kDialectAnthropic);
+      s.limit = count(limitF).value_or(kUnknown);
+      s.remaining = count(remainingF).value_or(kUnknown);
+      if (!resetF) continue;
+      if (auto t = parseRfc3339(resetF->value)) applyReset(s, resetAt(*resetF, *t));
+      else applyReset(s, flexibleReset(resetF));
+    }
+  }
+
+  std::optional<double> paramNumber(const Field& f, const ListItem& item, const char* key) {
+    auto it = item.params.find(key);
+    if (it == item.params.end()) return std::nullopt;
+    auto v = parseDecimal(it->second);
+    if (!v || *v < 0) {
+      r_.warnings.push_back(f.name + ": '" + item.text + "' has a bad " + key + "=" + it->second);
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  static bool isNumericItem(const ListItem& item) {
+    return !item.quoted && !item.value && parseDecimal(item.bare).has_value();
+  }
+
+  // Older IETF draft: RateLimit-{Limit,Remaining,Reset} and a numeric RateLimit-Policy "100;w=10, 1000;w=3600";
+  // draft-07 also put all three into one dictionary, RateLimit: limit=10, remaining=5, reset=30.
+  void readIetf() {
+    const Field* limitF = find(hdr::kIetfLimit);
+    const Field* remainingF = find(hdr::kIetfRemaining);
+    const Field* resetF = find(hdr::kIetfReset);
+    const Field* policyF = find(hdr::kIetfPolicy);
+    const Field* combinedF = find(hdr::kIetfRateLimit);
+
+    std::vector<ListItem> policies;  // numeric ones only; named ones are the structured form
+    if (policyF)
+      for (auto& item : parseList(policyF->value))
+        if (isNumericItem(item)) policies.push_back(std::move(item));
+    std::vector<ListItem> members;  // `limit=10` dictionary members of a combined RateLimit field
+    if (combinedF)
+      for (auto& item : parseList(combinedF->value))
+        if (item.value) members.push_back(std::move(item));
+    if (!limitF && !remainingF && !resetF && policies.empty() && members.empty()) return;
+
+    QuotaScope& s = addScope(kRequestsScope, kDialectIetf);
+    // RateLimit-Limit may itself carry the policy list: "10, 10;w=1, 50;w=60". Its first item is the limit.
+    if (limitF) {
+      auto items = parseList(limitF->value);
+      if (items.empty()) warn(*limitF, "is empty");
+      else if (auto v = countFrom(*limitF, items.front().bare)) s.limit = *v;
+      for (auto& item : items)
+        if (isNumericItem(item) && item.params.count("w")) policies.push_back(std::move(item));
+    }
+    s.remaining = count(remainingF).value_or(kUnknown);
+    applyReset(s, flexibleReset(resetF));
+
+    for (const auto& m : members) {
+      Field mf{combinedF->name, m.text};
+      if (m.bare == "limit") s.limit = countFrom(mf, *m.value).value_or(s.limit);
+      else if (m.bare == "remaining") s.remaining = countFrom(mf, *m.value).value_or(s.remaining);
+      else if (m.bare == "reset") {
+        if (auto v = countFrom(mf, *m.value)) applyReset(s, resetIn(mf, *v));
+      }
+    }
+
+    if (policies.empty()) return;
+    const ListItem* chosen = &policies.front();
+    for (const auto& p : policies)
+      if (known(s.limit) && parseDecimal(p.bare) == s.limit) {
+        chosen = &p;
+        break;
+      }
+    const Field& from = policyF ? *policyF : *limitF;
+    if (!known(s.limit)) s.limit = *parseDecimal(chosen->bare);
+    if (auto w = paramNumber(from, *chosen, "w")) s.windowS = *w;
+  }
+
+  // Structured form: RateLimit-Policy: "default";q=100;w=10 and RateLimit: "default";r=50;t=30.
+  void readIetfStructured() {
+    const Field* policyF = find(hdr::kIetfPolicy);
+    const Field* stateF = find(hdr::kIetfRateLimit);
+    const size_t firstScope = r_.scopes.size();
+    auto scopeNamed = [&](const std::string& name) -> QuotaScope& {
+      for (size_t i = firstScope; i < r_.scopes.size(); ++i)
+        if (r_.scopes[i].name == name) return r_.scopes[i];
+      return addScope(name, kDialectIetfStructured);
+    };
+    if (policyF) {
+      for (const auto& item : parseList(policyF->value)) {
+        if (isNumericItem(item) || item.value) continue;
+        if (item.bare.empty()) {
+          warn(*policyF, "has a policy without a name");
+          continue;
+        }
+        QuotaScope& s = scopeNamed(item.bare);
+        if (auto q = paramNumber(*policyF, item, "q")) s.limit = *q;
+        if (auto w = paramNumber(*policyF, item, "w")) s.windowS = *w;
+        if (auto qu = item.params.find("qu"); qu != item.params.end())
+          s.dimension = isTokenDimension(qu->second) ? Dimension::Tokens : Dimension::Requests;
+      }
+    }
+    if (stateF) {
+      for (const auto& item : parseList(stateF->value)) {
+        if (item.value) continue;  // draft-07 dictionary member, read by readIetf
+        if (item.bare.empty() || isNumericItem(item)) {
+          warn(*stateF, "has an item without a policy name");
+          continue;
+        }
+        QuotaScope& s = scopeNamed(item.bare);
+        if (auto rem = paramNumber(*stateF, item, "r")) s.remaining = *rem;
+        if (auto t = paramNumber(*stateF, item, "t")) {
+          Field tf{stateF->name, item.text};
+          applyReset(s, resetIn(tf, *t));
+        }
+      }
+    }
+  }
+
+  double now_;
+  std::map<std::string, Field> fields_;
+  QuotaReading r_;
+};
+
+}  // namespace
+
+QuotaReading RateLimitHeaderParser::parse(const HeaderList& headers, double nowEpochS) {
+  if (!std::isfinite(nowEpochS)) nowEpochS = 0;
+  return Reader(headers, nowEpochS).read();
+}
+
+}  // namespace tg
