@@ -22,8 +22,8 @@ class TierQueues {
   explicit TierQueues(std::array<int, kTierCount> capacities = {1 << 30, 1 << 30, 1 << 30})
       : capacity_(capacities) {}
 
-  // false when the tier is at capacity: the caller sheds the item with "queue full".
-  bool push(Tier t, T item, TimePoint deadline) {
+  // false when the tier is at capacity: `item` is left untouched and the caller sheds it.
+  bool push(Tier t, T&& item, TimePoint deadline) {
     auto& q = q_[idx(t)];
     if (static_cast<int>(q.size()) >= capacity_[idx(t)]) return false;
     q.push_back(Entry{std::move(item), deadline});

@@ -1,0 +1,981 @@
+#include "engine.h"
+
+#include "adaptive_concurrency.h"
+#include "circuit_breaker.h"
+#include "log.h"
+#include "quota_tracker.h"
+#include "quota_verdict.h"
+#include "rate_limit_header_parser.h"
+#include "retry_policy.h"
+#include "secret.h"
+#include "tier_queues.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <strings.h>
+#include <deque>
+#include <mutex>
+#include <queue>
+#include <set>
+#include <thread>
+
+namespace tg {
+namespace {
+
+constexpr auto kSweepInterval = std::chrono::milliseconds(100);
+constexpr auto kMaxPoll = std::chrono::milliseconds(250);
+constexpr double kLatencyWindowS = 10;
+constexpr double kBurstQuietS = 2;  // a 429 burst ends after this long without a 429
+constexpr const char* kScope = "engine";
+
+std::once_flag gCurlInit;
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+    s.remove_suffix(1);
+  return std::string(s);
+}
+
+std::string endpointOf(const std::string& url) {
+  auto scheme = url.find("://");
+  auto start = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  if (start == std::string::npos) return "/";
+  auto end = url.find_first_of("?#", start);
+  return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// Recent completions for p50/p95: a fixed ring, entries older than the window are ignored.
+class LatencyWindow {
+ public:
+  void add(TimePoint t, double ms) {
+    ring_[next_] = {t, ms};
+    next_ = (next_ + 1) % ring_.size();
+    count_ = std::min(count_ + 1, ring_.size());
+  }
+  std::pair<double, double> percentiles(TimePoint now) const {
+    std::vector<double> v;
+    v.reserve(count_);
+    const TimePoint from = now - fromSeconds(kLatencyWindowS);
+    for (std::size_t i = 0; i < count_; ++i)
+      if (ring_[i].first >= from) v.push_back(ring_[i].second);
+    if (v.empty()) return {kUnknown, kUnknown};
+    auto at = [&](double q) {
+      auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
+      std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+      return v[k];
+    };
+    const double p50 = at(0.5);
+    return {p50, at(0.95)};
+  }
+
+ private:
+  std::array<std::pair<TimePoint, double>, 1024> ring_{};
+  std::size_t next_ = 0, count_ = 0;
+};
+
+struct Pending {
+  Request req;
+  ResultCallback done;
+  TimePoint submittedAt;
+  TimePoint queuedAt;    // when it last entered a queue (for wait accounting)
+  double waitMs = 0;
+  int attempts = 0;
+  double tokenCost = 0;  // estimate reserved per attempt
+  Result last;           // what the last attempt produced
+};
+using PendingPtr = std::unique_ptr<Pending>;
+
+struct KeyRt {
+  KeyConfig cfg;
+  std::string fingerprint;
+  QuotaTracker quota;
+  int inFlight = 0;
+  std::string authLine;  // "Authorization: Bearer ..." (never logged)
+};
+
+struct GroupRt {
+  GroupConfig cfg;
+  std::vector<KeyRt> keys;
+  TierQueues<PendingPtr> queues;
+  CircuitBreaker breaker;
+  AdaptiveConcurrency concurrency;
+  int inFlight = 0;
+  bool paused = false;
+  bool draining = false;
+  std::array<bool, kTierCount> tierPaused{};
+  GroupCounters counters;
+  LatencyWindow latency;
+  std::string waitReason;
+  // 429 burst tracking
+  bool burstActive = false;
+  TimePoint burstStart{}, lastLimited{}, secStart{};
+  int burstCount = 0, secCount = 0, burstPeak = 0;
+  int shedSinceEvent = 0;
+  std::string shedReason;
+  TimePoint lastErrorLog{};
+  int suppressedErrors = 0;
+
+  GroupRt(const GroupConfig& c, const EngineConfig& ec, TimePoint now)
+      : cfg(c),
+        queues({ec.tiers[0].capacity, ec.tiers[1].capacity, ec.tiers[2].capacity}),
+        breaker(c.breaker),
+        concurrency(c.concurrency, c.minConcurrency, c.adaptive, now) {}
+};
+
+struct Transfer {
+  CURL* easy = nullptr;
+  curl_slist* headerList = nullptr;
+  PendingPtr pending;
+  GroupRt* group = nullptr;
+  int key = 0;
+  TimePoint sentAt;
+  std::string body;
+  HeaderList headers;
+  char error[CURL_ERROR_SIZE] = {0};
+};
+
+struct Delayed {
+  TimePoint at;
+  GroupRt* group;
+  mutable PendingPtr pending;
+  bool operator>(const Delayed& o) const { return at > o.at; }
+};
+
+size_t onBody(char* data, size_t size, size_t n, void* user) {
+  static_cast<Transfer*>(user)->body.append(data, size * n);
+  return size * n;
+}
+
+size_t onHeader(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::string_view line(data, size * n);
+  if (line.rfind("HTTP/", 0) == 0) {
+    t->headers.clear();  // a new response (100-continue, redirect): only the last one counts
+  } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
+    t->headers.emplace_back(trim(line.substr(0, colon)), trim(line.substr(colon + 1)));
+  }
+  return size * n;
+}
+
+std::int64_t usageTokens(const std::string& body) {
+  if (body.find("\"usage\"") == std::string::npos) return -1;
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return -1;
+  auto u = j.find("usage");
+  if (u == j.end() || !u->is_object()) return -1;
+  if (auto t = u->find("total_tokens"); t != u->end() && t->is_number()) return t->get<std::int64_t>();
+  std::int64_t sum = 0;
+  bool any = false;
+  for (const char* k : {"input_tokens", "output_tokens", "prompt_tokens", "completion_tokens"}) {
+    if (auto t = u->find(k); t != u->end() && t->is_number()) {
+      sum += t->get<std::int64_t>();
+      any = true;
+    }
+  }
+  return any ? sum : -1;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+
+class EngineLoop {
+ public:
+  explicit EngineLoop(EngineConfig cfg)
+      : cfg_(std::move(cfg)), retry_(cfg_.retry), budget_(cfg_.retry.budgetRatio, cfg_.retry.budgetMinRetries) {
+    std::call_once(gCurlInit, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    const TimePoint now = Clock::now();
+    globalLimit_ = cfg_.globalConcurrency;
+    for (const auto& gc : cfg_.groups) {
+      auto g = std::make_unique<GroupRt>(gc, cfg_, now);
+      for (const auto& kc : gc.keys) {
+        KeyRt k{kc, keyFingerprint(kc.secret),
+                QuotaTracker(gc.bucketFraction, {gc.requestsPerMinute, gc.tokensPerMinute}, now), 0, {}};
+        if (!kc.secret.empty()) {
+          SecretRegistry::add(kc.secret);
+          k.authLine = kc.header + ": " + kc.prefix + kc.secret;
+        }
+        g->keys.push_back(std::move(k));
+      }
+      if (g->keys.empty()) {
+        KeyConfig none;
+        none.name = "default";
+        g->keys.push_back(KeyRt{none, keyFingerprint(""),
+                                QuotaTracker(gc.bucketFraction, {gc.requestsPerMinute, gc.tokensPerMinute}, now),
+                                0, {}});
+      }
+      groups_.push_back(std::move(g));
+    }
+    multi_ = curl_multi_init();
+    curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+    auto empty = std::make_shared<EngineSnapshot>();
+    latest_ = empty;
+  }
+
+  ~EngineLoop() {
+    stop();
+    for (CURL* e : pool_) curl_easy_cleanup(e);
+    curl_multi_cleanup(multi_);
+  }
+
+  const EngineConfig& config() const { return cfg_; }
+
+  void start() {
+    if (thread_.joinable()) return;
+    stopRequested_ = false;
+    thread_ = std::thread([this] { run(); });
+  }
+
+  void stop() {
+    if (!thread_.joinable()) return;
+    post([this] { stopRequested_ = true; });
+    thread_.join();
+  }
+
+  // Runs fn on the loop thread within one turn.
+  void post(std::function<void()> fn) {
+    {
+      std::lock_guard lock(cmdMutex_);
+      commands_.push_back(std::move(fn));
+    }
+    curl_multi_wakeup(multi_);
+  }
+
+  SnapshotPtr latest() const {
+    std::lock_guard lock(snapMutex_);
+    return latest_;
+  }
+
+  // Loop-thread only from here on ------------------------------------------------------------------
+
+  void enqueue(Request req, ResultCallback done) {
+    const TimePoint now = Clock::now();
+    auto p = std::make_unique<Pending>();
+    p->req = std::move(req);
+    p->done = std::move(done);
+    p->submittedAt = now;
+    p->queuedAt = now;
+    p->last.id = p->req.id;
+    p->last.group = p->req.group;
+    p->last.tier = p->req.tier;
+    GroupRt* g = findGroup(p->req.group);
+    if (!g) {
+      p->last.error = ErrorKind::Config;
+      p->last.errorMessage = "unknown group \"" + p->req.group + "\"";
+      finish(std::move(p), now);
+      return;
+    }
+    if (!p->req.url.empty() && p->req.url.front() == '/') p->req.url = g->cfg.baseUrl + p->req.url;
+    p->tokenCost = static_cast<double>(p->req.body.size()) / 4.0 + p->req.maxTokens;
+    const auto& tc = cfg_.tiers[static_cast<int>(p->req.tier)];
+    const double deadlineS = p->req.deadlineS > 0 ? p->req.deadlineS : tc.maxWaitS;
+    const Tier tier = p->req.tier;
+    if (g->draining) {
+      p->last.error = ErrorKind::Cancelled;
+      p->last.errorMessage = "group \"" + g->cfg.name + "\" is draining";
+      finish(std::move(p), now);
+      return;
+    }
+    ++g->counters.submitted;
+    if (!g->queues.push(tier, std::move(p), now + fromSeconds(deadlineS))) {
+      shed(*g, std::move(p), "queue full (" + std::string(tierName(tier)) + " capacity " +
+                                 std::to_string(tc.capacity) + ")", now);
+    }
+  }
+
+  void run();
+
+ private:
+  friend class tg::Engine;
+  GroupRt* findGroup(const std::string& name) {
+    for (auto& g : groups_)
+      if (g->cfg.name == name) return g.get();
+    return nullptr;
+  }
+
+  TimePoint dispatch(TimePoint now, EpochMs nowEpoch);
+  void startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now);
+  void complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch);
+  void finish(PendingPtr p, TimePoint now);
+  void shed(GroupRt& g, PendingPtr p, const std::string& why, TimePoint now);
+  void sweep(TimePoint now, EpochMs nowEpoch);
+  void publishSnapshot(TimePoint now, EpochMs nowEpoch);
+  void emit(EventKind kind, Severity sev, const std::string& group, std::string message,
+            nlohmann::json detail = nlohmann::json::object());
+  void noteRateLimited(GroupRt& g, const QuotaReading& r, const QuotaVerdict& v, TimePoint now);
+  void operatorAction(const std::string& action, const std::string& target, nlohmann::json before,
+                      nlohmann::json after, const std::string& actor);
+  void cancelAll(const std::string& why, TimePoint now);
+
+ public:
+  // Operator commands (loop thread).
+  void setGlobalConcurrency(int n, const std::string& actor) {
+    const int before = globalLimit_;
+    globalLimit_ = std::max(1, n);
+    operatorAction("set_concurrency", "*", before, globalLimit_, actor);
+  }
+  void setGroupConcurrency(const std::string& group, int n, const std::string& actor) {
+    GroupRt* g = findGroup(group);
+    if (!g) return reject("set_concurrency", group, actor);
+    const int before = g->concurrency.ceiling();
+    g->concurrency.setCeiling(std::max(1, n));
+    operatorAction("set_concurrency", group, before, g->concurrency.ceiling(), actor);
+  }
+  void setTierPaused(Tier t, bool paused, const std::string& group, const std::string& actor) {
+    const auto i = static_cast<std::size_t>(t);
+    const std::string action = paused ? "pause_tier" : "resume_tier";
+    if (group.empty()) {
+      const bool before = globalTierPaused_[i];
+      globalTierPaused_[i] = paused;
+      operatorAction(action, std::string("*/") + std::string(tierName(t)), before, paused, actor);
+      return;
+    }
+    GroupRt* g = findGroup(group);
+    if (!g) return reject(action, group, actor);
+    const bool before = g->tierPaused[i];
+    g->tierPaused[i] = paused;
+    operatorAction(action, group + "/" + std::string(tierName(t)), before, paused, actor);
+  }
+  void setGroupPaused(const std::string& group, bool paused, const std::string& actor) {
+    GroupRt* g = findGroup(group);
+    const std::string action = paused ? "pause_group" : "resume_group";
+    if (!g) return reject(action, group, actor);
+    const bool before = g->paused;
+    g->paused = paused;
+    if (!paused) g->draining = false;
+    operatorAction(action, group, before, paused, actor);
+  }
+  void drainGroup(const std::string& group, const std::string& actor) {
+    GroupRt* g = findGroup(group);
+    if (!g) return reject("drain", group, actor);
+    const TimePoint now = Clock::now();
+    const int queued = g->queues.total();
+    g->queues.clear([&](PendingPtr p) {
+      p->last.error = ErrorKind::Cancelled;
+      p->last.errorMessage = "drained by " + actor;
+      ++g->counters.failed;
+      finish(std::move(p), now);
+    });
+    operatorAction("drain", group, queued, 0, actor);
+  }
+
+ private:
+  void reject(const std::string& action, const std::string& group, const std::string& actor) {
+    emit(EventKind::OperatorAction, Severity::Warn, group,
+         action + " refused: unknown group \"" + group + "\"",
+         {{"action", action}, {"target", group}, {"actor", actor}, {"instance", cfg_.name}, {"ok", false}});
+  }
+
+  EngineConfig cfg_;
+  RetryPolicy retry_;
+  RetryBudget budget_;
+  std::vector<std::unique_ptr<GroupRt>> groups_;
+  CURLM* multi_ = nullptr;
+  std::vector<CURL*> pool_;
+  std::set<Transfer*> active_;  // owned: deleted on completion or stop
+  std::priority_queue<Delayed, std::vector<Delayed>, std::greater<>> delayed_;
+  int globalLimit_ = 64;
+  int globalInFlight_ = 0;
+  std::array<bool, kTierCount> globalTierPaused_{};
+  bool stopRequested_ = false;
+  std::uint64_t seq_ = 0;
+
+  std::mutex cmdMutex_;
+  std::vector<std::function<void()>> commands_;
+  std::thread thread_;
+
+  mutable std::mutex snapMutex_;
+  SnapshotPtr latest_;
+
+ public:
+  std::function<void(SnapshotPtr)> onSnapshot;
+  std::function<void(const Event&)> onEvent;
+  std::function<void(const AttemptRecord&)> onAttempt;
+};
+
+void EngineLoop::emit(EventKind kind, Severity sev, const std::string& group, std::string message,
+                      nlohmann::json detail) {
+  Event e;
+  e.tsMs = nowEpochMs();
+  e.kind = kind;
+  e.severity = sev;
+  e.group = group;
+  e.message = SecretRegistry::redact(std::move(message));
+  e.detail = std::move(detail);
+  if (onEvent) onEvent(e);
+}
+
+void EngineLoop::operatorAction(const std::string& action, const std::string& target, nlohmann::json before,
+                                nlohmann::json after, const std::string& actor) {
+  std::string msg = actor + ": " + action + " " + target + " " + before.dump() + " -> " + after.dump();
+  logInfo("operator", msg);
+  const std::string group = target.find('*') == 0 ? std::string() : target.substr(0, target.find('/'));
+  emit(EventKind::OperatorAction, Severity::Info, group, msg,
+       {{"action", action}, {"target", target}, {"before", before}, {"after", after}, {"actor", actor},
+        {"instance", cfg_.name}, {"ok", true}});
+}
+
+void EngineLoop::finish(PendingPtr p, TimePoint now) {
+  p->last.totalMs = toSeconds(now - p->submittedAt) * 1000.0;
+  p->last.waitMs = p->waitMs;
+  p->last.attempts = p->attempts;
+  if (p->done) p->done(p->last);
+}
+
+void EngineLoop::shed(GroupRt& g, PendingPtr p, const std::string& why, TimePoint now) {
+  ++g.counters.shed;
+  ++g.counters.failed;
+  ++g.shedSinceEvent;
+  g.shedReason = why;
+  p->waitMs += toSeconds(now - p->queuedAt) * 1000.0;
+  p->last.error = ErrorKind::Shed;
+  p->last.errorMessage = why;
+  finish(std::move(p), now);
+}
+
+void EngineLoop::sweep(TimePoint now, EpochMs nowEpoch) {
+  for (auto& gp : groups_) {
+    GroupRt& g = *gp;
+    g.queues.shedExpired(now, [&](PendingPtr p) {
+      const double waited = toSeconds(now - p->submittedAt);
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "deadline passed after %.1f s queued (%s)%s%s", waited,
+                    std::string(tierName(p->req.tier)).c_str(), g.waitReason.empty() ? "" : ": ",
+                    g.waitReason.c_str());
+      shed(g, std::move(p), buf, now);
+    });
+    if (g.shedSinceEvent > 0) {
+      emit(EventKind::RequestShed, Severity::Warn, g.cfg.name,
+           std::to_string(g.shedSinceEvent) + " request(s) shed: " + g.shedReason,
+           {{"count", g.shedSinceEvent}, {"reason", g.shedReason}});
+      g.shedSinceEvent = 0;
+    }
+    if (g.burstActive && now - g.lastLimited > fromSeconds(kBurstQuietS)) {
+      g.burstActive = false;
+      const double dur = toSeconds(g.lastLimited - g.burstStart);
+      emit(EventKind::Burst429End, Severity::Info, g.cfg.name,
+           "429 burst over: " + std::to_string(g.burstCount) + " in " + std::to_string(static_cast<int>(dur + 0.5)) +
+               " s, peak " + std::to_string(g.burstPeak) + "/s",
+           {{"count", g.burstCount}, {"duration_s", dur}, {"peak_per_s", g.burstPeak}});
+      logInfo(g.cfg.name, "429 burst ended: " + std::to_string(g.burstCount) + " responses");
+    }
+    if (g.suppressedErrors > 0 && now - g.lastErrorLog > std::chrono::seconds(1)) {
+      logError(g.cfg.name, "+" + std::to_string(g.suppressedErrors) + " similar errors suppressed");
+      g.suppressedErrors = 0;
+      g.lastErrorLog = now;
+    }
+  }
+  (void)nowEpoch;
+}
+
+TimePoint EngineLoop::dispatch(TimePoint now, EpochMs nowEpoch) {
+  TimePoint wake = TimePoint::max();
+  for (auto& gp : groups_) gp->waitReason.clear();
+  std::vector<bool> blocked(groups_.size(), false);  // a higher tier of this group is waiting on quota
+  for (int ti = 0; ti < kTierCount; ++ti) {
+    const Tier tier = static_cast<Tier>(ti);
+    for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+      GroupRt& g = *groups_[gi];
+      if (g.queues.empty(tier)) continue;
+      if (g.paused) {
+        if (g.waitReason.empty()) g.waitReason = "group paused";
+        continue;
+      }
+      if (globalTierPaused_[ti] || g.tierPaused[ti]) {
+        if (g.waitReason.empty()) g.waitReason = "tier " + std::string(tierName(tier)) + " paused";
+        continue;
+      }
+      if (blocked[gi]) continue;
+      while (!g.queues.empty(tier)) {
+        if (globalInFlight_ >= globalLimit_) {
+          if (g.waitReason.empty())
+            g.waitReason = "global concurrency " + std::to_string(globalInFlight_) + "/" + std::to_string(globalLimit_);
+          return wake;  // a completion wakes the loop
+        }
+        if (g.inFlight >= g.concurrency.limit()) {
+          g.waitReason = "concurrency " + std::to_string(g.inFlight) + "/" + std::to_string(g.concurrency.limit());
+          blocked[gi] = true;
+          break;
+        }
+        std::optional<BreakerTransition> tr;
+        const bool allowed = g.breaker.allow(now, &tr);
+        if (tr)
+          emit(EventKind::BreakerTransition, Severity::Info, g.cfg.name, "breaker open -> half-open",
+               {{"from", "open"}, {"to", "half-open"}});
+        if (!allowed) {
+          g.waitReason = g.breaker.state() == BreakerState::Open
+                             ? "breaker open until " + formatClock(nowEpoch + static_cast<EpochMs>(
+                                                                      toSeconds(g.breaker.openUntil() - now) * 1000))
+                             : "breaker half-open: probing";
+          if (g.breaker.state() == BreakerState::Open) wake = std::min(wake, g.breaker.openUntil());
+          blocked[gi] = true;
+          break;
+        }
+        Pending& p = *g.queues.front(tier);
+        const std::array<double, kDimensionCount> cost{1.0, p.tokenCost};
+        int best = -1;
+        double bestHeadroom = -1;
+        QuotaWait shortest;
+        shortest.wait = Duration::max();
+        for (std::size_t k = 0; k < g.keys.size(); ++k) {
+          QuotaWait w = g.keys[k].quota.check(cost, now, nowEpoch);
+          if (w.wait == Duration::zero()) {
+            const double h = g.keys[k].quota.headroom(now) - g.keys[k].inFlight;
+            if (h > bestHeadroom) {
+              bestHeadroom = h;
+              best = static_cast<int>(k);
+            }
+          } else if (w.wait < shortest.wait) {
+            shortest = std::move(w);
+          }
+        }
+        if (best < 0) {
+          g.waitReason = shortest.reason;
+          // Exhausted beyond the cap: shed is left to the deadline sweep, but don't spin on it.
+          wake = std::min(wake, now + shortest.wait);
+          blocked[gi] = true;
+          break;
+        }
+        startTransfer(g, best, g.queues.popFront(tier), now);
+      }
+    }
+  }
+  return wake;
+}
+
+void EngineLoop::startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now) {
+  CURL* easy;
+  if (!pool_.empty()) {
+    easy = pool_.back();
+    pool_.pop_back();
+  } else {
+    easy = curl_easy_init();
+  }
+  auto* t = new Transfer;
+  t->easy = easy;
+  t->group = &g;
+  t->key = key;
+  t->sentAt = now;
+  KeyRt& k = g.keys[static_cast<std::size_t>(key)];
+  const bool first = p->attempts == 0;
+  ++p->attempts;
+  p->waitMs += toSeconds(now - p->queuedAt) * 1000.0;
+
+  const Request& r = p->req;
+  curl_easy_setopt(easy, CURLOPT_URL, r.url.c_str());
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_PRIVATE, t);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, onBody);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, t);
+  curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, onHeader);
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, t);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t->error);
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(cfg_.requestTimeoutS * 1000));
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(cfg_.connectTimeoutS * 1000));
+  curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  if (r.method == "GET") {
+    curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, r.body.c_str());
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+    if (r.method != "POST") curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+  }
+  curl_slist* h = nullptr;
+  h = curl_slist_append(h, "Expect:");
+  bool hasContentType = false;
+  for (const auto& [name, value] : r.headers) {
+    if (strcasecmp(name.c_str(), "content-type") == 0) hasContentType = true;
+    h = curl_slist_append(h, (name + ": " + value).c_str());
+  }
+  if (!hasContentType && !r.body.empty()) h = curl_slist_append(h, "Content-Type: application/json");
+  if (!k.authLine.empty()) h = curl_slist_append(h, k.authLine.c_str());
+  if (!cfg_.tierHeader.empty())
+    h = curl_slist_append(h, (cfg_.tierHeader + ": " + std::string(tierName(r.tier))).c_str());
+  if (!cfg_.groupHeader.empty()) h = curl_slist_append(h, (cfg_.groupHeader + ": " + g.cfg.name).c_str());
+  t->headerList = h;
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, h);
+
+  k.quota.onSend({1.0, p->tokenCost}, now);
+  g.breaker.onSend();
+  ++k.inFlight;
+  ++g.inFlight;
+  ++globalInFlight_;
+  ++g.counters.sends;
+  if (first) budget_.onFirstAttempt();
+  else ++g.counters.retries;
+  t->pending = std::move(p);
+  active_.insert(t);
+  if (CURLMcode rc = curl_multi_add_handle(multi_, easy); rc != CURLM_OK) {
+    logError(kScope, std::string("curl_multi_add_handle: ") + curl_multi_strerror(rc));
+  }
+}
+
+void EngineLoop::noteRateLimited(GroupRt& g, const QuotaReading& r, const QuotaVerdict& v, TimePoint now) {
+  if (now - g.secStart > std::chrono::seconds(1)) {
+    g.secStart = now;
+    g.secCount = 0;
+  }
+  ++g.secCount;
+  g.burstPeak = std::max(g.burstPeak, g.secCount);
+  g.lastLimited = now;
+  ++g.burstCount;
+  if (g.burstActive) return;
+  g.burstActive = true;
+  g.burstStart = now;
+  g.burstCount = 1;
+  g.burstPeak = 1;
+  nlohmann::json detail{{"classification", v.classification}, {"reason", v.reason}};
+  if (r.retryAfterS) detail["retry_after_s"] = *r.retryAfterS;
+  for (const auto& s : r.scopes) {
+    if (s.resetInS) detail["reset_in_s"] = *s.resetInS;
+    if (known(s.remaining)) detail["remaining"] = s.remaining;
+    if (known(s.limit)) detail["limit"] = s.limit;
+    if (s.dimension == Dimension::Requests) break;
+  }
+  const bool exhausted = v.classification == "quota_exhausted";
+  emit(EventKind::Burst429Start, exhausted ? Severity::Warn : Severity::Info, g.cfg.name,
+       std::string("429 ") + (exhausted ? "quota exhausted" : v.classification == "burst" ? "burst" : "(no quota headers)") +
+           (v.reason.empty() ? "" : ": " + v.reason),
+       detail);
+  const std::string line = "429 " + v.classification + (v.reason.empty() ? "" : ": " + v.reason);
+  if (exhausted) logWarn(g.cfg.name, line);
+  else logInfo(g.cfg.name, line);
+}
+
+void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
+  CURL* easy = msg->easy_handle;
+  const CURLcode rc = msg->data.result;
+  Transfer* tp = nullptr;
+  curl_easy_getinfo(easy, CURLINFO_PRIVATE, &tp);
+  std::unique_ptr<Transfer> t(tp);
+  active_.erase(tp);
+  curl_multi_remove_handle(multi_, easy);
+  long status = 0;
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(t->headerList);
+  curl_easy_reset(easy);
+  pool_.push_back(easy);
+
+  GroupRt& g = *t->group;
+  KeyRt& k = g.keys[static_cast<std::size_t>(t->key)];
+  --k.inFlight;
+  --g.inFlight;
+  --globalInFlight_;
+  PendingPtr p = std::move(t->pending);
+  const double latencyMs = toSeconds(now - t->sentAt) * 1000.0;
+
+  ErrorKind kind = ErrorKind::None;
+  std::string errText;
+  if (rc != CURLE_OK) {
+    kind = rc == CURLE_OPERATION_TIMEDOUT ? ErrorKind::Timeout : ErrorKind::Network;
+    errText = t->error[0] ? t->error : curl_easy_strerror(rc);
+    status = 0;
+  } else {
+    kind = errorKindForStatus(static_cast<int>(status));
+  }
+
+  const double nowEpochS = static_cast<double>(nowEpoch) / 1000.0;
+  QuotaReading reading = RateLimitHeaderParser::parse(t->headers, nowEpochS);
+  QuotaVerdict verdict = decideVerdict(reading, static_cast<int>(status), nowEpochS, cfg_.retry.maxServerWaitS);
+  // A 429, or GitHub's 403 with a scope at zero (the verdict then classifies it as a rate limit).
+  const bool rateLimited = status == http::kTooManyRequests ||
+                           (status == http::kForbidden && verdict.classification != "error");
+  // A 503 with Retry-After is an overload, counted as 5xx, but its wait is honoured all the same.
+  const bool serverWait = status >= 400 && (verdict.kind == QuotaVerdict::Kind::Throttled ||
+                                            verdict.kind == QuotaVerdict::Kind::Exhausted);
+  if (auto change = k.quota.onResponse(reading, k.inFlight, now, nowEpoch)) {
+    const std::string dim(dimensionName(change->dimension));
+    emit(EventKind::QuotaChange, Severity::Warn, g.cfg.name,
+         "upstream " + dim + " limit changed " + std::to_string(static_cast<long long>(change->before)) + " -> " +
+             std::to_string(static_cast<long long>(change->after)),
+         {{"dimension", dim}, {"before", change->before}, {"after", change->after}, {"key", k.fingerprint}});
+  }
+
+  if (onAttempt) {
+    AttemptRecord a;
+    a.tsMs = nowEpoch;
+    a.group = g.cfg.name;
+    a.keyFingerprint = k.fingerprint;
+    a.endpoint = endpointOf(p->req.url);
+    a.tier = p->req.tier;
+    a.status = static_cast<int>(status);
+    a.latencyMs = latencyMs;
+    a.retry = p->attempts > 1;
+    onAttempt(a);
+  }
+
+  bool exhausted = false;
+  if (rateLimited) {
+    ++g.counters.r429;
+    if (verdict.kind == QuotaVerdict::Kind::Exhausted) {
+      exhausted = true;
+      const auto until = static_cast<EpochMs>(verdict.untilEpochS * 1000);
+      k.quota.blockUntil(now + fromSeconds(verdict.waitS), until, "quota exhausted until " + formatClock(until), true);
+      emit(EventKind::QuotaExhausted, Severity::Error, g.cfg.name,
+           "quota exhausted until " + formatClock(until) + " (key " + k.fingerprint + ")",
+           {{"until_ms", until}, {"wait_s", verdict.waitS}, {"key", k.fingerprint}});
+    } else if (verdict.kind == QuotaVerdict::Kind::Unknown429) {
+      k.quota.onBare429(cfg_.retry.default429WaitS, cfg_.retry.maxBackoffS, now, nowEpoch);
+    } else {
+      const auto until = nowEpoch + static_cast<EpochMs>(verdict.waitS * 1000);
+      k.quota.blockUntil(now + fromSeconds(verdict.waitS), until,
+                         (reading.retryAfterS ? "Retry-After until " : "reset at ") + formatClock(until), false);
+    }
+    g.concurrency.onRateLimited(now);
+    noteRateLimited(g, reading, verdict, now);
+  } else if (status >= 500 || status == 0) {
+    if (serverWait) {
+      const auto until = nowEpoch + static_cast<EpochMs>(verdict.waitS * 1000);
+      k.quota.blockUntil(now + fromSeconds(std::min(verdict.waitS, cfg_.retry.maxServerWaitS)), until,
+                         "Retry-After (" + std::to_string(status) + ") until " + formatClock(until), false);
+    }
+    if (status >= 500) ++g.counters.r5xx;
+    else ++g.counters.netErrors;
+    g.concurrency.onOverload(now);
+    if (now - g.lastErrorLog > std::chrono::seconds(1)) {
+      logError(g.cfg.name, status ? "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url)
+                                  : std::string(errorKindName(kind)) + ": " + errText);
+      g.lastErrorLog = now;
+    } else {
+      ++g.suppressedErrors;
+    }
+  } else if (status >= 400) {
+    ++g.counters.other4xx;
+    logError(g.cfg.name, "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url));
+  } else {
+    ++g.counters.ok;
+    k.quota.onSuccess();
+    g.concurrency.onSuccess(latencyMs / 1000.0, now);
+    g.latency.add(now, latencyMs);
+  }
+  if (auto tr = g.breaker.record(rateLimited || status >= 500 || status == 0, now)) {
+    const std::string from(breakerStateName(tr->from)), to(breakerStateName(tr->to));
+    emit(EventKind::BreakerTransition, tr->to == BreakerState::Open ? Severity::Warn : Severity::Info, g.cfg.name,
+         "breaker " + from + " -> " + to, {{"from", from}, {"to", to}, {"failure_share", tr->failureShare},
+                                           {"calls", tr->calls}});
+    logWarn(g.cfg.name, "breaker " + from + " -> " + to);
+  }
+
+  // Tokens: settle the reservation against what the response says it used.
+  const std::int64_t used = status >= 200 && status < 300 ? usageTokens(t->body) : -1;
+  if (used >= 0) {
+    if (used < p->tokenCost) k.quota.refund(Dimension::Tokens, p->tokenCost - static_cast<double>(used), now);
+    g.counters.tokensUsed += static_cast<std::uint64_t>(used);
+    p->last.tokensUsed = used;
+  } else if (status >= 200 && status < 300) {
+    g.counters.tokensUsed += static_cast<std::uint64_t>(p->tokenCost);
+    p->last.tokensUsed = static_cast<std::int64_t>(p->tokenCost);
+  }
+
+  p->last.status = static_cast<int>(status);
+  p->last.latencyMs = latencyMs;
+  p->last.body = std::move(t->body);
+  p->last.error = kind;
+  p->last.errorMessage = errText.empty() && status >= 400 ? "HTTP " + std::to_string(status) : errText;
+
+  const RetryDecision d = retry_.decide(p->attempts, static_cast<int>(status), kind, rateLimited, exhausted, budget_);
+  switch (d.action) {
+    case RetryAction::Done:
+      ++g.counters.completed;
+      finish(std::move(p), now);
+      break;
+    case RetryAction::RetryAfterQuota:
+      // Back to the front of its tier: dispatch holds it until the quota picture allows it.
+      p->queuedAt = now;
+      g.queues.pushFront(p->req.tier, std::move(p));
+      break;
+    case RetryAction::RetryAfterBackoff:
+      p->queuedAt = now;
+      delayed_.push(Delayed{now + fromSeconds(d.delayS), &g, std::move(p)});
+      break;
+    case RetryAction::Fail:
+      ++g.counters.failed;
+      if (exhausted) p->last.error = ErrorKind::QuotaExhausted;
+      p->last.errorMessage = (p->last.errorMessage.empty() ? "" : p->last.errorMessage + ": ") + d.reason;
+      finish(std::move(p), now);
+      break;
+  }
+}
+
+void EngineLoop::publishSnapshot(TimePoint now, EpochMs nowEpoch) {
+  auto s = std::make_shared<EngineSnapshot>();
+  s->tsMs = nowEpoch;
+  s->seq = ++seq_;
+  s->state = stopRequested_ ? EngineState::Stopped : EngineState::Running;
+  s->globalInFlight = globalInFlight_;
+  s->globalConcurrencyLimit = globalLimit_;
+  s->tierPaused = globalTierPaused_;
+  s->groups.reserve(groups_.size());
+  for (auto& gp : groups_) {
+    GroupRt& g = *gp;
+    GroupSnapshot gs;
+    gs.group = g.cfg.name;
+    gs.keys = static_cast<int>(g.keys.size());
+    for (int d = 0; d < kDimensionCount; ++d) {
+      DimensionState sum;
+      for (auto& k : g.keys) {
+        DimensionState ks = k.quota.state(static_cast<Dimension>(d), now);
+        auto add = [](double& acc, double v) {
+          if (known(v)) acc = known(acc) ? acc + v : v;
+        };
+        add(sum.limit, ks.limit);
+        add(sum.remaining, ks.remaining);
+        add(sum.localTokens, ks.localTokens);
+        if (ks.resetAtMs && (!sum.resetAtMs || ks.resetAtMs < sum.resetAtMs)) sum.resetAtMs = ks.resetAtMs;
+      }
+      gs.dims[static_cast<std::size_t>(d)] = sum;
+    }
+    gs.inFlight = g.inFlight;
+    gs.concurrencyLimit = g.concurrency.limit();
+    gs.concurrencyCeiling = g.concurrency.ceiling();
+    for (int t = 0; t < kTierCount; ++t) {
+      gs.queueDepth[static_cast<std::size_t>(t)] = g.queues.size(static_cast<Tier>(t));
+      gs.tierPaused[static_cast<std::size_t>(t)] = g.tierPaused[static_cast<std::size_t>(t)] || globalTierPaused_[static_cast<std::size_t>(t)];
+    }
+    gs.paused = g.paused;
+    gs.draining = g.draining;
+    gs.breaker = g.breaker.state();
+    gs.counters = g.counters;
+    auto [p50, p95] = g.latency.percentiles(now);
+    gs.latencyP50Ms = p50;
+    gs.latencyP95Ms = p95;
+    gs.waitReason = g.waitReason;
+    s->groups.push_back(std::move(gs));
+  }
+  SnapshotPtr ptr = std::move(s);
+  {
+    std::lock_guard lock(snapMutex_);
+    latest_ = ptr;
+  }
+  if (onSnapshot) onSnapshot(ptr);
+}
+
+void EngineLoop::cancelAll(const std::string& why, TimePoint now) {
+  for (auto& gp : groups_) {
+    gp->queues.clear([&](PendingPtr p) {
+      p->last.error = ErrorKind::Cancelled;
+      p->last.errorMessage = why;
+      finish(std::move(p), now);
+    });
+  }
+  while (!delayed_.empty()) {
+    PendingPtr p = std::move(delayed_.top().pending);
+    delayed_.pop();
+    p->last.error = ErrorKind::Cancelled;
+    p->last.errorMessage = why;
+    finish(std::move(p), now);
+  }
+}
+
+void EngineLoop::run() {
+  emit(EventKind::EngineStart, Severity::Info, {}, "engine started (" + std::to_string(groups_.size()) + " groups)",
+       {{"instance", cfg_.name}, {"groups", groups_.size()}});
+  TimePoint nextSweep = Clock::now();
+  TimePoint nextSnapshot = Clock::now();
+  const Duration snapEvery = fromSeconds(cfg_.snapshotIntervalS);
+  std::vector<std::function<void()>> cmds;
+  while (true) {
+    {
+      std::lock_guard lock(cmdMutex_);
+      cmds.swap(commands_);
+    }
+    for (auto& c : cmds) c();
+    cmds.clear();
+    TimePoint now = Clock::now();
+    EpochMs nowEpoch = nowEpochMs();
+    if (stopRequested_) break;
+
+    if (now >= nextSweep) {
+      sweep(now, nowEpoch);
+      nextSweep = now + kSweepInterval;
+    }
+    while (!delayed_.empty() && delayed_.top().at <= now) {
+      const Delayed& d = delayed_.top();
+      GroupRt* g = d.group;
+      PendingPtr p = std::move(d.pending);
+      delayed_.pop();
+      g->queues.pushFront(p->req.tier, std::move(p));
+    }
+    TimePoint wake = dispatch(now, nowEpoch);
+    if (now >= nextSnapshot) {
+      publishSnapshot(now, nowEpoch);
+      nextSnapshot += snapEvery;
+      if (nextSnapshot <= now) nextSnapshot = now + snapEvery;
+    }
+    wake = std::min({wake, nextSnapshot, nextSweep, now + kMaxPoll});
+    if (!delayed_.empty()) wake = std::min(wake, delayed_.top().at);
+    const auto timeoutMs = std::max<long long>(
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now()).count() + 1);
+    int numfds = 0;
+    curl_multi_poll(multi_, nullptr, 0, static_cast<int>(timeoutMs), &numfds);
+    int running = 0;
+    curl_multi_perform(multi_, &running);
+    int left = 0;
+    now = Clock::now();
+    nowEpoch = nowEpochMs();
+    while (CURLMsg* m = curl_multi_info_read(multi_, &left)) {
+      if (m->msg == CURLMSG_DONE) complete(m, now, nowEpoch);
+    }
+  }
+
+  const TimePoint now = Clock::now();
+  cancelAll("engine stopped", now);
+  // Abort what is still in flight; each gets its callback.
+  for (Transfer* tp : std::exchange(active_, {})) {
+    std::unique_ptr<Transfer> t(tp);
+    CURL* easy = t->easy;
+    curl_multi_remove_handle(multi_, easy);
+    curl_slist_free_all(t->headerList);
+    curl_easy_cleanup(easy);
+    t->pending->last.error = ErrorKind::Cancelled;
+    t->pending->last.errorMessage = "engine stopped while in flight";
+    --t->group->inFlight;
+    --globalInFlight_;
+    finish(std::move(t->pending), now);
+  }
+  publishSnapshot(now, nowEpochMs());
+  emit(EventKind::EngineStop, Severity::Info, {}, "engine stopped", {{"instance", cfg_.name}});
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+Engine::Engine(EngineConfig config) : loop_(std::make_unique<EngineLoop>(std::move(config))) {}
+Engine::~Engine() { stop(); }
+
+void Engine::onSnapshot(std::function<void(SnapshotPtr)> fn) { loop_->onSnapshot = std::move(fn); }
+void Engine::onEvent(std::function<void(const Event&)> fn) { loop_->onEvent = std::move(fn); }
+void Engine::onAttempt(std::function<void(const AttemptRecord&)> fn) { loop_->onAttempt = std::move(fn); }
+void Engine::start() { loop_->start(); }
+void Engine::stop() { loop_->stop(); }
+
+void Engine::submit(Request request, ResultCallback done) {
+  // The lambda owns the request until the loop takes it.
+  auto r = std::make_shared<Request>(std::move(request));
+  auto d = std::make_shared<ResultCallback>(std::move(done));
+  loop_->post([this, r, d] { loop_->enqueue(std::move(*r), std::move(*d)); });
+}
+
+void Engine::setGlobalConcurrency(int limit, const std::string& actor) {
+  loop_->post([this, limit, actor] { loop_->setGlobalConcurrency(limit, actor); });
+}
+void Engine::setGroupConcurrency(const std::string& group, int limit, const std::string& actor) {
+  loop_->post([this, group, limit, actor] { loop_->setGroupConcurrency(group, limit, actor); });
+}
+void Engine::setTierPaused(Tier tier, bool paused, const std::string& group, const std::string& actor) {
+  loop_->post([this, tier, paused, group, actor] { loop_->setTierPaused(tier, paused, group, actor); });
+}
+void Engine::setGroupPaused(const std::string& group, bool paused, const std::string& actor) {
+  loop_->post([this, group, paused, actor] { loop_->setGroupPaused(group, paused, actor); });
+}
+void Engine::drainGroup(const std::string& group, const std::string& actor) {
+  loop_->post([this, group, actor] { loop_->drainGroup(group, actor); });
+}
+
+SnapshotPtr Engine::latestSnapshot() const { return loop_->latest(); }
+const EngineConfig& Engine::config() const { return loop_->config(); }
+
+}  // namespace tg
