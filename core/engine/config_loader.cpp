@@ -1,0 +1,144 @@
+#include "config_loader.h"
+
+#include <cstdlib>
+
+namespace tg {
+namespace {
+
+constexpr const char* kSimUrl = "sim";
+constexpr double kBig = 1e12;
+
+BreakerConfig readBreaker(JsonObjectReader& r) {
+  BreakerConfig b;
+  b.windowS = r.number("window_s", b.windowS, 0.1, 3600);
+  b.minCalls = r.integer("min_calls", b.minCalls, 1, 1000000);
+  b.failureShare = r.number("failure_share", b.failureShare, 0.01, 1.0);
+  b.openS = r.number("open_s", b.openS, 0.01, 3600);
+  b.halfOpenProbes = r.integer("half_open_probes", b.halfOpenProbes, 1, 1000);
+  r.finish();
+  return b;
+}
+
+KeyConfig readKey(JsonObjectReader& r, bool simulated) {
+  KeyConfig k;
+  k.name = r.requiredString("name");
+  k.env = r.string("env", "");
+  k.header = r.string("header", k.header);
+  k.prefix = r.string("prefix", k.prefix);
+  r.finish();
+  if (!k.env.empty()) {
+    const char* v = std::getenv(k.env.c_str());
+    if (v && *v) k.secret = v;
+    else if (simulated) k.secret = "sim-" + k.name;
+    else r.fail("env", "environment variable " + k.env + " is not set (it holds this key's secret)");
+  } else if (simulated) {
+    k.secret = "sim-" + k.name;
+  }
+  return k;
+}
+
+GroupConfig readGroup(JsonObjectReader& r) {
+  GroupConfig g;
+  g.name = r.requiredString("name");
+  if (g.name.empty()) r.fail("name", "a non-empty group name");
+  g.baseUrl = r.requiredString("base_url");
+  if (g.baseUrl != kSimUrl && g.baseUrl.rfind("http://", 0) != 0 && g.baseUrl.rfind("https://", 0) != 0)
+    r.fail("base_url", "an http:// or https:// URL, or \"sim\" for the embedded simulator");
+  while (g.baseUrl.size() > 1 && g.baseUrl.back() == '/') g.baseUrl.pop_back();
+  g.concurrency = r.integer("concurrency", g.concurrency, 1, 100000);
+  g.minConcurrency = r.integer("min_concurrency", g.minConcurrency, 1, 100000);
+  g.adaptive = r.boolean("adaptive", g.adaptive);
+  g.requestsPerMinute = r.number("requests_per_minute", 0, 0, kBig);
+  g.tokensPerMinute = r.number("tokens_per_minute", 0, 0, kBig);
+  g.bucketFraction = r.number("bucket_fraction", g.bucketFraction, 0.05, 1.0);
+  if (const auto* b = r.child("breaker")) {
+    JsonObjectReader br(*b, r.file(), r.pathOf("breaker"));
+    g.breaker = readBreaker(br);
+  }
+  const auto* keys = r.child("keys");
+  if (keys) {
+    if (!keys->is_array()) r.fail("keys", "an array of keys");
+    for (std::size_t i = 0; i < keys->size(); ++i) {
+      JsonObjectReader kr((*keys)[i], r.file(), r.pathOf("keys") + "/" + std::to_string(i));
+      g.keys.push_back(readKey(kr, g.baseUrl == kSimUrl));
+    }
+  }
+  r.finish();
+  return g;
+}
+
+}  // namespace
+
+bool TollgateConfig::usesEmbeddedSimulator() const {
+  for (const auto& g : engine.groups)
+    if (g.baseUrl == kSimUrl) return true;
+  return false;
+}
+
+TollgateConfig ConfigLoader::fromFile(const std::string& path) { return fromJson(readJsonFile(path), path); }
+
+TollgateConfig ConfigLoader::fromJson(const nlohmann::json& j, const std::string& file) {
+  TollgateConfig c;
+  c.file = file;
+  JsonObjectReader r(j, file, "");
+  EngineConfig& e = c.engine;
+  e.name = r.string("name", e.name);
+  e.globalConcurrency = r.integer("global_concurrency", e.globalConcurrency, 1, 100000);
+  e.requestTimeoutS = r.number("request_timeout_s", e.requestTimeoutS, 0.01, 3600);
+  e.connectTimeoutS = r.number("connect_timeout_s", e.connectTimeoutS, 0.01, 600);
+  e.snapshotIntervalS = r.number("snapshot_interval_s", e.snapshotIntervalS, 0.05, 10);
+  e.tierHeader = r.string("tier_header", e.tierHeader);
+  e.groupHeader = r.string("group_header", e.groupHeader);
+  if (const auto* t = r.child("tiers")) {
+    JsonObjectReader tr(*t, file, "/tiers");
+    for (int i = 0; i < kTierCount; ++i) {
+      const std::string name(tierName(static_cast<Tier>(i)));
+      if (const auto* one = tr.child(name)) {
+        JsonObjectReader o(*one, file, "/tiers/" + name);
+        e.tiers[i].capacity = o.integer("capacity", e.tiers[i].capacity, 1, 100000000);
+        e.tiers[i].maxWaitS = o.number("max_wait_s", e.tiers[i].maxWaitS, 0.01, 7 * 86400.0);
+        o.finish();
+      }
+    }
+    tr.finish();
+  }
+  if (const auto* rt = r.child("retry")) {
+    JsonObjectReader rr(*rt, file, "/retry");
+    RetryConfig& rc = e.retry;
+    rc.maxAttempts = rr.integer("max_attempts", rc.maxAttempts, 1, 100);
+    rc.budgetRatio = rr.number("budget_ratio", rc.budgetRatio, 0, 1);
+    rc.budgetMinRetries = rr.integer("budget_min_retries", rc.budgetMinRetries, 0, 1000000);
+    rc.baseBackoffS = rr.number("base_backoff_s", rc.baseBackoffS, 0.001, 600);
+    rc.maxBackoffS = rr.number("max_backoff_s", rc.maxBackoffS, 0.001, 3600);
+    rc.maxServerWaitS = rr.number("max_server_wait_s", rc.maxServerWaitS, 0, 7 * 86400.0);
+    rc.default429WaitS = rr.number("default_429_wait_s", rc.default429WaitS, 0.001, 600);
+    rr.finish();
+  }
+  const auto* groups = r.child("groups");
+  if (!groups || !groups->is_array() || groups->empty())
+    throw ConfigError(file, "/groups", "a non-empty array of groups");
+  for (std::size_t i = 0; i < groups->size(); ++i) {
+    JsonObjectReader gr((*groups)[i], file, "/groups/" + std::to_string(i));
+    GroupConfig g = readGroup(gr);
+    if (e.findGroup(g.name)) gr.fail("name", "a unique group name (\"" + g.name + "\" appears twice)");
+    e.groups.push_back(std::move(g));
+  }
+  if (const auto* s = r.child("simulator")) c.simulator = *s;
+  if (const auto* w = r.child("workload")) c.workload = *w;
+  if (const auto* h = r.child("history")) {
+    JsonObjectReader hr(*h, file, "/history");
+    c.historyPath = hr.string("path", "");
+    hr.finish();
+  }
+  r.finish();
+  if (c.usesEmbeddedSimulator() && !c.simulator)
+    throw ConfigError(file, "/simulator", "a simulator section, since a group's base_url is \"sim\"");
+  return c;
+}
+
+void ConfigLoader::bindSimulator(TollgateConfig& c, const std::string& url) {
+  for (auto& g : c.engine.groups)
+    if (g.baseUrl == kSimUrl) g.baseUrl = url;
+}
+
+}  // namespace tg

@@ -1,0 +1,50 @@
+// Reads a Tollgate config file (JSON) into an EngineConfig, validating every field: unknown keys, wrong
+// types and out-of-range values are ConfigErrors naming the file, the JSON path and the expectation.
+//
+// {
+//   "name": "demo", "global_concurrency": 64, "request_timeout_s": 60, "connect_timeout_s": 10,
+//   "snapshot_interval_s": 0.25, "tier_header": "X-Tollgate-Tier", "group_header": "X-RateLimit-Group",
+//   "tiers": {"P0": {"capacity": 1000, "max_wait_s": 30}, "P1": {...}, "P2": {...}},
+//   "retry": {"max_attempts": 6, "budget_ratio": 0.1, "budget_min_retries": 10, "base_backoff_s": 0.25,
+//             "max_backoff_s": 10, "max_server_wait_s": 120, "default_429_wait_s": 1},
+//   "groups": [{"name": "interactive", "base_url": "http://127.0.0.1:8787" | "sim",
+//               "keys": [{"name": "a", "env": "OPENAI_API_KEY", "header": "Authorization", "prefix": "Bearer "}],
+//               "concurrency": 16, "min_concurrency": 1, "adaptive": true,
+//               "requests_per_minute": 0, "tokens_per_minute": 0, "bucket_fraction": 0.97,
+//               "breaker": {"window_s": 10, "min_calls": 20, "failure_share": 0.5, "open_s": 5, "half_open_probes": 3}}],
+//   "simulator": {...tollgate-sim config...},   // optional: run the simulator in-process; base_url "sim" points at it
+//   "workload": {...synthetic profile...},      // optional: the demo workload (synthetic_workload.h)
+//   "history": {"path": "tollgate-history.db"}  // optional
+// }
+// A key's secret comes from the environment variable named by "env"; a missing variable is an error,
+// except for groups on the embedded simulator ("sim"), where the key's name stands in for the secret.
+#pragma once
+
+#include "config_error.h"
+#include "engine_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace tg {
+
+struct TollgateConfig {
+  EngineConfig engine;
+  std::optional<nlohmann::json> simulator;  // validated by SimConfig when the app starts it
+  std::optional<nlohmann::json> workload;   // validated by SyntheticWorkload
+  std::string historyPath;                  // empty = default
+  std::string file;                         // where it came from (for error messages)
+  bool usesEmbeddedSimulator() const;
+};
+
+class ConfigLoader {
+ public:
+  static TollgateConfig fromFile(const std::string& path);
+  static TollgateConfig fromJson(const nlohmann::json& j, const std::string& file);
+  // Replaces base_url "sim" with the embedded simulator's URL.
+  static void bindSimulator(TollgateConfig& c, const std::string& url);
+};
+
+}  // namespace tg
