@@ -1,0 +1,108 @@
+// Configuration of tollgate-sim. Every field is optional; unknown keys are errors naming file and path.
+//
+// {
+//   "listen":  {"host": "127.0.0.1", "port": 8787},     // loopback only (127.0.0.0/8, ::1, localhost)
+//   "dialect": "x-ratelimit",          // x-ratelimit | openai | anthropic | github | ietf | ietf-structured | none
+//   "retry_after": true,               // send Retry-After on 429 (never with dialect "none")
+//   "retry_after_format": "seconds",   // seconds (rounded up) | http-date | ms (Retry-After-Ms + Retry-After)
+//   "group_by": "header",              // header | path | user-agent
+//   "group_header": "X-RateLimit-Group",
+//   "default_group": "default",        // unmatched requests; created unlimited when not listed in "groups"
+//   "early_grace_ms": 20,              // requests this soon after a 429 was written are in flight, not early
+//   "seed": 1,                         // for error shares, connection resets and latency draws
+//   "groups": {
+//     "interactive": {
+//       "algorithm": "token-bucket",   // fixed-window | sliding-window | token-bucket | gcra
+//       "limit": 100, "window_s": 1,   // requests per window; 0 = unlimited
+//       "burst": 0,                    // token-bucket/gcra capacity, 0 = limit
+//       "tokens_per_window": 0,        // token dimension, same algorithm and window; 0 = none
+//       "per_key": true,               // quota per API key (Authorization: Bearer / x-api-key) or shared
+//       "paths": ["/v1/chat"],         // group_by "path": path prefixes of this group
+//       "user_agent": "interactive"    // group_by "user-agent": substring of User-Agent (default: group name)
+//     }
+//   },
+//   "latency_ms": {"distribution": "fixed", "mean": 5, "p95": 20},   // fixed | uniform | lognormal
+//   "schedule": [                      // seconds from start; the same objects (without at_s) are accepted
+//                                      // by POST /__sim/control
+//     {"at_s": 60,  "action": "scale_quota", "group": "*", "factor": 0.5},   // of the configured limits
+//     {"at_s": 70,  "action": "set_limit", "group": "batch", "limit": 20},   // requests per window
+//     {"at_s": 90,  "action": "errors", "status": 503, "share": 0.5, "duration_s": 10, "group": "*"},
+//     {"at_s": 120, "action": "reset_connections", "share": 0.2, "duration_s": 5},
+//     {"at_s": 150, "action": "outage", "duration_s": 5}
+//   ]
+// }
+#pragma once
+
+#include "sim_limiter.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tg {
+
+enum class SimDialect { XRateLimit, OpenAi, Anthropic, GitHub, Ietf, IetfStructured, None };
+enum class RetryAfterFormat { Seconds, HttpDate, Ms };
+enum class GroupBy { Header, Path, UserAgent };
+enum class LatencyDistribution { Fixed, Uniform, Lognormal };
+
+std::string_view simDialectName(SimDialect d);
+
+struct SimGroupConfig {
+  LimitAlgorithm algorithm = LimitAlgorithm::FixedWindow;
+  double limit = 0;  // requests per window; 0 = unlimited
+  double windowS = 1;
+  double burst = 0;
+  double tokensPerWindow = 0;  // 0 = no token dimension
+  bool perKey = true;
+  std::vector<std::string> paths;
+  std::string userAgent;
+};
+
+struct SimLatencyConfig {
+  LatencyDistribution distribution = LatencyDistribution::Fixed;
+  double meanMs = 0;
+  double p95Ms = 0;  // uniform/lognormal; >= mean
+};
+
+struct SimAction {
+  enum class Kind { ScaleQuota, SetLimit, Errors, ResetConnections, Outage };
+  Kind kind = Kind::ScaleQuota;
+  double atS = 0;            // schedule only
+  std::string group = "*";   // scale_quota, set_limit, errors
+  double factor = 1;         // scale_quota
+  double limit = 0;          // set_limit
+  int status = 503;          // errors
+  double share = 1;          // errors, reset_connections
+  double durationS = 0;      // errors, reset_connections, outage
+
+  // Parses one action object; `withTime` requires/accepts "at_s". Throws ConfigError.
+  static SimAction fromJson(const nlohmann::json& j, const std::string& file, const std::string& path,
+                            bool withTime);
+};
+
+struct SimConfig {
+  std::string host = "127.0.0.1";
+  int port = 8787;
+  SimDialect dialect = SimDialect::XRateLimit;
+  bool retryAfter = true;
+  RetryAfterFormat retryAfterFormat = RetryAfterFormat::Seconds;
+  GroupBy groupBy = GroupBy::Header;
+  std::string groupHeader = "X-RateLimit-Group";
+  std::string defaultGroup = "default";
+  double earlyGraceMs = 20;
+  std::uint64_t seed = 1;
+  std::map<std::string, SimGroupConfig> groups;
+  SimLatencyConfig latency;
+  std::vector<SimAction> schedule;  // sorted by atS
+
+  // Throws ConfigError naming `file`, the JSON path and what was expected.
+  static SimConfig fromJson(const nlohmann::json& j, const std::string& file);
+  static SimConfig fromFile(const std::string& path);
+  // Two groups (interactive, batch), x-ratelimit dialect: runs out of the box.
+  static SimConfig builtinDefault();
+};
+
+}  // namespace tg
