@@ -1,0 +1,282 @@
+#include "history_reader.h"
+
+#include "history_schema.h"
+#include "sqlite_db.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <limits>
+
+namespace tg {
+namespace {
+
+std::string downsampleSql(bool withRollups) {
+  std::string sql;
+  if (!withRollups) {
+    sql = "SELECT (ts_ms - ?2) / ?4 AS b, min(ts_ms), max(ts_ms), count(*), 0";
+    for (int i = 0; i < kMetricCount; ++i) {
+      const std::string e = history::metricDef(static_cast<Metric>(i)).sampleExpr;
+      sql += ", min(" + e + "), max(" + e + "), avg(" + e + ")";
+    }
+    return sql + " FROM samples WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 GROUP BY b ORDER BY b";
+  }
+  // Full-resolution rows and rollup rows as one stream of (bucket, min, max, weighted sum, weight).
+  std::string full = "SELECT (ts_ms - ?2) / ?4 AS b, ts_ms AS t, 1 AS n, 0 AS r";
+  std::string roll = "SELECT max(0, (ts_ms - ?2) / ?4), ts_ms, n, 1";
+  std::string outer = "SELECT b, min(t), max(t), sum(n), max(r)";
+  for (int i = 0; i < kMetricCount; ++i) {
+    const auto& m = history::metricDef(static_cast<Metric>(i));
+    const std::string e = m.sampleExpr, c = m.name, k = std::to_string(i);
+    full += ", " + e + " AS a" + k + ", " + e + " AS x" + k + ", " + e + " AS s" + k + ", (" + e + " IS NOT NULL) AS c" + k;
+    roll += ", " + c + "_min, " + c + "_max, " + c + "_avg * n, CASE WHEN " + c + "_avg IS NULL THEN 0 ELSE n END";
+    outer += ", min(a" + k + "), max(x" + k + "), sum(s" + k + ") / nullif(sum(c" + k + "), 0)";
+  }
+  full += " FROM samples WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3";
+  roll += " FROM samples_1m WHERE group_id = ?1 AND ts_ms > ?2 - 60000 AND ts_ms < ?3";
+  return outer + " FROM (" + full + " UNION ALL " + roll + ") GROUP BY b ORDER BY b";
+}
+
+}  // namespace
+
+struct HistoryReader::Impl {
+  std::string path;
+  HistoryReaderOptions opts;
+  sql::Db db;
+  int version = 0;
+  std::string warning;
+
+  template <class T, class F>
+  HistoryResult<T> guarded(F&& f) {
+    HistoryResult<T> r;
+    try {
+      // One read transaction per call: a consistent view, released as soon as the call returns.
+      db.exec("BEGIN");
+      r.value = f();
+      db.exec("COMMIT");
+    } catch (const std::exception& e) {
+      if (!sqlite3_get_autocommit(db.handle())) sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+      r.value = T{};
+      r.error = e.what();
+      if (r.error.empty()) r.error = "history read failed";
+    }
+    return r;
+  }
+};
+
+std::unique_ptr<HistoryReader> HistoryReader::open(const std::string& path, HistoryReaderOptions opts,
+                                                   std::string* error) {
+  auto d = std::make_unique<Impl>();
+  d->path = path;
+  d->opts = opts;
+  try {
+    bool exists = false;
+    std::uintmax_t size = 0;
+    const bool header = sql::hasSqliteHeader(path, &exists, &size);
+    if (!exists) throw sql::Error(SQLITE_CANTOPEN, "no such history file: " + path);
+    if (!header) throw sql::Error(SQLITE_NOTADB, "refusing " + path + ": not a SQLite database");
+    d->db.open(sql::readOnlyUri(path, opts.strict), SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+    d->db.check(sqlite3_busy_timeout(d->db.handle(), opts.busyTimeoutMs), "busy timeout");
+    d->version = history::inspectOpen(d->db, path, opts.quickCheck);
+    if (d->version == 0) throw sql::Error(SQLITE_NOTADB, "refusing " + path + ": an empty file, not a history file");
+    std::error_code ec;
+    if (opts.strict && std::filesystem::exists(path + "-wal", ec) && std::filesystem::file_size(path + "-wal", ec) > 0)
+      d->warning = "strict read-only: " + path + "-wal exists; rows not yet checkpointed into the file are not shown";
+  } catch (const sql::Error& e) {
+    if (error) *error = e.what();
+    return nullptr;
+  }
+  return std::unique_ptr<HistoryReader>(new HistoryReader(std::move(d)));
+}
+
+HistoryReader::HistoryReader(std::unique_ptr<Impl> d) : d_(std::move(d)) {}
+HistoryReader::~HistoryReader() = default;
+
+int HistoryReader::schemaVersion() const { return d_->version; }
+const std::string& HistoryReader::warning() const { return d_->warning; }
+
+HistoryResult<std::vector<SampleSeries>> HistoryReader::samples(EpochMs fromMs, EpochMs toMs,
+                                                                const std::vector<std::string>& groups, int maxPoints) {
+  return d_->guarded<std::vector<SampleSeries>>([&] {
+    std::vector<SampleSeries> out;
+    if (toMs <= fromMs || maxPoints <= 0) return out;
+    const std::int64_t bucketMs = std::max<std::int64_t>(1, (toMs - fromMs + maxPoints - 1) / maxPoints);
+    sql::Stmt anyRollup(d_->db, "SELECT 1 FROM samples_1m WHERE group_id = ?1 AND ts_ms > ?2 - 60000 AND ts_ms < ?3 LIMIT 1");
+    sql::Stmt fullOnly, mixed;
+    for (const auto& [id, name] : history::loadGroups(d_->db)) {
+      if (!groups.empty() && std::find(groups.begin(), groups.end(), name) == groups.end()) continue;
+      anyRollup.bind(1, id).bind(2, static_cast<std::int64_t>(fromMs)).bind(3, static_cast<std::int64_t>(toMs));
+      const bool withRollups = anyRollup.step();
+      anyRollup.reset();
+      sql::Stmt& st = withRollups ? mixed : fullOnly;
+      if (withRollups && !mixed.prepared()) mixed.prepare(d_->db, downsampleSql(true));
+      if (!withRollups && !fullOnly.prepared()) fullOnly.prepare(d_->db, downsampleSql(false));
+      st.bind(1, id).bind(2, static_cast<std::int64_t>(fromMs)).bind(3, static_cast<std::int64_t>(toMs)).bind(4, bucketMs);
+      SampleSeries series;
+      series.group = name;
+      series.bucketMs = bucketMs;
+      while (st.step()) {
+        SampleBucket b;
+        b.startMs = fromMs + st.i64(0) * bucketMs;
+        b.firstTsMs = st.i64(1);
+        b.lastTsMs = st.i64(2);
+        b.rows = st.i64(3);
+        b.fromRollup = st.i64(4) != 0;
+        for (int i = 0; i < kMetricCount; ++i) b.m[i] = MetricStats{st.dbl(5 + 3 * i), st.dbl(6 + 3 * i), st.dbl(7 + 3 * i)};
+        series.buckets.push_back(b);
+      }
+      st.reset();
+      out.push_back(std::move(series));
+    }
+    return out;
+  });
+}
+
+HistoryResult<std::vector<Sample>> HistoryReader::rawSamples(EpochMs fromMs, EpochMs toMs,
+                                                             const std::vector<std::string>& groups) {
+  return d_->guarded<std::vector<Sample>>([&] { return history::loadSamples(d_->db, fromMs, toMs, groups); });
+}
+
+HistoryResult<std::vector<Event>> HistoryReader::events(EpochMs fromMs, EpochMs toMs, const std::vector<std::string>& groups,
+                                                        const std::vector<EventKind>& kinds) {
+  return d_->guarded<std::vector<Event>>([&] { return history::loadEvents(d_->db, fromMs, toMs, groups, kinds); });
+}
+
+HistoryResult<std::vector<RequestRow>> HistoryReader::requestTable(EpochMs fromMs, EpochMs toMs, bool perMinute) {
+  return d_->guarded<std::vector<RequestRow>>([&] {
+    const std::string p95 = d_->version >= 2 ? "lat_p95_ms" : "NULL";  // v1 files kept no p95
+    std::string sql;
+    if (perMinute) {
+      sql = "SELECT minute_ms, g.name, key_fp, endpoint, requests, r429, r5xx, net_errors, retries, lat_avg_ms, " + p95 +
+            " FROM requests_1m r JOIN groups g ON g.id = r.group_id WHERE minute_ms >= ?1 AND minute_ms < ?2"
+            " ORDER BY minute_ms, g.name, key_fp, endpoint";
+    } else {
+      sql = "SELECT 0, g.name, key_fp, endpoint, sum(requests), sum(r429), sum(r5xx), sum(net_errors), sum(retries), "
+            "sum(lat_avg_ms * requests) / nullif(sum(CASE WHEN lat_avg_ms IS NULL THEN 0 ELSE requests END), 0), max(" +
+            p95 +
+            ") FROM requests_1m r JOIN groups g ON g.id = r.group_id WHERE minute_ms >= ?1 AND minute_ms < ?2"
+            " GROUP BY g.name, key_fp, endpoint ORDER BY sum(requests) DESC, g.name, key_fp, endpoint";
+    }
+    sql::Stmt st(d_->db, sql);
+    const EpochMs from = fromMs - ((fromMs % 60000) + 60000) % 60000;  // the minute containing fromMs
+    st.bind(1, static_cast<std::int64_t>(from)).bind(2, static_cast<std::int64_t>(toMs));
+    std::vector<RequestRow> out;
+    while (st.step()) {
+      RequestRow r;
+      r.minuteMs = st.i64(0);
+      r.group = st.text(1);
+      r.keyFingerprint = st.text(2);
+      r.endpoint = st.text(3);
+      r.requests = st.i64(4);
+      r.r429 = st.i64(5);
+      r.r5xx = st.i64(6);
+      r.netErrors = st.i64(7);
+      r.retries = st.i64(8);
+      r.avgLatencyMs = st.dbl(9);
+      r.p95LatencyMs = st.dbl(10);
+      out.push_back(std::move(r));
+    }
+    return out;
+  });
+}
+
+HistoryResult<std::vector<std::string>> HistoryReader::groups() {
+  return d_->guarded<std::vector<std::string>>([&] {
+    std::vector<std::string> out;
+    for (auto& [id, name] : history::loadGroups(d_->db)) out.push_back(std::move(name));
+    return out;
+  });
+}
+
+HistoryResult<TimeRange> HistoryReader::timeRange() {
+  return d_->guarded<TimeRange>([&] {
+    TimeRange r;
+    auto take = [&](sql::Stmt& st) {
+      while (st.step()) {
+        if (st.isNull(0)) continue;
+        r.fromMs = r.empty ? st.i64(0) : std::min<EpochMs>(r.fromMs, st.i64(0));
+        r.toMs = r.empty ? st.i64(1) : std::max<EpochMs>(r.toMs, st.i64(1));
+        r.empty = false;
+      }
+      st.reset();
+    };
+    sql::Stmt full(d_->db, "SELECT min(ts_ms), max(ts_ms) FROM samples WHERE group_id = ?1");
+    sql::Stmt roll(d_->db, "SELECT min(ts_ms), max(ts_ms) + 60000 FROM samples_1m WHERE group_id = ?1");
+    for (const auto& [id, name] : history::loadGroups(d_->db)) {
+      full.bind(1, id);
+      take(full);
+      roll.bind(1, id);
+      take(roll);
+    }
+    sql::Stmt ev(d_->db, "SELECT min(ts_ms), max(ts_ms) FROM events");
+    take(ev);
+    return r;
+  });
+}
+
+namespace {
+Incident readIncident(const sql::Stmt& st) {
+  Incident inc;
+  inc.id = st.i64(0);
+  inc.startMs = st.i64(1);
+  inc.endMs = st.i64(2);
+  auto strings = [](const std::string& text) {
+    std::vector<std::string> v;
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_array())
+      for (const auto& s : j)
+        if (s.is_string()) v.push_back(s.get<std::string>());
+    return v;
+  };
+  inc.groups = strings(st.text(3));
+  inc.reasons = strings(st.text(4));
+  inc.peak429PerS = st.dbl(5);
+  inc.total429 = st.i64(6);
+  inc.shed = st.i64(7);
+  history::incidentFromDetailJson(st.text(9), inc);
+  return inc;
+}
+constexpr const char* kIncidentColumns =
+    "SELECT id, start_ms, end_ms, groups, reasons, peak_429_per_s, total_429, shed, operator_actions, detail FROM incidents";
+}  // namespace
+
+HistoryResult<std::vector<Incident>> HistoryReader::incidents() {
+  return d_->guarded<std::vector<Incident>>([&] {
+    std::vector<Incident> out;
+    if (d_->version < 2) return out;  // v1 files had no incident table
+    sql::Stmt st(d_->db, std::string(kIncidentColumns) + " ORDER BY start_ms, id");
+    while (st.step()) out.push_back(readIncident(st));
+    return out;
+  });
+}
+
+HistoryResult<std::optional<Incident>> HistoryReader::incident(std::int64_t id) {
+  return d_->guarded<std::optional<Incident>>([&]() -> std::optional<Incident> {
+    if (d_->version < 2) return std::nullopt;
+    sql::Stmt st(d_->db, std::string(kIncidentColumns) + " WHERE id = ?1");
+    st.bind(1, id);
+    if (!st.step()) return std::nullopt;
+    return readIncident(st);
+  });
+}
+
+HistoryResult<std::vector<std::string>> HistoryReader::integrityCheck() {
+  return d_->guarded<std::vector<std::string>>([&] {
+    std::vector<std::string> out;
+    sql::Stmt st(d_->db, "PRAGMA integrity_check(20)");
+    while (st.step()) out.push_back(st.text(0));
+    return out;
+  });
+}
+
+HistoryResult<std::vector<std::pair<std::string, std::int64_t>>> HistoryReader::rowCounts() {
+  return d_->guarded<std::vector<std::pair<std::string, std::int64_t>>>([&] {
+    std::vector<std::pair<std::string, std::int64_t>> out;
+    std::vector<std::string> tables{"groups", "samples", "samples_1m", "events", "requests_1m"};
+    if (d_->version >= 2) tables.push_back("incidents");
+    for (const auto& t : tables) out.emplace_back(t, d_->db.queryInt("SELECT count(*) FROM " + t));
+    return out;
+  });
+}
+
+}  // namespace tg

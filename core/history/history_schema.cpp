@@ -1,0 +1,292 @@
+#include "history_schema.h"
+
+#include "secret.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace tg::history {
+namespace {
+
+constexpr std::array<MetricDef, kMetricCount> kMetrics{{
+    {"sends", "sends"},
+    {"ok", "ok"},
+    {"r429", "r429"},
+    {"r5xx", "r5xx"},
+    {"retries", "retries"},
+    {"shed", "shed"},
+    {"in_flight", "in_flight"},
+    {"conc_limit", "conc_limit"},
+    {"queue", "(q0 + q1 + q2)"},
+    {"req_remaining", "req_remaining"},
+    {"tok_remaining", "tok_remaining"},
+    {"p50_ms", "p50_ms"},
+    {"p95_ms", "p95_ms"},
+    {"breaker", "breaker"},
+}};
+
+std::string rollupColumns() {
+  std::string s;
+  for (const auto& m : kMetrics) {
+    s += std::string(",\n  ") + m.name + "_min REAL, " + m.name + "_max REAL, " + m.name + "_avg REAL";
+  }
+  return s;
+}
+
+// Version 1, as first shipped. Kept verbatim: a new file is created by running every step from here.
+std::string schemaV1() {
+  return R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE groups(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE samples(
+  group_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL,
+  req_remaining REAL, req_limit REAL, tok_remaining REAL, tok_limit REAL, reset_at_ms INTEGER,
+  in_flight INTEGER, conc_limit INTEGER, q0 INTEGER, q1 INTEGER, q2 INTEGER,
+  sends INTEGER, ok INTEGER, r429 INTEGER, r5xx INTEGER, retries INTEGER, shed INTEGER,
+  p50_ms REAL, p95_ms REAL, breaker INTEGER, interval_s REAL,
+  PRIMARY KEY(group_id, ts_ms)) WITHOUT ROWID;
+CREATE TABLE samples_1m(
+  group_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL, n INTEGER NOT NULL)sql" +
+         rollupColumns() + R"sql(,
+  PRIMARY KEY(group_id, ts_ms)) WITHOUT ROWID;
+CREATE TABLE events(
+  id INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL, kind TEXT NOT NULL, severity INTEGER NOT NULL,
+  grp TEXT NOT NULL, message TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE INDEX events_ts ON events(ts_ms);
+CREATE TABLE requests_1m(
+  minute_ms INTEGER NOT NULL, group_id INTEGER NOT NULL, key_fp TEXT NOT NULL, endpoint TEXT NOT NULL,
+  requests INTEGER NOT NULL, r429 INTEGER NOT NULL, r5xx INTEGER NOT NULL, net_errors INTEGER NOT NULL,
+  retries INTEGER NOT NULL, lat_avg_ms REAL,
+  PRIMARY KEY(minute_ms, group_id, key_fp, endpoint)) WITHOUT ROWID;
+)sql";
+}
+
+// Version 2: p95 latency in the request table (v1 kept only the average), persisted incidents, and an
+// index for "events of kind K in a range" (operator actions on charts).
+constexpr const char* kMigrateV1toV2 = R"sql(
+ALTER TABLE requests_1m ADD COLUMN lat_p95_ms REAL;
+CREATE TABLE incidents(
+  id INTEGER PRIMARY KEY, start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL,
+  groups TEXT NOT NULL, reasons TEXT NOT NULL, peak_429_per_s REAL NOT NULL, total_429 INTEGER NOT NULL,
+  shed INTEGER NOT NULL, operator_actions INTEGER NOT NULL, detail TEXT NOT NULL);
+CREATE INDEX incidents_start ON incidents(start_ms);
+CREATE INDEX events_kind_ts ON events(kind, ts_ms);
+)sql";
+
+bool isCorruptionCode(int code) { return code == SQLITE_CORRUPT || code == SQLITE_NOTADB; }
+
+}  // namespace
+
+const MetricDef& metricDef(Metric m) { return kMetrics[static_cast<int>(m)]; }
+
+int inspectOpen(sql::Db& db, const std::string& path, bool quickCheck) {
+  try {
+    const auto tables = db.queryInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table'");
+    const auto appId = db.queryInt("PRAGMA application_id");
+    const auto version = static_cast<int>(db.queryInt("PRAGMA user_version"));
+    if (appId != kApplicationId && appId != 0)
+      throw sql::Error(SQLITE_NOTADB, "refusing " + path + ": a SQLite database of another application (application_id " +
+                                          std::to_string(appId) + ")");
+    if (appId == 0 && tables > 0)
+      throw sql::Error(SQLITE_NOTADB, "refusing " + path + ": a SQLite database that is not a Tollgate history file");
+    if (version > kSchemaVersion)
+      throw sql::Error(SQLITE_NOTADB, "refusing " + path + ": schema version " + std::to_string(version) +
+                                          " is newer than this build supports (" + std::to_string(kSchemaVersion) +
+                                          "); use a newer tollgate");
+    if (quickCheck && tables > 0) {
+      sql::Stmt st(db, "PRAGMA quick_check(5)");
+      std::string problems;
+      while (st.step()) {
+        const auto line = st.text(0);
+        if (line != "ok") problems += (problems.empty() ? "" : "; ") + line;
+      }
+      if (!problems.empty())
+        throw sql::Error(SQLITE_CORRUPT, "refusing " + path + ": the file is corrupt (" + problems + ")");
+    }
+    return tables > 0 ? version : 0;
+  } catch (const sql::Error& e) {
+    if (isCorruptionCode(e.code) && std::string_view(e.what()).rfind("refusing", 0) != 0)
+      throw sql::Error(e.code, "refusing " + path + ": corrupt or not a SQLite database (" + e.what() + ")");
+    throw;
+  }
+}
+
+int inspectFile(const std::string& path, bool quickCheck) {
+  bool exists = false;
+  std::uintmax_t size = 0;
+  const bool header = sql::hasSqliteHeader(path, &exists, &size);
+  if (!exists || size == 0) return 0;
+  if (!header) throw sql::Error(SQLITE_NOTADB, "refusing " + path + ": not a SQLite database");
+  sql::Db db;
+  // Plain read-only (not immutable): a crashed writer's WAL must be seen, and may be recovered.
+  db.open(path, SQLITE_OPEN_READONLY);
+  db.check(sqlite3_busy_timeout(db.handle(), 2000), "busy timeout");
+  return inspectOpen(db, path, quickCheck);
+}
+
+void migrate(sql::Db& db) {
+  auto version = static_cast<int>(db.queryInt("PRAGMA user_version"));
+  if (version == 0 && db.queryInt("SELECT count(*) FROM sqlite_schema") == 0) {
+    // Only possible before the first table exists; lets retention give pages back to the file system.
+    db.exec("PRAGMA auto_vacuum = INCREMENTAL");
+  }
+  auto step = [&](int to, const std::string& sql) {
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      // Re-read inside the write lock: another process may have migrated meanwhile.
+      if (db.queryInt("PRAGMA user_version") >= to) {
+        db.exec("COMMIT");
+        return;
+      }
+      db.exec(sql);
+      db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+      db.exec("PRAGMA user_version = " + std::to_string(to));
+      db.exec("COMMIT");
+    } catch (...) {
+      if (!sqlite3_get_autocommit(db.handle())) sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+  };
+  if (version < 1) step(1, schemaV1());
+  if (version < 2) step(2, kMigrateV1toV2);
+  version = static_cast<int>(db.queryInt("PRAGMA user_version"));
+  if (version != kSchemaVersion)
+    throw sql::Error(SQLITE_ERROR, "migration ended at schema " + std::to_string(version));
+}
+
+const char* const kSampleColumns =
+    "ts_ms, req_remaining, req_limit, tok_remaining, tok_limit, reset_at_ms, in_flight, conc_limit, q0, q1, q2, "
+    "sends, ok, r429, r5xx, retries, shed, p50_ms, p95_ms, breaker, interval_s";
+
+void bindSample(sql::Stmt& st, std::int64_t groupId, const Sample& s) {
+  st.bind(1, groupId)
+      .bind(2, static_cast<std::int64_t>(s.tsMs))
+      .bind(3, s.reqRemaining)
+      .bind(4, s.reqLimit)
+      .bind(5, s.tokRemaining)
+      .bind(6, s.tokLimit)
+      .bind(7, static_cast<std::int64_t>(s.resetAtMs))
+      .bind(8, s.inFlight)
+      .bind(9, s.concurrencyLimit)
+      .bind(10, s.queueDepth[0])
+      .bind(11, s.queueDepth[1])
+      .bind(12, s.queueDepth[2])
+      .bind(13, s.sends)
+      .bind(14, s.ok)
+      .bind(15, s.r429)
+      .bind(16, s.r5xx)
+      .bind(17, s.retries)
+      .bind(18, s.shed)
+      .bind(19, s.p50Ms)
+      .bind(20, s.p95Ms)
+      .bind(21, static_cast<int>(s.breaker))
+      .bind(22, s.intervalS);
+}
+
+Sample readSample(const sql::Stmt& st, int c) {
+  Sample s;
+  s.tsMs = st.i64(c + 0);
+  s.reqRemaining = st.dbl(c + 1);
+  s.reqLimit = st.dbl(c + 2);
+  s.tokRemaining = st.dbl(c + 3);
+  s.tokLimit = st.dbl(c + 4);
+  s.resetAtMs = st.i64(c + 5);
+  s.inFlight = st.i32(c + 6);
+  s.concurrencyLimit = st.i32(c + 7);
+  s.queueDepth = {st.i32(c + 8), st.i32(c + 9), st.i32(c + 10)};
+  s.sends = st.i32(c + 11);
+  s.ok = st.i32(c + 12);
+  s.r429 = st.i32(c + 13);
+  s.r5xx = st.i32(c + 14);
+  s.retries = st.i32(c + 15);
+  s.shed = st.i32(c + 16);
+  s.p50Ms = st.dbl(c + 17);
+  s.p95Ms = st.dbl(c + 18);
+  s.breaker = static_cast<BreakerState>(st.i32(c + 19));
+  s.intervalS = st.isNull(c + 20) ? 1.0 : st.dbl(c + 20);
+  return s;
+}
+
+std::string eventKindText(EventKind k) { return std::string(eventKindName(k)); }
+
+Event readEvent(const sql::Stmt& st, int c) {
+  Event e;
+  e.tsMs = st.i64(c);
+  const auto kind = st.text(c + 1);
+  e.kind = parseEventKind(kind).value_or(EventKind::RequestFailed);
+  e.severity = static_cast<Severity>(std::clamp(st.i32(c + 2), 0, 2));
+  e.group = st.text(c + 3);
+  e.message = st.text(c + 4);
+  e.detail = nlohmann::json::parse(st.text(c + 5), nullptr, /*allow_exceptions=*/false);
+  if (e.detail.is_discarded()) e.detail = nlohmann::json::object();
+  if (!parseEventKind(kind)) e.detail["stored_kind"] = kind;  // a kind this build does not know
+  return e;
+}
+
+std::vector<std::pair<std::int64_t, std::string>> loadGroups(sql::Db& db) {
+  std::vector<std::pair<std::int64_t, std::string>> out;
+  sql::Stmt st(db, "SELECT id, name FROM groups ORDER BY name");
+  while (st.step()) out.emplace_back(st.i64(0), st.text(1));
+  return out;
+}
+
+std::vector<Sample> loadSamples(sql::Db& db, EpochMs fromMs, EpochMs toMs, const std::vector<std::string>& groups) {
+  std::vector<Sample> out;
+  sql::Stmt st(db, std::string("SELECT ") + kSampleColumns +
+                       " FROM samples WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 ORDER BY ts_ms");
+  for (const auto& [id, name] : loadGroups(db)) {
+    if (!groups.empty() && std::find(groups.begin(), groups.end(), name) == groups.end()) continue;
+    st.bind(1, id).bind(2, static_cast<std::int64_t>(fromMs)).bind(3, static_cast<std::int64_t>(toMs));
+    while (st.step()) {
+      out.push_back(readSample(st, 0));
+      out.back().group = name;
+    }
+    st.reset();
+  }
+  return out;
+}
+
+std::vector<Event> loadEvents(sql::Db& db, EpochMs fromMs, EpochMs toMs, const std::vector<std::string>& groups,
+                              const std::vector<EventKind>& kinds) {
+  std::vector<Event> out;
+  sql::Stmt st(db, "SELECT ts_ms, kind, severity, grp, message, detail FROM events "
+                   "WHERE ts_ms >= ?1 AND ts_ms < ?2 ORDER BY ts_ms, id");
+  st.bind(1, static_cast<std::int64_t>(fromMs)).bind(2, static_cast<std::int64_t>(toMs));
+  while (st.step()) {
+    Event e = readEvent(st, 0);
+    if (!groups.empty() && !e.group.empty() && std::find(groups.begin(), groups.end(), e.group) == groups.end())
+      continue;
+    if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), e.kind) == kinds.end()) continue;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string incidentToDetailJson(const Incident& inc) {
+  nlohmann::json actions = nlohmann::json::array();
+  for (const auto& e : inc.operatorActions) actions.push_back(toJson(e));
+  return nlohmann::json{{"operator_actions", actions}}.dump();
+}
+
+void incidentFromDetailJson(const std::string& text, Incident& inc) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.contains("operator_actions") || !j["operator_actions"].is_array()) return;
+  for (const auto& a : j["operator_actions"]) {
+    Event e;
+    e.tsMs = a.value("ts_ms", EpochMs{0});
+    e.kind = parseEventKind(a.value("kind", "")).value_or(EventKind::OperatorAction);
+    e.severity = parseSeverity(a.value("severity", "")).value_or(Severity::Info);
+    e.group = a.value("group", "");
+    e.message = a.value("message", "");
+    if (a.contains("detail")) e.detail = a["detail"];
+    inc.operatorActions.push_back(std::move(e));
+  }
+}
+
+}  // namespace tg::history
+
+namespace tg {
+std::string_view metricName(Metric m) { return history::metricDef(m).name; }
+}  // namespace tg

@@ -1,0 +1,55 @@
+// The history file's schema, its forward migrations, and the checks that decide whether an existing file
+// may be opened at all. Private to tollgate_history.
+#pragma once
+
+#include "history_types.h"
+#include "sqlite_db.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tg::history {
+
+inline constexpr int kSchemaVersion = 2;
+inline constexpr int kApplicationId = 0x54474853;  // "TGHS"
+
+struct MetricDef {
+  const char* name;        // column stem in samples_1m: <name>_min, <name>_max, <name>_avg
+  const char* sampleExpr;  // expression over a samples row
+};
+const MetricDef& metricDef(Metric m);
+
+// Inspects `path` without writing to it (read-only connection, after a raw header check) and returns its
+// schema version: 0 for a missing or empty file. Throws sql::Error with a message fit for an operator when
+// the file must be refused: not SQLite, another application's database, newer schema, corrupt.
+int inspectFile(const std::string& path, bool quickCheck);
+
+// Same checks on an already-open connection (used by the reader, whose connection may be immutable).
+int inspectOpen(sql::Db& db, const std::string& path, bool quickCheck);
+
+// Brings a writable connection to kSchemaVersion, creating the schema for a new file. One transaction
+// per step, so a crash mid-migration leaves the previous version intact.
+void migrate(sql::Db& db);
+
+// Column list of `samples` in the order bindSample/readSample use.
+extern const char* const kSampleColumns;
+void bindSample(sql::Stmt& st, std::int64_t groupId, const Sample& s);  // binds ?1..?22
+Sample readSample(const sql::Stmt& st, int firstCol);                  // group left empty
+
+// Events: message and detail pass through SecretRegistry::redact on the way in.
+std::string eventKindText(EventKind k);
+Event readEvent(const sql::Stmt& st, int firstCol);  // ts, kind, severity, grp, message, detail
+
+// Rows in [fromMs, toMs), all groups when `groups` is empty; samples ordered by group then time,
+// events by time. Engine-wide events (empty group) are included whatever the group filter.
+std::vector<Sample> loadSamples(sql::Db& db, EpochMs fromMs, EpochMs toMs, const std::vector<std::string>& groups);
+std::vector<Event> loadEvents(sql::Db& db, EpochMs fromMs, EpochMs toMs, const std::vector<std::string>& groups,
+                              const std::vector<EventKind>& kinds);
+// (id, name) of every group, by name.
+std::vector<std::pair<std::int64_t, std::string>> loadGroups(sql::Db& db);
+
+std::string incidentToDetailJson(const Incident& inc);
+void incidentFromDetailJson(const std::string& json, Incident& inc);
+
+}  // namespace tg::history
