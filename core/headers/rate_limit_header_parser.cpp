@@ -420,7 +420,7 @@ class Reader {
         break;
       }
     const Field& from = policyF ? *policyF : *limitF;
-    if (!known(s.limit)) s.limit = *parseDecimal(chosen->bare);
+    if (!known(s.limit)) s.limit = countFrom(from, chosen->bare).value_or(kUnknown);
     if (auto w = paramNumber(from, *chosen, "w")) s.windowS = *w;
   }
 
