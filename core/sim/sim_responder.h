@@ -37,7 +37,7 @@ struct SimReply {
 
 class SimResponder {
  public:
-  SimResponder(SimConfig config, TimePoint start);
+  SimResponder(SimConfig config, TimePoint start);  // start: t = 0 of the schedule and the history
 
   SimReply handle(const HttpRequest& req, TimePoint now, double wallNowS);
   // A request the parser refused: answered with `status`, then the connection closes.

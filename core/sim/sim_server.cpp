@@ -1,0 +1,476 @@
+#include "sim_server.h"
+
+#include "log.h"
+#include "sim_responder.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <queue>
+#include <stdexcept>
+#include <thread>
+#include <unordered_map>
+
+namespace tg {
+namespace {
+
+constexpr std::uint64_t kListenTag = 0;
+constexpr std::uint64_t kWakeTag = 1;
+constexpr std::size_t kMaxPipelined = 1024;            // replies queued per connection before reading pauses
+constexpr std::size_t kMaxBufferedInput = 4 << 20;     // unparsed bytes per connection before reading pauses
+constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr int kMaxEvents = 256;
+constexpr const char* kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+std::string errnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+double wallNowS() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+struct SimServer::Impl {
+  struct Slot {
+    std::uint64_t seq = 0;
+    bool ready = false;
+    SimReply reply;
+  };
+  struct Conn {
+    int fd = -1;
+    std::uint64_t id = 0;
+    std::string in;
+    std::string out;
+    std::size_t outOff = 0;
+    std::deque<Slot> pending;
+    std::uint64_t nextSeq = 0;
+    bool closing = false;      // read no more requests (Connection: close, protocol error, peer closed)
+    bool continueSent = false;
+    std::uint32_t events = 0;
+  };
+  struct Timer {
+    TimePoint due;
+    std::uint64_t conn, seq;
+    bool operator>(const Timer& o) const { return due > o.due; }
+  };
+
+  explicit Impl(SimConfig c) : config(std::move(c)), responder(config, Clock::now()) {}
+
+  // Configuration and the responder (guarded by mu).
+  SimConfig config;
+  mutable std::mutex mu;
+  SimResponder responder;
+
+  // Loop-thread state.
+  int listenFd = -1, epollFd = -1, wakeFd = -1;
+  int boundPort = 0;
+  std::thread thread;
+  bool stopping = false;  // loop thread only; set via wakeFd
+  std::atomic<bool> stopRequested{false};
+  std::unordered_map<std::uint64_t, Conn> conns;
+  std::uint64_t nextConnId = 2;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers;
+  TimePoint nextSchedule = TimePoint::min();
+  TimePoint now{};
+  double wall = 0;
+
+  void run();
+  void acceptAll();
+  void onEvent(std::uint64_t id, std::uint32_t ev);
+  bool readConn(Conn& c);
+  bool processInput(Conn& c);
+  void enqueue(Conn& c, SimReply reply);
+  bool flush(Conn& c);
+  void updateInterest(Conn& c);
+  void closeConn(Conn& c, bool abort);
+  void fireTimers();
+  int timeoutMs() const;
+  void closeFds();
+};
+
+SimServer::SimServer(SimConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+
+SimServer::~SimServer() { stop(); }
+
+int SimServer::port() const { return impl_->boundPort; }
+
+int SimServer::start(const std::string& hostIn, int port) {
+  Impl& s = *impl_;
+  if (s.thread.joinable()) throw std::runtime_error("tollgate-sim: already started");
+  if (port < 0 || port > 65535) throw std::runtime_error("tollgate-sim: port out of range: " + std::to_string(port));
+  const std::string host = hostIn == "localhost" ? "127.0.0.1" : hostIn;
+  sockaddr_storage addr{};
+  socklen_t addrLen = 0;
+  int family = AF_INET;
+  in_addr a4{};
+  in6_addr a6{};
+  if (inet_pton(AF_INET, host.c_str(), &a4) == 1) {
+    if ((ntohl(a4.s_addr) >> 24) != 127)
+      throw std::runtime_error("tollgate-sim: refusing to listen on " + host +
+                               ": only loopback hosts (127.0.0.0/8, ::1, localhost) are allowed");
+    auto* sin = reinterpret_cast<sockaddr_in*>(&addr);
+    sin->sin_family = AF_INET;
+    sin->sin_addr = a4;
+    sin->sin_port = htons(static_cast<std::uint16_t>(port));
+    addrLen = sizeof(sockaddr_in);
+  } else if (inet_pton(AF_INET6, host.c_str(), &a6) == 1) {
+    if (!IN6_IS_ADDR_LOOPBACK(&a6))
+      throw std::runtime_error("tollgate-sim: refusing to listen on " + host +
+                               ": only loopback hosts (127.0.0.0/8, ::1, localhost) are allowed");
+    family = AF_INET6;
+    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&addr);
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_addr = a6;
+    sin6->sin6_port = htons(static_cast<std::uint16_t>(port));
+    addrLen = sizeof(sockaddr_in6);
+  } else {
+    throw std::runtime_error("tollgate-sim: not an IP address or \"localhost\": " + hostIn);
+  }
+
+  try {
+    s.listenFd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s.listenFd < 0) throw std::runtime_error(errnoText("tollgate-sim: socket"));
+    const int one = 1;
+    ::setsockopt(s.listenFd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(s.listenFd, reinterpret_cast<sockaddr*>(&addr), addrLen) != 0)
+      throw std::runtime_error(errnoText("tollgate-sim: bind " + host + ":" + std::to_string(port)));
+    if (::listen(s.listenFd, SOMAXCONN) != 0) throw std::runtime_error(errnoText("tollgate-sim: listen"));
+    sockaddr_storage bound{};
+    socklen_t boundLen = sizeof bound;
+    if (::getsockname(s.listenFd, reinterpret_cast<sockaddr*>(&bound), &boundLen) != 0)
+      throw std::runtime_error(errnoText("tollgate-sim: getsockname"));
+    s.boundPort = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                          : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    s.epollFd = ::epoll_create1(EPOLL_CLOEXEC);
+    if (s.epollFd < 0) throw std::runtime_error(errnoText("tollgate-sim: epoll_create1"));
+    s.wakeFd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (s.wakeFd < 0) throw std::runtime_error(errnoText("tollgate-sim: eventfd"));
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kListenTag;
+    if (::epoll_ctl(s.epollFd, EPOLL_CTL_ADD, s.listenFd, &ev) != 0)
+      throw std::runtime_error(errnoText("tollgate-sim: epoll_ctl"));
+    ev.data.u64 = kWakeTag;
+    if (::epoll_ctl(s.epollFd, EPOLL_CTL_ADD, s.wakeFd, &ev) != 0)
+      throw std::runtime_error(errnoText("tollgate-sim: epoll_ctl"));
+  } catch (...) {
+    s.closeFds();
+    throw;
+  }
+  {
+    std::lock_guard lock(s.mu);
+    s.responder = SimResponder(s.config, Clock::now());
+  }
+  s.stopping = false;
+  s.stopRequested = false;
+  s.thread = std::thread([&s] { s.run(); });
+  return s.boundPort;
+}
+
+void SimServer::stop() {
+  Impl& s = *impl_;
+  if (!s.thread.joinable()) return;
+  s.stopRequested = true;
+  const std::uint64_t one = 1;
+  if (::write(s.wakeFd, &one, sizeof one) < 0) logWarn("sim", errnoText("eventfd write"));
+  s.thread.join();
+  s.closeFds();
+}
+
+nlohmann::json SimServer::stats() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->responder.stats(Clock::now());
+}
+
+void SimServer::scaleQuota(const std::string& group, double factor) {
+  std::lock_guard lock(impl_->mu);
+  impl_->responder.scaleQuota(group, factor, Clock::now());
+}
+
+void SimServer::setLimit(const std::string& group, double limitPerWindow) {
+  std::lock_guard lock(impl_->mu);
+  impl_->responder.setLimit(group, limitPerWindow, Clock::now());
+}
+
+void SimServer::resetStats() {
+  std::lock_guard lock(impl_->mu);
+  impl_->responder.resetStats(Clock::now());
+}
+
+void SimServer::Impl::closeFds() {
+  for (int* fd : {&listenFd, &epollFd, &wakeFd})
+    if (*fd >= 0) {
+      ::close(*fd);
+      *fd = -1;
+    }
+}
+
+int SimServer::Impl::timeoutMs() const {
+  TimePoint next = nextSchedule;
+  if (!timers.empty()) next = std::min(next, timers.top().due);
+  if (next == TimePoint::max()) return 1000;
+  const double ms = std::ceil(toSeconds(next - Clock::now()) * 1000);
+  return static_cast<int>(std::clamp(ms, 0.0, 1000.0));
+}
+
+void SimServer::Impl::run() {
+  epoll_event events[kMaxEvents];
+  now = Clock::now();
+  {
+    std::lock_guard lock(mu);
+    nextSchedule = responder.runSchedule(now);
+  }
+  while (!stopRequested.load(std::memory_order_relaxed)) {
+    const int n = ::epoll_wait(epollFd, events, kMaxEvents, timeoutMs());
+    if (n < 0 && errno != EINTR) {
+      logError("sim", errnoText("epoll_wait"));
+      break;
+    }
+    now = Clock::now();
+    wall = wallNowS();
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t id = events[i].data.u64;
+      if (id == kListenTag) {
+        acceptAll();
+      } else if (id == kWakeTag) {
+        std::uint64_t v;
+        while (::read(wakeFd, &v, sizeof v) > 0) {
+        }
+      } else {
+        onEvent(id, events[i].events);
+      }
+    }
+    fireTimers();
+    if (now >= nextSchedule) {
+      std::lock_guard lock(mu);
+      nextSchedule = responder.runSchedule(now);
+    }
+  }
+  // Shut down: unanswered requests are dropped with their connections.
+  while (!conns.empty()) closeConn(conns.begin()->second, false);
+  while (!timers.empty()) timers.pop();
+}
+
+void SimServer::Impl::acceptAll() {
+  for (;;) {
+    const int fd = ::accept4(listenFd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) logWarn("sim", errnoText("accept"));
+      return;
+    }
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    const std::uint64_t id = nextConnId++;
+    Conn& c = conns[id];
+    c.fd = fd;
+    c.id = id;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = id;
+    if (::epoll_ctl(epollFd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      logWarn("sim", errnoText("epoll_ctl add"));
+      ::close(fd);
+      conns.erase(id);
+      continue;
+    }
+    c.events = EPOLLIN;
+  }
+}
+
+void SimServer::Impl::onEvent(std::uint64_t id, std::uint32_t ev) {
+  auto it = conns.find(id);
+  if (it == conns.end()) return;
+  Conn& c = it->second;
+  if (ev & (EPOLLERR | EPOLLHUP)) {  // reset or fully closed: nobody is left to read replies
+    closeConn(c, false);
+    return;
+  }
+  if (ev & EPOLLIN) {
+    if (!readConn(c)) return;
+    if (!processInput(c)) return;
+  }
+  if (ev & EPOLLOUT) flush(c);
+}
+
+// Returns false when the connection was closed.
+bool SimServer::Impl::readConn(Conn& c) {
+  for (;;) {
+    const std::size_t old = c.in.size();
+    c.in.resize(old + kReadChunk);
+    const ssize_t n = ::recv(c.fd, c.in.data() + old, kReadChunk, 0);
+    c.in.resize(old + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+    if (n > 0) {
+      if (static_cast<std::size_t>(n) < kReadChunk || c.in.size() >= kMaxBufferedInput) return true;
+      continue;
+    }
+    if (n == 0) {
+      // Peer finished sending: answer what it asked, then close.
+      c.closing = true;
+      if (c.pending.empty() && c.out.size() == c.outOff && c.in.empty()) {
+        closeConn(c, false);
+        return false;
+      }
+      return true;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+    closeConn(c, false);
+    return false;
+  }
+}
+
+bool SimServer::Impl::processInput(Conn& c) {
+  std::size_t off = 0;
+  bool stopParsing = false;
+  while (!stopParsing && off < c.in.size() && c.pending.size() < kMaxPipelined) {
+    HttpRequest req;
+    const auto o = HttpRequestParser::parse(std::string_view(c.in).substr(off), req);
+    switch (o.status) {
+      case HttpRequestParser::Status::NeedMore:
+        if (o.expectContinue && !c.continueSent && c.pending.empty()) {
+          c.out += kContinue;
+          c.continueSent = true;
+        }
+        stopParsing = true;
+        break;
+      case HttpRequestParser::Status::Error: {
+        SimReply r;
+        {
+          std::lock_guard lock(mu);
+          r = responder.protocolError(o.errorStatus, o.errorMessage, wall);
+        }
+        enqueue(c, std::move(r));
+        c.closing = true;
+        off = c.in.size();
+        stopParsing = true;
+        break;
+      }
+      case HttpRequestParser::Status::Complete: {
+        off += o.consumed;
+        c.continueSent = false;
+        SimReply r;
+        {
+          std::lock_guard lock(mu);
+          r = responder.handle(req, now, wall);
+        }
+        if (r.closeAfter) stopParsing = true;
+        enqueue(c, std::move(r));
+        break;
+      }
+    }
+  }
+  c.in.erase(0, off);
+  if (!c.pending.empty() && c.pending.back().reply.closeAfter) {
+    c.closing = true;
+    c.in.clear();
+  }
+  return flush(c);
+}
+
+void SimServer::Impl::enqueue(Conn& c, SimReply reply) {
+  Slot s;
+  s.seq = c.nextSeq++;
+  s.ready = reply.delayS <= 0;
+  if (!s.ready) timers.push({now + fromSeconds(reply.delayS), c.id, s.seq});
+  s.reply = std::move(reply);
+  c.pending.push_back(std::move(s));
+}
+
+void SimServer::Impl::fireTimers() {
+  while (!timers.empty() && timers.top().due <= now) {
+    const Timer t = timers.top();
+    timers.pop();
+    auto it = conns.find(t.conn);
+    if (it == conns.end()) continue;  // connection gone; its replies were dropped with it
+    Conn& c = it->second;
+    if (c.pending.empty() || t.seq < c.pending.front().seq) continue;
+    const std::size_t idx = static_cast<std::size_t>(t.seq - c.pending.front().seq);
+    if (idx >= c.pending.size()) continue;
+    c.pending[idx].ready = true;
+    if (idx != 0) continue;  // an earlier reply on this connection is still due: keep the order
+    if (!flush(c)) continue;
+    if (!c.closing && !c.in.empty()) processInput(c);
+  }
+}
+
+// Moves ready replies (in request order) to the output and writes. Returns false when the connection closed.
+bool SimServer::Impl::flush(Conn& c) {
+  while (!c.pending.empty() && c.pending.front().ready) {
+    Slot s = std::move(c.pending.front());
+    c.pending.pop_front();
+    {
+      std::lock_guard lock(mu);
+      responder.onSent(s.reply, now);
+    }
+    if (s.reply.resetConnection) {
+      closeConn(c, true);
+      return false;
+    }
+    c.out += s.reply.bytes;
+    if (s.reply.closeAfter) c.closing = true;
+  }
+  while (c.outOff < c.out.size()) {
+    const ssize_t n = ::send(c.fd, c.out.data() + c.outOff, c.out.size() - c.outOff, MSG_NOSIGNAL);
+    if (n > 0) {
+      c.outOff += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    closeConn(c, false);
+    return false;
+  }
+  if (c.outOff == c.out.size()) {
+    c.out.clear();
+    c.outOff = 0;
+    if (c.closing && c.pending.empty()) {
+      closeConn(c, false);
+      return false;
+    }
+  } else if (c.outOff > (1u << 20)) {
+    c.out.erase(0, c.outOff);
+    c.outOff = 0;
+  }
+  updateInterest(c);
+  return true;
+}
+
+void SimServer::Impl::updateInterest(Conn& c) {
+  const bool canRead = !c.closing && c.pending.size() < kMaxPipelined && c.in.size() < kMaxBufferedInput;
+  const std::uint32_t want = (canRead ? EPOLLIN : 0u) | (c.outOff < c.out.size() ? EPOLLOUT : 0u);
+  if (want == c.events) return;
+  epoll_event ev{};
+  ev.events = want;
+  ev.data.u64 = c.id;
+  if (::epoll_ctl(epollFd, EPOLL_CTL_MOD, c.fd, &ev) == 0) c.events = want;
+}
+
+void SimServer::Impl::closeConn(Conn& c, bool abort) {
+  {
+    std::lock_guard lock(mu);
+    for (const auto& s : c.pending) responder.onDropped(s.reply);
+  }
+  ::epoll_ctl(epollFd, EPOLL_CTL_DEL, c.fd, nullptr);
+  if (abort) {
+    // A reset, not an orderly close: the client sees ECONNRESET, as with a flaky upstream.
+    const linger l{1, 0};
+    ::setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+  }
+  ::close(c.fd);
+  conns.erase(c.id);
+}
+
+}  // namespace tg
