@@ -1,0 +1,40 @@
+// A tiny blocking HTTP/1.1 client for the simulator tests: one keep-alive connection to 127.0.0.1,
+// Content-Length responses only (all the simulator sends). Every read has a 5 s timeout.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+struct SimTestResponse {
+  int status = 0;  // 0: connection closed or reset before a response
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  bool has(const std::string& lowerName) const { return headers.count(lowerName) > 0; }
+  std::string header(const std::string& lowerName) const {
+    auto it = headers.find(lowerName);
+    return it == headers.end() ? std::string() : it->second;
+  }
+};
+
+class SimTestClient {
+ public:
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+  explicit SimTestClient(int port);
+  ~SimTestClient();
+  SimTestClient(const SimTestClient&) = delete;
+  SimTestClient& operator=(const SimTestClient&) = delete;
+
+  bool connected() const { return fd_ >= 0; }
+  SimTestResponse request(const std::string& method, const std::string& path, const Headers& headers = {},
+                          const std::string& body = {});
+  static std::string format(const std::string& method, const std::string& path, const Headers& headers,
+                            const std::string& body);
+  bool sendRaw(const std::string& bytes);
+  SimTestResponse readResponse();
+
+ private:
+  int fd_ = -1;
+  std::string buf_;
+};
