@@ -68,7 +68,8 @@ std::optional<std::string> parseArgs(const std::vector<std::string>& args, Optio
     } else {
       auto v = parseDecimal(*value);
       if (!v || *v < 0) return name + " '" + *value + "' is not a non-negative number of seconds";
-      (name == "--now" ? o.now : o.maxWaitS) = *v;
+      if (name == "--now") o.now = *v;
+      else o.maxWaitS = *v;
     }
   }
   return std::nullopt;
