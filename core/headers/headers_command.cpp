@@ -3,6 +3,7 @@
 #include "quota_verdict.h"
 #include "rate_limit_header_parser.h"
 #include "time_formats.h"
+#include "types.h"
 
 #include <nlohmann/json.hpp>
 
