@@ -27,7 +27,7 @@ std::vector<Incident> IncidentDetector::detect(std::vector<Sample> samples, cons
     std::size_t end = begin;
     while (end < samples.size() && samples[end].group == samples[begin].group) ++end;
     // Sliding 429-share window (ts - shareWindowMs, ts] over this group's samples.
-    std::size_t lo = begin;
+    std::size_t lo = begin, marked429 = begin;
     std::int64_t sends = 0, r429 = 0;
     for (std::size_t i = begin; i < end; ++i) {
       const Sample& s = samples[i];
@@ -40,8 +40,17 @@ std::vector<Incident> IncidentDetector::detect(std::vector<Sample> samples, cons
       }
       const EpochMs from = s.tsMs - static_cast<EpochMs>(std::max(s.intervalS, 0.001) * 1000);
       auto hit = [&](const char* reason) { hits.push_back({from, s.tsMs, &s.group, reason}); };
-      if (r429 >= opts_.min429InWindow && static_cast<double>(r429) >= opts_.share429 * std::max<std::int64_t>(sends, 1))
-        hit("429_share");
+      if (r429 >= opts_.min429InWindow && static_cast<double>(r429) >= opts_.share429 * std::max<std::int64_t>(sends, 1)) {
+        // The stretch is the samples that had 429s, not the whole trailing window: it starts at the first
+        // 429 in the window and ends with the last one.
+        for (std::size_t j = std::max(lo, marked429); j <= i; ++j) {
+          const Sample& w = samples[j];
+          if (w.r429 == 0) continue;
+          const EpochMs wFrom = w.tsMs - static_cast<EpochMs>(std::max(w.intervalS, 0.001) * 1000);
+          hits.push_back({wFrom, w.tsMs, &w.group, "429_share"});
+        }
+        marked429 = i + 1;
+      }
       if (opts_.breakerOpen && s.breaker != BreakerState::Closed) hit("breaker_open");
       if (opts_.shedPerSample > 0 && s.shed >= opts_.shedPerSample) hit("shed");
       if (opts_.queueGrowth > 0) {

@@ -1,0 +1,184 @@
+// `tollgate history ...` logic: argument errors, time parsing, and each subcommand on a real file.
+#include "history_command.h"
+#include "history_store.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <sstream>
+
+using namespace tg;
+
+namespace {
+constexpr EpochMs kT0 = 1'796'000'000'000;  // 2026-11-30T...
+
+int run(const std::vector<std::string>& args, std::string* out = nullptr, std::string* err = nullptr) {
+  std::ostringstream o, e;
+  const int rc = runHistoryCommand(args, o, e);
+  if (out) *out = o.str();
+  if (err) *err = e.str();
+  return rc;
+}
+}  // namespace
+
+class TestHistoryCommand : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    db_ = dir_.filePath("h.db").toStdString();
+    HistoryOptions o;
+    o.incidentIntervalMs = 3'600'000;
+    std::string error;
+    auto store = HistoryStore::open(db_, o, &error);
+    QVERIFY2(store, error.c_str());
+    std::vector<Sample> rows;
+    for (int t = 1; t <= 600; ++t) {
+      Sample s;
+      s.tsMs = kT0 + t * 1000;
+      s.group = "interactive";
+      s.sends = 20;
+      s.r429 = (t > 100 && t <= 130) ? 8 : 0;
+      rows.push_back(s);
+    }
+    store->append(rows);
+    Event e;
+    e.tsMs = kT0 + 110'000;
+    e.kind = EventKind::OperatorAction;
+    e.group = "interactive";
+    e.message = "pause P2, \"batch\" jobs";
+    e.detail = {{"action", "pause_tier"}, {"actor", "carol"}};
+    store->append(e);
+    QVERIFY(store->detectIncidents());
+  }
+
+  void parsesTimes_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<qint64>("expected");  // -1: rejected
+    const qint64 now = 1'800'000'000'000;
+    QTest::newRow("epoch ms") << "1796000000000" << qint64(1'796'000'000'000);
+    QTest::newRow("iso") << "2026-11-29T02:00:00Z" << qint64(1'795'917'600'000);
+    QTest::newRow("iso ms") << "2026-11-29T02:00:00.25Z" << qint64(1'795'917'600'250);
+    QTest::newRow("date") << "1970-01-02" << qint64(86'400'000);
+    QTest::newRow("now") << "now" << now;
+    QTest::newRow("-15m") << "-15m" << now - 900'000;
+    QTest::newRow("-1h") << "-1h" << now - 3'600'000;
+    QTest::newRow("-1.5d") << "-1.5d" << now - 129'600'000;
+    QTest::newRow("-90s") << "-90s" << now - 90'000;
+    QTest::newRow("no zone") << "2026-11-29T02:00:00" << qint64(-1);
+    QTest::newRow("offset") << "2026-11-29T02:00:00+01:00" << qint64(-1);
+    QTest::newRow("bad unit") << "-3w" << qint64(-1);
+    QTest::newRow("month 13") << "2026-13-01T00:00:00Z" << qint64(-1);
+    QTest::newRow("words") << "yesterday" << qint64(-1);
+    QTest::newRow("empty") << "" << qint64(-1);
+  }
+  void parsesTimes() {
+    QFETCH(QString, text);
+    QFETCH(qint64, expected);
+    const auto t = parseHistoryTime(text.toStdString(), 1'800'000'000'000);
+    if (expected < 0) {
+      QVERIFY2(!t, qPrintable(QString::number(t.value_or(0))));
+    } else {
+      QVERIFY(t.has_value());
+      QCOMPARE(qint64(*t), expected);
+    }
+  }
+
+  void formatsIso() {
+    QCOMPARE(formatIsoUtc(1'795'917'600'250), std::string("2026-11-29T02:00:00.250Z"));
+    QCOMPARE(formatIsoUtc(0), std::string("1970-01-01T00:00:00.000Z"));
+  }
+
+  void usageErrorsNameTheArgument_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("no subcommand") << QStringList{"history"} << "subcommand";
+    QTest::newRow("unknown subcommand") << QStringList{"history", "purge"} << "'purge'";
+    QTest::newRow("unknown flag") << QStringList{"history", "check", "--db", "x", "--fast"} << "'--fast'";
+    QTest::newRow("missing db") << QStringList{"history", "incidents"} << "--db";
+    QTest::newRow("missing value") << QStringList{"history", "check", "--db"} << "--db";
+    QTest::newRow("bad from") << QStringList{"history", "show", "--db", "x", "--from", "soon", "--to", "now"} << "--from";
+    QTest::newRow("missing to") << QStringList{"history", "show", "--db", "x", "--from", "-1h"} << "--to";
+    QTest::newRow("reversed") << QStringList{"history", "show", "--db", "x", "--from", "now", "--to", "-1h"} << "--to";
+    QTest::newRow("bad format") << QStringList{"history", "export", "--db", "x", "--from", "-1h", "--to", "now", "--format", "xml"}
+                                << "--format";
+    QTest::newRow("bad points") << QStringList{"history", "show", "--db", "x", "--from", "-1h", "--to", "now", "--points", "0"}
+                                << "--points";
+  }
+  void usageErrorsNameTheArgument() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, mentions);
+    std::vector<std::string> a;
+    for (const auto& s : args) a.push_back(s.toStdString());
+    std::string err;
+    QCOMPARE(run(a, nullptr, &err), 2);
+    QVERIFY2(QString::fromStdString(err).contains(mentions), err.c_str());
+  }
+
+  void checkReportsASoundFile() {
+    std::string out, err;
+    QCOMPARE(run({"history", "check", "--db", db_}, &out, &err), 0);
+    const QString o = QString::fromStdString(out);
+    QVERIFY2(o.contains("integrity       ok"), out.c_str());
+    QVERIFY2(o.contains("schema version  2"), out.c_str());
+    QVERIFY2(o.contains("rows samples    600"), out.c_str());
+    QVERIFY2(o.contains("2026-"), out.c_str());
+  }
+
+  void checkRefusesAMissingFile() {
+    std::string err;
+    QCOMPARE(run({"history", "check", "--db", db_ + ".nope"}, nullptr, &err), 1);
+    QVERIFY2(QString::fromStdString(err).contains("no such history file"), err.c_str());
+  }
+
+  void listsAndOpensIncidents() {
+    std::string out, err;
+    QCOMPARE(run({"history", "incidents", "--db", db_}, &out, &err), 0);
+    QVERIFY2(QString::fromStdString(out).contains("1 incident(s)"), out.c_str());
+    QVERIFY2(QString::fromStdString(out).contains("interactive"), out.c_str());
+    QCOMPARE(run({"history", "incidents", "--db", db_, "--id", "1"}, &out, &err), 0);
+    QVERIFY2(QString::fromStdString(out).contains("carol"), out.c_str());
+    QCOMPARE(run({"history", "incidents", "--db", db_, "--id", "77"}, &out, &err), 1);
+  }
+
+  void showsARange() {
+    std::string out, err;
+    QCOMPARE(run({"history", "show", "--db", db_, "--from", std::to_string(kT0), "--to", std::to_string(kT0 + 600'000),
+                  "--group", "interactive", "--points", "10"},
+                 &out, &err),
+             0);
+    QVERIFY2(QString::fromStdString(out).contains("(bucket 1m00s, 10 points)"), out.c_str());
+    QVERIFY2(QString::fromStdString(out).contains("1 event(s)"), out.c_str());
+  }
+
+  void exportsCsvAndJsonl() {
+    const std::string csvPath = dir_.filePath("out.csv").toStdString();
+    std::string out, err;
+    QCOMPARE(run({"history", "export", "--db", db_, "--from", std::to_string(kT0), "--to", std::to_string(kT0 + 601'000),
+                  "--format", "csv", "--out", csvPath},
+                 &out, &err),
+             0);
+    QFile f(QString::fromStdString(csvPath));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const auto lines = f.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), 601);  // header + 600
+    QVERIFY(lines[0].startsWith("ts_ms,group,"));
+    QVERIFY(lines[1].startsWith(QByteArray::number(kT0 + 1000) + ",interactive,,"));  // NaN -> empty field
+    QCOMPARE(run({"history", "export", "--db", db_, "--from", std::to_string(kT0), "--to", std::to_string(kT0 + 601'000),
+                  "--format", "jsonl", "--what", "events"},
+                 &out, &err),
+             0);
+    QVERIFY2(QString::fromStdString(out).contains("\"actor\":\"carol\""), out.c_str());
+    QCOMPARE(QString::fromStdString(out).count('\n'), 1);
+    // The database itself is never an export target.
+    QCOMPARE(run({"history", "export", "--db", db_, "--from", "-1h", "--to", "now", "--format", "csv", "--out", db_}, &out, &err),
+             2);
+  }
+
+ private:
+  QTemporaryDir dir_;
+  std::string db_;
+};
+
+QTEST_GUILESS_MAIN(TestHistoryCommand)
+#include "test_history_command.moc"
