@@ -1,0 +1,152 @@
+#include "chart_panel_widget.h"
+
+#include "chart_frame_builder.h"
+#include "sample_source.h"
+#include "time_chart_widget.h"
+
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <cstdlib>
+
+namespace tg::ui {
+
+ChartPanelWidget::ChartPanelWidget(QWidget* parent)
+    : QWidget(parent), windowCombo_(new QComboBox(this)), grid_(new QGridLayout), statsLabel_(new QLabel(this)),
+      timer_(new QTimer(this)) {
+  auto* top = new QHBoxLayout;
+  auto* windowLabel = new QLabel(tr("&Window:"), this);
+  windowLabel->setBuddy(windowCombo_);
+  windowCombo_->setObjectName(QStringLiteral("timeWindow"));
+  windowCombo_->addItem(tr("5 min"), kWindowsMs[0]);
+  windowCombo_->addItem(tr("15 min"), kWindowsMs[1]);
+  windowCombo_->addItem(tr("1 h"), kWindowsMs[2]);
+  windowCombo_->addItem(tr("6 h"), kWindowsMs[3]);
+  windowCombo_->setCurrentIndex(1);
+  top->addWidget(windowLabel);
+  top->addWidget(windowCombo_);
+  top->addSpacing(12);
+  top->addWidget(new QLabel(tr("Charts:"), this));
+
+  for (int k = 0; k < kChartKindCount; ++k) {
+    const auto kind = static_cast<ChartKind>(k);
+    charts_[k] = new TimeChartWidget(kind, this);
+    charts_[k]->setStats(&stats_);
+    auto* t = new QToolButton(this);
+    t->setObjectName(QStringLiteral("toggle_") + chartKey(kind));
+    t->setText(chartTitle(kind).section(QLatin1Char(' '), 0, 1).remove(QLatin1Char('(')));
+    t->setToolTip(tr("Show or hide: %1").arg(chartTitle(kind)));
+    t->setCheckable(true);
+    t->setChecked(true);
+    t->setFocusPolicy(Qt::StrongFocus);
+    toggles_[k] = t;
+    top->addWidget(t);
+    connect(t, &QToolButton::toggled, this, [this, kind](bool on) { setChartVisible(kind, on); });
+  }
+  top->addStretch(1);
+  statsLabel_->setObjectName(QStringLiteral("redrawStats"));
+  statsLabel_->setText(QStringLiteral("ⓘ"));
+  top->addWidget(statsLabel_);
+
+  grid_->setSpacing(4);
+  grid_->setContentsMargins(0, 0, 0, 0);
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(4, 4, 4, 4);
+  outer->addLayout(top);
+  outer->addLayout(grid_, 1);
+  relayout();
+
+  connect(windowCombo_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    setWindowMs(windowCombo_->itemData(i).toLongLong());
+  });
+  connect(timer_, &QTimer::timeout, this, &ChartPanelWidget::refresh);
+  timer_->start(250);
+}
+
+void ChartPanelWidget::setSource(SampleSource* source) {
+  source_ = source;
+  builtRevision_ = ~0ull;
+  refresh();
+}
+
+void ChartPanelWidget::setWindowMs(qint64 ms) {
+  qint64 best = kWindowsMs[0];
+  for (qint64 w : kWindowsMs)
+    if (std::llabs(w - ms) < std::llabs(best - ms)) best = w;
+  const int idx = windowCombo_->findData(best);
+  if (windowCombo_->currentIndex() != idx) windowCombo_->setCurrentIndex(idx);  // re-enters via signal
+  if (windowMs_ == best) return;
+  windowMs_ = best;
+  emit windowMsChanged(best);
+  refresh();
+}
+
+bool ChartPanelWidget::isChartVisible(ChartKind kind) const { return toggles_[int(kind)]->isChecked(); }
+
+void ChartPanelWidget::setChartVisible(ChartKind kind, bool visible) {
+  if (toggles_[int(kind)]->isChecked() != visible) {
+    toggles_[int(kind)]->setChecked(visible);  // re-enters via toggled
+    return;
+  }
+  relayout();
+  builtRevision_ = ~0ull;
+  emit chartVisibilityChanged();
+}
+
+void ChartPanelWidget::relayout() {
+  for (auto* c : charts_) grid_->removeWidget(c);
+  int n = 0;
+  for (int k = 0; k < kChartKindCount; ++k) {
+    const bool on = toggles_[k]->isChecked();
+    charts_[k]->setVisible(on);
+    if (!on) continue;
+    grid_->addWidget(charts_[k], n / 2, n % 2);
+    ++n;
+  }
+  for (int r = 0; r < 8; ++r) grid_->setRowStretch(r, r < (n + 1) / 2 ? 1 : 0);
+}
+
+void ChartPanelWidget::setRefreshIntervalMs(int ms) {
+  if (ms <= 0)
+    timer_->stop();
+  else
+    timer_->start(ms);
+}
+
+void ChartPanelWidget::refresh() {
+  const auto start = RedrawStats::nowNs();
+  stats_.addRedraw(start);
+  if (!source_) return;
+  const EpochMs end = source_->endMs();
+  if (end <= 0) return;
+  const EpochMs from = end - windowMs_;
+  int width = 0;
+  for (auto* c : charts_)
+    if (isChartVisible(c->kind())) width = std::max(width, c->plotWidthPx());
+
+  // Rebuilding needs new data, a new window or width; or the axis scrolled far past the data we hold.
+  const bool stale = source_->revision() != builtRevision_ || windowMs_ != builtWindowMs_ ||
+                     width != builtWidth_ || end - builtEndMs_ > windowMs_ / 10;
+  if (stale) {
+    const ChartFrames frames = ChartFrameBuilder::build(*source_, from, end);
+    for (int k = 0; k < kChartKindCount; ++k)
+      if (isChartVisible(ChartKind(k))) charts_[k]->setFrame(frames[k], from, end);
+    builtRevision_ = source_->revision();
+    builtWindowMs_ = windowMs_;
+    builtWidth_ = width;
+    builtEndMs_ = end;
+  } else {
+    for (auto* c : charts_)
+      if (isChartVisible(c->kind())) c->setTimeRange(from, end);
+  }
+  const auto now = RedrawStats::nowNs();
+  stats_.addWork(start, now - start);
+  statsLabel_->setToolTip(tr("Dashboard cost: %1").arg(stats_.summary(now)));
+}
+
+}  // namespace tg::ui

@@ -1,0 +1,65 @@
+// The dashboard's charts: one TimeChartWidget per ChartKind in a two-column grid, sharing one time window
+// (5 min / 15 min / 1 h / 6 h) that ends at the source's newest data. A 4 Hz timer moves every time axis;
+// data is rebuilt only when the source's revision, the window or the plot width changed. UI thread only.
+#pragma once
+
+#include "chart_frame.h"
+#include "redraw_stats.h"
+
+#include <QWidget>
+
+#include <array>
+
+class QComboBox;
+class QGridLayout;
+class QLabel;
+class QTimer;
+class QToolButton;
+
+namespace tg::ui {
+
+class SampleSource;
+class TimeChartWidget;
+
+class ChartPanelWidget : public QWidget {
+  Q_OBJECT
+ public:
+  static constexpr std::array<qint64, 4> kWindowsMs = {5 * 60'000, 15 * 60'000, 60 * 60'000, 6 * 3600'000};
+
+  explicit ChartPanelWidget(QWidget* parent = nullptr);
+
+  void setSource(SampleSource* source);  // not owned; must outlive this widget or be reset to null
+  qint64 windowMs() const { return windowMs_; }
+  void setWindowMs(qint64 ms);  // snapped to the nearest of kWindowsMs
+  bool isChartVisible(ChartKind kind) const;
+  void setChartVisible(ChartKind kind, bool visible);
+  TimeChartWidget* chart(ChartKind kind) const { return charts_[int(kind)]; }
+  RedrawStats& stats() { return stats_; }
+  void setRefreshIntervalMs(int ms);  // 250 by default; 0 stops the timer (tests call refresh())
+
+ public slots:
+  void refresh();
+
+ signals:
+  void windowMsChanged(qint64 ms);
+  void chartVisibilityChanged();
+
+ private:
+  void relayout();
+
+  SampleSource* source_ = nullptr;
+  std::array<TimeChartWidget*, kChartKindCount> charts_{};
+  std::array<QToolButton*, kChartKindCount> toggles_{};
+  QComboBox* windowCombo_;
+  QGridLayout* grid_;
+  QLabel* statsLabel_;
+  QTimer* timer_;
+  qint64 windowMs_ = 15 * 60'000;
+  std::uint64_t builtRevision_ = ~0ull;
+  qint64 builtWindowMs_ = 0;
+  int builtWidth_ = 0;
+  EpochMs builtEndMs_ = 0;
+  RedrawStats stats_;
+};
+
+}  // namespace tg::ui

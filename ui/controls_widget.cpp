@@ -1,0 +1,261 @@
+#include "controls_widget.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTimer>
+#include <QVBoxLayout>
+
+namespace tg::ui {
+
+namespace {
+
+QString tierLabel(int t) { return QStringLiteral("P%1").arg(t); }
+
+void linkSliderAndSpin(QSlider* slider, QSpinBox* spin) {
+  QObject::connect(slider, &QSlider::valueChanged, spin, &QSpinBox::setValue);
+  QObject::connect(spin, &QSpinBox::valueChanged, slider, &QSlider::setValue);
+}
+
+void setRangeFor(QSlider* slider, QSpinBox* spin, int value, int floorMax) {
+  const int max = std::max(floorMax, value * 2);
+  if (slider->maximum() < max || slider->maximum() > 4 * max) {
+    const QSignalBlocker a(slider), b(spin);
+    slider->setRange(1, max);
+    spin->setRange(1, 100000);
+  }
+}
+
+}  // namespace
+
+ControlsWidget::ControlsWidget(QWidget* parent)
+    : QWidget(parent), globalSlider_(new QSlider(Qt::Horizontal, this)), globalSpin_(new QSpinBox(this)),
+      groupSlider_(new QSlider(Qt::Horizontal, this)), groupSpin_(new QSpinBox(this)),
+      groupCombo_(new QComboBox(this)), pauseGroup_(new QPushButton(tr("Pause &group"), this)),
+      drain_(new QPushButton(tr("&Drain queue…"), this)), globalCommit_(new QTimer(this)),
+      groupCommit_(new QTimer(this)) {
+  confirm_ = [](QWidget* parent, const QString& title, const QString& text) {
+    return QMessageBox::question(parent, title, text, QMessageBox::Yes | QMessageBox::Cancel,
+                                 QMessageBox::Cancel) == QMessageBox::Yes;
+  };
+  for (QTimer* t : {globalCommit_, groupCommit_}) {
+    t->setSingleShot(true);
+    t->setInterval(400);
+  }
+
+  globalSlider_->setObjectName(QStringLiteral("globalConcurrencySlider"));
+  globalSpin_->setObjectName(QStringLiteral("globalConcurrency"));
+  groupSlider_->setObjectName(QStringLiteral("groupConcurrencySlider"));
+  groupSpin_->setObjectName(QStringLiteral("groupConcurrency"));
+  groupCombo_->setObjectName(QStringLiteral("controlGroup"));
+  pauseGroup_->setObjectName(QStringLiteral("pauseGroup"));
+  drain_->setObjectName(QStringLiteral("drainGroup"));
+  for (QSlider* s : {globalSlider_, groupSlider_}) {
+    s->setRange(1, 256);
+    s->setFocusPolicy(Qt::StrongFocus);
+  }
+  globalSpin_->setRange(1, 100000);
+  groupSpin_->setRange(1, 100000);
+  globalSpin_->setAccessibleName(tr("Global concurrency"));
+  groupSpin_->setAccessibleName(tr("Group concurrency"));
+  linkSliderAndSpin(globalSlider_, globalSpin_);
+  linkSliderAndSpin(groupSlider_, groupSpin_);
+
+  auto* globalBox = new QGroupBox(tr("All groups"), this);
+  auto* globalForm = new QFormLayout(globalBox);
+  auto* globalRow = new QHBoxLayout;
+  globalRow->addWidget(globalSlider_, 1);
+  globalRow->addWidget(globalSpin_);
+  auto* globalLabel = new QLabel(tr("&Concurrency"), globalBox);
+  globalLabel->setBuddy(globalSpin_);
+  globalForm->addRow(globalLabel, globalRow);
+  auto* globalPauseRow = new QHBoxLayout;
+  for (int t = 0; t < kTierCount; ++t) {
+    auto* b = new QPushButton(tr("Pause %1").arg(tierLabel(t)), globalBox);
+    b->setObjectName(QStringLiteral("pauseGlobal_P%1").arg(t));
+    b->setCheckable(true);
+    b->setToolTip(tr("Hold every group's %1 queue; requests wait until resumed").arg(tierLabel(t)));
+    globalPause_[t] = b;
+    globalPauseRow->addWidget(b);
+    connect(b, &QPushButton::clicked, this, [this, t, b](bool on) { pauseTier(Tier(t), on, {}, b); });
+  }
+  globalForm->addRow(tr("Tiers"), globalPauseRow);
+
+  auto* groupBox = new QGroupBox(tr("One group"), this);
+  auto* groupForm = new QFormLayout(groupBox);
+  auto* groupLabel = new QLabel(tr("G&roup"), groupBox);
+  groupLabel->setBuddy(groupCombo_);
+  groupForm->addRow(groupLabel, groupCombo_);
+  auto* groupRow = new QHBoxLayout;
+  groupRow->addWidget(groupSlider_, 1);
+  groupRow->addWidget(groupSpin_);
+  auto* groupConcLabel = new QLabel(tr("Co&ncurrency"), groupBox);
+  groupConcLabel->setBuddy(groupSpin_);
+  groupForm->addRow(groupConcLabel, groupRow);
+  auto* groupPauseRow = new QHBoxLayout;
+  for (int t = 0; t < kTierCount; ++t) {
+    auto* b = new QPushButton(tr("Pause %1").arg(tierLabel(t)), groupBox);
+    b->setObjectName(QStringLiteral("pauseGroup_P%1").arg(t));
+    b->setCheckable(true);
+    groupTierPause_[t] = b;
+    groupPauseRow->addWidget(b);
+    connect(b, &QPushButton::clicked, this,
+            [this, t, b](bool on) { pauseTier(Tier(t), on, selectedGroup().toStdString(), b); });
+  }
+  groupForm->addRow(tr("Tiers"), groupPauseRow);
+  auto* groupActions = new QHBoxLayout;
+  pauseGroup_->setCheckable(true);
+  groupActions->addWidget(pauseGroup_);
+  groupActions->addWidget(drain_);
+  groupForm->addRow(QString(), groupActions);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(globalBox);
+  layout->addWidget(groupBox);
+  layout->addStretch(1);
+
+  // Any change restarts the quiet timer; Enter in the spin box commits at once.
+  connect(globalSpin_, &QSpinBox::valueChanged, this, [this] { globalCommit_->start(); });
+  connect(groupSpin_, &QSpinBox::valueChanged, this, [this] { groupCommit_->start(); });
+  connect(globalSpin_, &QSpinBox::editingFinished, this, &ControlsWidget::commitGlobal);
+  connect(groupSpin_, &QSpinBox::editingFinished, this, &ControlsWidget::commitGroup);
+  connect(globalCommit_, &QTimer::timeout, this, &ControlsWidget::commitGlobal);
+  connect(groupCommit_, &QTimer::timeout, this, &ControlsWidget::commitGroup);
+
+  connect(groupCombo_, &QComboBox::currentIndexChanged, this, [this] {
+    groupCommit_->stop();
+    if (lastSnapshot_) setSnapshot(lastSnapshot_);
+  });
+  connect(pauseGroup_, &QPushButton::clicked, this, [this](bool on) {
+    if (commands_ && !selectedGroup().isEmpty()) commands_->setGroupPaused(selectedGroup().toStdString(), on);
+  });
+  connect(drain_, &QPushButton::clicked, this, [this] {
+    const QString g = selectedGroup();
+    if (!commands_ || g.isEmpty()) return;
+    if (!confirm_(this, tr("Drain %1").arg(g),
+                  tr("Cancel every request queued for %1? Requests in flight finish.").arg(g)))
+      return;
+    commands_->drainGroup(g.toStdString());
+  });
+  syncEnabled();
+}
+
+void ControlsWidget::setCommands(OperatorCommands* commands) {
+  commands_ = commands;
+  syncEnabled();
+}
+
+void ControlsWidget::setConfirm(ConfirmFn confirm) { confirm_ = std::move(confirm); }
+
+void ControlsWidget::setCommitDelayMs(int ms) {
+  globalCommit_->setInterval(ms);
+  groupCommit_->setInterval(ms);
+}
+
+void ControlsWidget::syncEnabled() {
+  const bool on = commands_ != nullptr;
+  for (QWidget* w : findChildren<QWidget*>()) {
+    if (qobject_cast<QSlider*>(w) || qobject_cast<QSpinBox*>(w) || qobject_cast<QPushButton*>(w))
+      w->setEnabled(on);
+  }
+  if (!on) setToolTip(tr("Read-only: no engine attached"));
+  else setToolTip(QString());
+}
+
+QString ControlsWidget::selectedGroup() const { return groupCombo_->currentText(); }
+
+void ControlsWidget::selectGroup(const QString& group) {
+  const int i = groupCombo_->findText(group);
+  if (i >= 0) groupCombo_->setCurrentIndex(i);
+}
+
+void ControlsWidget::pauseTier(Tier tier, bool paused, const std::string& group, QPushButton* button) {
+  if (!commands_) return;
+  if (paused && tier == Tier::P0) {
+    const QString where = group.empty() ? tr("every group") : QString::fromStdString(group);
+    if (!confirm_(this, tr("Pause P0"),
+                  tr("Pause the highest-priority tier (P0) for %1? Interactive traffic will wait.").arg(where))) {
+      button->setChecked(false);
+      return;
+    }
+  }
+  commands_->setTierPaused(tier, paused, group);
+  button->setText(paused ? tr("Resume %1").arg(tierLabel(int(tier))) : tr("Pause %1").arg(tierLabel(int(tier))));
+}
+
+void ControlsWidget::commitGlobal() {
+  globalCommit_->stop();
+  if (!commands_ || globalSpin_->value() == globalShown_) return;
+  globalShown_ = globalSpin_->value();
+  commands_->setGlobalConcurrency(globalSpin_->value());
+}
+
+void ControlsWidget::commitGroup() {
+  groupCommit_->stop();
+  const std::string g = selectedGroup().toStdString();
+  if (!commands_ || g.empty()) return;
+  auto it = groupShown_.find(g);
+  if (it != groupShown_.end() && it->second == groupSpin_->value()) return;
+  groupShown_[g] = groupSpin_->value();
+  commands_->setGroupConcurrency(g, groupSpin_->value());
+}
+
+void ControlsWidget::setSnapshot(const SnapshotPtr& ptr) {
+  if (!ptr) return;
+  lastSnapshot_ = ptr;
+  const EngineSnapshot& snapshot = *ptr;
+
+  // Groups
+  QStringList names;
+  for (const auto& g : snapshot.groups) names << QString::fromStdString(g.group);
+  QStringList existing;
+  for (int i = 0; i < groupCombo_->count(); ++i) existing << groupCombo_->itemText(i);
+  if (names != existing) {
+    const QString current = selectedGroup();
+    const QSignalBlocker block(groupCombo_);
+    groupCombo_->clear();
+    groupCombo_->addItems(names);
+    const int i = groupCombo_->findText(current);
+    groupCombo_->setCurrentIndex(i < 0 ? 0 : i);
+  }
+
+  auto showValue = [](QSlider* slider, QSpinBox* spin, QTimer* pending, int value, int floorMax) {
+    if (pending->isActive() || spin->hasFocus() || slider->isSliderDown()) return;
+    setRangeFor(slider, spin, value, floorMax);
+    const QSignalBlocker a(slider), b(spin);
+    spin->setValue(value);
+    slider->setValue(value);
+  };
+  if (!globalCommit_->isActive() && !globalSpin_->hasFocus()) globalShown_ = snapshot.globalConcurrencyLimit;
+  showValue(globalSlider_, globalSpin_, globalCommit_, snapshot.globalConcurrencyLimit, 256);
+
+  for (int t = 0; t < kTierCount; ++t) {
+    globalPause_[t]->setChecked(snapshot.tierPaused[t]);
+    globalPause_[t]->setText(snapshot.tierPaused[t] ? tr("Resume %1").arg(tierLabel(t))
+                                                    : tr("Pause %1").arg(tierLabel(t)));
+  }
+
+  const GroupSnapshot* g = snapshot.find(selectedGroup().toStdString());
+  for (QWidget* w : std::initializer_list<QWidget*>{groupSlider_, groupSpin_, pauseGroup_, drain_})
+    w->setEnabled(commands_ && g);
+  for (auto* b : groupTierPause_) b->setEnabled(commands_ && g);
+  if (!g) return;
+  if (!groupCommit_->isActive() && !groupSpin_->hasFocus()) groupShown_[g->group] = g->concurrencyCeiling;
+  showValue(groupSlider_, groupSpin_, groupCommit_, g->concurrencyCeiling, 64);
+  for (int t = 0; t < kTierCount; ++t) {
+    groupTierPause_[t]->setChecked(g->tierPaused[t]);
+    groupTierPause_[t]->setText(g->tierPaused[t] ? tr("Resume %1").arg(tierLabel(t))
+                                                 : tr("Pause %1").arg(tierLabel(t)));
+  }
+  pauseGroup_->setChecked(g->paused);
+  pauseGroup_->setText(g->paused ? tr("Resume &group") : tr("Pause &group"));
+}
+
+}  // namespace tg::ui

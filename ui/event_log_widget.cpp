@@ -1,0 +1,81 @@
+#include "event_log_widget.h"
+
+#include "event_filter_proxy_model.h"
+#include "event_log_model.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace tg::ui {
+
+EventLogWidget::EventLogWidget(EventLogModel* model, QWidget* parent)
+    : QWidget(parent), model_(model), proxy_(new EventFilterProxyModel(this)), view_(new QTableView(this)),
+      groupCombo_(new QComboBox(this)), kindCombo_(new QComboBox(this)), severityCombo_(new QComboBox(this)) {
+  proxy_->setSourceModel(model_);
+  view_->setObjectName(QStringLiteral("eventTable"));
+  view_->setModel(proxy_);
+  view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view_->setAlternatingRowColors(true);
+  view_->verticalHeader()->hide();
+  view_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 4);
+  view_->horizontalHeader()->setStretchLastSection(true);
+  view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+  view_->setColumnWidth(EventLogModel::Time, fontMetrics().horizontalAdvance(QStringLiteral("00:00:00.000")) + 16);
+  view_->setColumnWidth(EventLogModel::Kind, fontMetrics().horizontalAdvance(QStringLiteral("BreakerTransition")) + 16);
+  view_->setWordWrap(false);
+
+  groupCombo_->setObjectName(QStringLiteral("eventGroupFilter"));
+  groupCombo_->addItem(tr("All groups"), QString());
+  kindCombo_->setObjectName(QStringLiteral("eventKindFilter"));
+  kindCombo_->addItem(tr("All kinds"), -1);
+  for (int k = int(EventKind::EngineStart); k <= int(EventKind::HistoryGap); ++k) {
+    const auto name = eventKindName(EventKind(k));
+    kindCombo_->addItem(QString::fromLatin1(name.data(), int(name.size())), k);
+  }
+  severityCombo_->setObjectName(QStringLiteral("eventSeverityFilter"));
+  severityCombo_->addItem(tr("Info and up"), int(Severity::Info));
+  severityCombo_->addItem(tr("Warnings and errors"), int(Severity::Warn));
+  severityCombo_->addItem(tr("Errors"), int(Severity::Error));
+
+  auto* filters = new QHBoxLayout;
+  auto* label = new QLabel(tr("&Filter:"), this);
+  label->setBuddy(groupCombo_);
+  filters->addWidget(label);
+  filters->addWidget(groupCombo_);
+  filters->addWidget(kindCombo_);
+  filters->addWidget(severityCombo_);
+  filters->addStretch(1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addLayout(filters);
+  layout->addWidget(view_, 1);
+
+  connect(groupCombo_, &QComboBox::currentIndexChanged, this,
+          [this](int i) { proxy_->setGroupFilter(groupCombo_->itemData(i).toString()); });
+  connect(kindCombo_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    const int k = kindCombo_->itemData(i).toInt();
+    proxy_->setKindFilter(k < 0 ? std::nullopt : std::optional<EventKind>(EventKind(k)));
+  });
+  connect(severityCombo_, &QComboBox::currentIndexChanged, this,
+          [this](int i) { proxy_->setMinSeverity(Severity(severityCombo_->itemData(i).toInt())); });
+}
+
+void EventLogWidget::setGroups(const QStringList& groups) {
+  const QString current = groupCombo_->currentData().toString();
+  QStringList existing;
+  for (int i = 1; i < groupCombo_->count(); ++i) existing << groupCombo_->itemData(i).toString();
+  if (existing == groups) return;
+  groupCombo_->blockSignals(true);
+  while (groupCombo_->count() > 1) groupCombo_->removeItem(1);
+  for (const QString& g : groups) groupCombo_->addItem(g, g);
+  const int idx = groupCombo_->findData(current);
+  groupCombo_->setCurrentIndex(idx < 0 ? 0 : idx);
+  groupCombo_->blockSignals(false);
+  proxy_->setGroupFilter(groupCombo_->currentData().toString());
+}
+
+}  // namespace tg::ui

@@ -1,0 +1,267 @@
+#include "main_window.h"
+
+#include "chart_frame_builder.h"
+#include "chart_panel_widget.h"
+#include "event_log_model.h"
+#include "event_log_widget.h"
+#include "group_card_widget.h"
+#include "sample_source.h"
+#include "workload_controller.h"
+#include "workload_panel_widget.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QLabel>
+#include <QLocale>
+#include <QMenuBar>
+#include <QScrollArea>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTimer>
+#include <QVBoxLayout>
+
+namespace tg::ui {
+
+namespace {
+
+constexpr auto kSettingsGroup = "dashboard";
+
+QString engineStateName(EngineState s) {
+  switch (s) {
+    case EngineState::Stopped: return QObject::tr("stopped");
+    case EngineState::Running: return QObject::tr("running");
+    case EngineState::Draining: return QObject::tr("draining");
+  }
+  return {};
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), charts_(new ChartPanelWidget(this)), controls_(new ControlsWidget(this)),
+      eventModel_(new EventLogModel(this)), eventWidget_(new EventLogWidget(eventModel_, this)),
+      workload_(new WorkloadPanelWidget(this)), cardsHost_(new QWidget(this)),
+      cardsLayout_(new QVBoxLayout(cardsHost_)), upstreamLabel_(new QLabel(this)), stateLabel_(new QLabel(this)),
+      historyLabel_(new QLabel(this)), ageLabel_(new QLabel(this)), timer_(new QTimer(this)) {
+  setObjectName(QStringLiteral("tollgateMainWindow"));
+  setWindowTitle(tr("Tollgate"));
+  setDockOptions(AnimatedDocks | AllowNestedDocks | AllowTabbedDocks);
+  setCentralWidget(charts_);
+
+  cardsLayout_->setContentsMargins(4, 4, 4, 4);
+  cardsLayout_->setSpacing(4);
+  cardsLayout_->addStretch(1);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setWidget(cardsHost_);
+  scroll->setMinimumWidth(300);
+
+  auto addDock = [this](const QString& title, const char* name, QWidget* w, Qt::DockWidgetArea area) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(QLatin1String(name));
+    dock->setWidget(w);
+    addDockWidget(area, dock);
+    return dock;
+  };
+  auto* cardsDock = addDock(tr("Groups"), "groupsDock", scroll, Qt::LeftDockWidgetArea);
+  auto* controlsDock = addDock(tr("Controls"), "controlsDock", controls_, Qt::RightDockWidgetArea);
+  workloadDock_ = addDock(tr("Workload"), "workloadDock", workload_, Qt::RightDockWidgetArea);
+  auto* eventsDock = addDock(tr("Events"), "eventsDock", eventWidget_, Qt::BottomDockWidgetArea);
+  workloadDock_->setVisible(false);
+  resizeDocks({cardsDock, controlsDock}, {320, 330}, Qt::Horizontal);
+  resizeDocks({eventsDock}, {200}, Qt::Vertical);
+
+  auto* view = menuBar()->addMenu(tr("&View"));
+  auto* windows = new QActionGroup(this);
+  const QStringList windowNames = {tr("Last &5 minutes"), tr("Last 1&5 minutes"), tr("Last &hour"),
+                                   tr("Last &6 hours")};
+  for (int i = 0; i < 4; ++i) {
+    auto* a = view->addAction(windowNames[i]);
+    a->setCheckable(true);
+    a->setShortcut(QKeySequence(Qt::ALT | Qt::Key(Qt::Key_1 + i)));
+    a->setData(ChartPanelWidget::kWindowsMs[i]);
+    windows->addAction(a);
+    connect(a, &QAction::triggered, this, [this, i] { charts_->setWindowMs(ChartPanelWidget::kWindowsMs[i]); });
+  }
+  connect(charts_, &ChartPanelWidget::windowMsChanged, this, [windows](qint64 ms) {
+    for (QAction* a : windows->actions()) a->setChecked(a->data().toLongLong() == ms);
+  });
+  view->addSeparator();
+  for (QDockWidget* d : {cardsDock, controlsDock, workloadDock_, eventsDock}) view->addAction(d->toggleViewAction());
+
+  for (QLabel* l : {upstreamLabel_, stateLabel_, historyLabel_, ageLabel_}) statusBar()->addWidget(l);
+  upstreamLabel_->setObjectName(QStringLiteral("statusUpstream"));
+  stateLabel_->setObjectName(QStringLiteral("statusState"));
+  historyLabel_->setObjectName(QStringLiteral("statusHistory"));
+  ageLabel_->setObjectName(QStringLiteral("statusAge"));
+  setUpstreamName(QString());
+
+  resize(1400, 900);
+  restoreSettings();
+  connect(charts_, &ChartPanelWidget::windowMsChanged, this, [this] { saveSettings(); });
+  connect(charts_, &ChartPanelWidget::chartVisibilityChanged, this, [this] { saveSettings(); });
+  connect(timer_, &QTimer::timeout, this, &MainWindow::refresh);
+  timer_->start(250);
+  updateStatus();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::setSource(SampleSource* source) {
+  if (source_) disconnect(source_, nullptr, this, nullptr);
+  source_ = source;
+  charts_->setSource(source);
+  shownSnapshot_.reset();
+  if (source_) {
+    connect(source_, &SampleSource::eventAdded, eventModel_, &EventLogModel::addEvent);
+    connect(source_, &SampleSource::reset, this, &MainWindow::reloadEvents);
+  }
+  reloadEvents();
+  refresh();
+}
+
+void MainWindow::reloadEvents() {
+  if (!source_) {
+    eventModel_->clear();
+    return;
+  }
+  eventModel_->setEvents(source_->events(0, std::numeric_limits<EpochMs>::max()));
+}
+
+void MainWindow::setCommands(OperatorCommands* commands) { controls_->setCommands(commands); }
+
+void MainWindow::setWorkloadController(WorkloadController* controller) {
+  workload_->setController(controller);
+  workloadDock_->setVisible(controller != nullptr);
+  workloadDock_->toggleViewAction()->setEnabled(controller != nullptr);
+}
+
+void MainWindow::setUpstreamName(const QString& name) {
+  upstreamLabel_->setText(tr("Upstream: %1").arg(name.isEmpty() ? tr("–") : name));
+}
+
+void MainWindow::setHistoryInfoProvider(std::function<HistoryInfo()> provider) {
+  historyInfo_ = std::move(provider);
+  sinceHistoryPoll_.invalidate();
+  updateStatus();
+}
+
+void MainWindow::setConfirm(ControlsWidget::ConfirmFn confirm) { controls_->setConfirm(std::move(confirm)); }
+
+GroupCardWidget* MainWindow::card(const QString& group) const {
+  auto it = cards_.find(group);
+  return it == cards_.end() ? nullptr : it->second;
+}
+
+void MainWindow::rebuildCards(const std::vector<std::string>& groups) {
+  if (groups == cardGroups_) return;
+  cardGroups_ = groups;
+  for (auto& [name, card] : cards_) delete card;
+  cards_.clear();
+  QStringList names;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const QString g = QString::fromStdString(groups[i]);
+    auto* card = new GroupCardWidget(g, ChartFrameBuilder::groupColor(int(i)), cardsHost_);
+    cardsLayout_->insertWidget(int(i), card);
+    cards_[g] = card;
+    names << g;
+  }
+  eventWidget_->setGroups(names);
+}
+
+void MainWindow::refresh() {
+  if (source_) {
+    const SnapshotPtr snap = source_->latestSnapshot();
+    if (snap && snap != shownSnapshot_) {
+      shownSnapshot_ = snap;
+      sinceSnapshot_.start();
+      // Cards follow the source's group order, so their colors match the chart lines.
+      std::vector<std::string> groups = source_->groups();
+      for (const auto& g : snap->groups)
+        if (std::find(groups.begin(), groups.end(), g.group) == groups.end()) groups.push_back(g.group);
+      rebuildCards(groups);
+      for (const auto& g : snap->groups) {
+        GroupCardWidget* c = card(QString::fromStdString(g.group));
+        if (!c) continue;
+        Sample last;
+        bool haveLast = false;
+        source_->forEachSample(g.group, snap->tsMs - 5000, snap->tsMs, [&](const Sample& s) {
+          last = s;
+          haveLast = true;
+        });
+        c->setState(g, haveLast ? &last : nullptr, snap->tsMs);
+      }
+      controls_->setSnapshot(snap);
+    } else if (!snap && !source_->groups().empty()) {
+      rebuildCards(source_->groups());
+    }
+  }
+  updateStatus();
+}
+
+void MainWindow::updateStatus() {
+  if (shownSnapshot_) {
+    stateLabel_->setText(tr("Engine: %1 · in flight %2 / %3")
+                             .arg(engineStateName(shownSnapshot_->state))
+                             .arg(shownSnapshot_->globalInFlight)
+                             .arg(shownSnapshot_->globalConcurrencyLimit));
+    const double age = sinceSnapshot_.isValid() ? sinceSnapshot_.elapsed() / 1000.0 : 0;
+    ageLabel_->setText(age < 2 ? tr("Last snapshot: just now")
+                               : tr("Last snapshot: %1 s ago ⚠").arg(age, 0, 'f', 0));
+  } else {
+    stateLabel_->setText(tr("Engine: –"));
+    ageLabel_->setText(tr("Last snapshot: none"));
+  }
+  if (historyInfo_ && (!sinceHistoryPoll_.isValid() || sinceHistoryPoll_.elapsed() >= 1000)) {
+    sinceHistoryPoll_.start();
+    const HistoryInfo h = historyInfo_();
+    if (h.path.isEmpty())
+      historyLabel_->setText(tr("History: off"));
+    else
+      historyLabel_->setText(tr("History: %1 (%2)").arg(h.path, h.bytes < 0 ? tr("size unknown")
+                                                                           : QLocale().formattedDataSize(h.bytes)));
+  } else if (!historyInfo_) {
+    historyLabel_->setText(tr("History: off"));
+  }
+}
+
+QString MainWindow::statusText() const {
+  return QStringList{upstreamLabel_->text(), stateLabel_->text(), historyLabel_->text(), ageLabel_->text()}.join(
+      QStringLiteral(" | "));
+}
+
+void MainWindow::saveSettings() const {
+  QSettings s;
+  s.beginGroup(QLatin1String(kSettingsGroup));
+  s.setValue(QStringLiteral("geometry"), saveGeometry());
+  s.setValue(QStringLiteral("state"), saveState());
+  s.setValue(QStringLiteral("windowMs"), charts_->windowMs());
+  QStringList visible;
+  for (int k = 0; k < kChartKindCount; ++k)
+    if (charts_->isChartVisible(ChartKind(k))) visible << chartKey(ChartKind(k));
+  s.setValue(QStringLiteral("charts"), visible.isEmpty() ? QStringList{QStringLiteral("none")} : visible);
+  s.endGroup();
+}
+
+void MainWindow::restoreSettings() {
+  QSettings s;
+  s.beginGroup(QLatin1String(kSettingsGroup));
+  if (s.contains(QStringLiteral("geometry"))) restoreGeometry(s.value(QStringLiteral("geometry")).toByteArray());
+  if (s.contains(QStringLiteral("state"))) restoreState(s.value(QStringLiteral("state")).toByteArray());
+  if (s.contains(QStringLiteral("windowMs"))) charts_->setWindowMs(s.value(QStringLiteral("windowMs")).toLongLong());
+  if (s.contains(QStringLiteral("charts"))) {
+    const QStringList visible = s.value(QStringLiteral("charts")).toStringList();
+    for (int k = 0; k < kChartKindCount; ++k)
+      charts_->setChartVisible(ChartKind(k), visible.contains(chartKey(ChartKind(k))));
+  }
+  s.endGroup();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  saveSettings();
+  QMainWindow::closeEvent(event);
+}
+
+}  // namespace tg::ui

@@ -1,0 +1,98 @@
+// The operator dashboard: charts in the middle, group cards on the left, controls and workload on the
+// right, the event log at the bottom, status bar below. Reads a SampleSource (live or history); operator
+// controls go through OperatorCommands. Geometry, dock layout, chart selection and time window persist in
+// QSettings (group "dashboard"). UI thread only.
+#pragma once
+
+#include "controls_widget.h"
+#include "snapshot.h"
+
+#include <QElapsedTimer>
+#include <QMainWindow>
+
+#include <functional>
+#include <map>
+
+class QLabel;
+class QTimer;
+class QVBoxLayout;
+
+namespace tg::ui {
+
+class ChartPanelWidget;
+class EventLogModel;
+class EventLogWidget;
+class GroupCardWidget;
+class SampleSource;
+class WorkloadController;
+class WorkloadPanelWidget;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  struct HistoryInfo {
+    QString path;      // empty = no history
+    qint64 bytes = -1; // -1 = unknown
+  };
+
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Not owned; must outlive the window (or be replaced first). Resets charts, cards and the event log.
+  void setSource(SampleSource* source);
+  // Not owned; null = read-only dashboard (replay).
+  void setCommands(OperatorCommands* commands);
+  // Not owned; null hides the workload panel.
+  void setWorkloadController(WorkloadController* controller);
+  void setUpstreamName(const QString& name);
+  // Called about once per second on the UI thread; keep it cheap (a file size, not a query).
+  void setHistoryInfoProvider(std::function<HistoryInfo()> provider);
+  // Replaces the QMessageBox confirmation of risky actions (pausing P0, draining).
+  void setConfirm(ControlsWidget::ConfirmFn confirm);
+
+  ChartPanelWidget* charts() const { return charts_; }
+  ControlsWidget* controls() const { return controls_; }
+  EventLogModel* eventLog() const { return eventModel_; }
+  EventLogWidget* eventLogWidget() const { return eventWidget_; }
+  WorkloadPanelWidget* workloadPanel() const { return workload_; }
+  GroupCardWidget* card(const QString& group) const;
+  QString statusText() const;  // the status bar's fields joined by " | "
+
+  void saveSettings() const;
+  void restoreSettings();
+
+ public slots:
+  // Cards, controls and status from the source's newest snapshot. Runs on a 4 Hz timer.
+  void refresh();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void rebuildCards(const std::vector<std::string>& groups);
+  void reloadEvents();
+  void updateStatus();
+
+  SampleSource* source_ = nullptr;
+  ChartPanelWidget* charts_;
+  ControlsWidget* controls_;
+  EventLogModel* eventModel_;
+  EventLogWidget* eventWidget_;
+  WorkloadPanelWidget* workload_;
+  QDockWidget* workloadDock_ = nullptr;
+  QWidget* cardsHost_;
+  QVBoxLayout* cardsLayout_;
+  std::map<QString, GroupCardWidget*> cards_;
+  std::vector<std::string> cardGroups_;
+  QLabel* upstreamLabel_;
+  QLabel* stateLabel_;
+  QLabel* historyLabel_;
+  QLabel* ageLabel_;
+  QTimer* timer_;
+  std::function<HistoryInfo()> historyInfo_;
+  SnapshotPtr shownSnapshot_;
+  QElapsedTimer sinceSnapshot_;
+  QElapsedTimer sinceHistoryPoll_;
+};
+
+}  // namespace tg::ui

@@ -1,0 +1,370 @@
+#include "time_chart_widget.h"
+
+#include "chart_frame_builder.h"
+#include "min_max_decimator.h"
+#include "redraw_stats.h"
+
+#include <QAreaSeries>
+#include <QCategoryAxis>
+#include <QDateTime>
+#include <QDateTimeAxis>
+#include <QGraphicsLayout>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QMouseEvent>
+#include <QToolTip>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tg::ui {
+
+namespace {
+
+constexpr std::size_t kMaxSegments = 256;  // beyond this, the rest of a line is drawn as one segment
+constexpr double kBandLow = 0.15, kBandHigh = 0.85;
+
+double niceCeiling(double v) {
+  if (!(v > 0)) return 1;
+  const double mag = std::pow(10.0, std::floor(std::log10(v)));
+  for (double step : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (step * mag >= v) return step * mag;
+  return 10 * mag;
+}
+
+QString stateLabel(BreakerState s) {
+  switch (s) {
+    case BreakerState::Closed: return QObject::tr("closed");
+    case BreakerState::HalfOpen: return QObject::tr("half-open");
+    case BreakerState::Open: return QObject::tr("open");
+  }
+  return {};
+}
+
+QString formatValue(double v) {
+  if (std::isnan(v)) return QStringLiteral("–");
+  if (std::fabs(v) >= 100 || v == std::floor(v)) return QString::number(v, 'f', 0);
+  return QString::number(v, 'f', 1);
+}
+
+}  // namespace
+
+TimeChartWidget::TimeChartWidget(ChartKind kind, QWidget* parent)
+    : QChartView(parent), kind_(kind), chart_(new QChart), xAxis_(new QDateTimeAxis) {
+  setChart(chart_);  // the view owns the chart
+  setObjectName(QStringLiteral("chart_") + chartKey(kind));
+  setRenderHint(QPainter::Antialiasing, true);
+  setMouseTracking(true);
+  setMinimumSize(240, 150);
+  setToolTip(chartDescription(kind));
+  setFocusPolicy(Qt::NoFocus);
+
+  chart_->setTitle(chartTitle(kind));
+  QFont titleFont = font();
+  titleFont.setBold(true);
+  chart_->setTitleFont(titleFont);
+  chart_->setMargins(QMargins(4, 2, 4, 2));
+  chart_->layout()->setContentsMargins(0, 0, 0, 0);
+  chart_->setBackgroundRoundness(0);
+  chart_->legend()->setAlignment(Qt::AlignTop);
+  QFont small = font();
+  small.setPointSizeF(std::max(6.0, small.pointSizeF() - 1));
+  chart_->legend()->setFont(small);
+  chart_->legend()->hide();
+
+  xAxis_->setFormat(QStringLiteral("hh:mm:ss"));
+  xAxis_->setTickCount(6);
+  xAxis_->setLabelsFont(small);
+  chart_->addAxis(xAxis_, Qt::AlignBottom);
+  if (kind == ChartKind::Breaker) {
+    yBands_ = new QCategoryAxis;
+    yBands_->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
+    yBands_->setLabelsFont(small);
+    yBands_->setRange(0, 1);
+    chart_->addAxis(yBands_, Qt::AlignLeft);
+  } else {
+    yAxis_ = new QValueAxis;
+    yAxis_->setLabelFormat(QStringLiteral("%g"));
+    yAxis_->setTickCount(5);
+    yAxis_->setLabelsFont(small);
+    yAxis_->setRange(0, 1);
+    chart_->addAxis(yAxis_, Qt::AlignLeft);
+    yRight_ = new QValueAxis;
+    yRight_->setLabelFormat(QStringLiteral("%g"));
+    yRight_->setTickCount(5);
+    yRight_->setLabelsFont(small);
+    yRight_->setGridLineVisible(false);
+    yRight_->setRange(0, 1);
+    chart_->addAxis(yRight_, Qt::AlignRight);
+    yRight_->hide();
+  }
+  applyPalette();
+}
+
+void TimeChartWidget::applyPalette() {
+  const QPalette pal = palette();
+  setBackgroundBrush(pal.brush(QPalette::Window));
+  chart_->setBackgroundBrush(pal.brush(QPalette::Base));
+  chart_->setBackgroundPen(QPen(pal.color(QPalette::Mid), 1));
+  chart_->setTitleBrush(pal.brush(QPalette::WindowText));
+  chart_->legend()->setLabelColor(pal.color(QPalette::Text));
+  QColor grid = pal.color(QPalette::Text);
+  grid.setAlpha(40);
+  for (QAbstractAxis* axis : chart_->axes()) {
+    axis->setLabelsBrush(pal.brush(QPalette::Text));
+    axis->setTitleBrush(pal.brush(QPalette::Text));
+    axis->setGridLineColor(grid);
+    axis->setLinePenColor(pal.color(QPalette::Mid));
+  }
+}
+
+void TimeChartWidget::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::PaletteChange) applyPalette();
+  QChartView::changeEvent(event);
+}
+
+int TimeChartWidget::plotWidthPx() const {
+  const int w = int(chart_->plotArea().width());
+  return w > 10 ? w : std::max(100, width() - 80);
+}
+
+QLineSeries* TimeChartWidget::newSegmentSeries(const LineData& spec, bool showInLegend) {
+  auto* s = new QLineSeries;
+  s->setName(spec.name);
+  QPen pen(spec.color, spec.style == Qt::SolidLine ? 2.0 : 1.5, spec.style);
+  s->setPen(pen);
+  chart_->addSeries(s);  // the chart owns the series
+  s->attachAxis(xAxis_);
+  s->attachAxis(spec.rightAxis ? yRight_ : yAxis_);
+  for (QLegendMarker* m : chart_->legend()->markers(s)) m->setVisible(showInLegend);
+  return s;
+}
+
+void TimeChartWidget::setTimeRange(EpochMs fromMs, EpochMs toMs) {
+  if (toMs <= fromMs) toMs = fromMs + 1000;
+  fromMs_ = fromMs;
+  toMs_ = toMs;
+  xAxis_->setFormat(toMs - fromMs > 30 * 60 * 1000 ? QStringLiteral("hh:mm") : QStringLiteral("hh:mm:ss"));
+  xAxis_->setRange(QDateTime::fromMSecsSinceEpoch(fromMs), QDateTime::fromMSecsSinceEpoch(toMs));
+}
+
+void TimeChartWidget::setFrame(const ChartFrame& frame, EpochMs fromMs, EpochMs toMs) {
+  setTimeRange(fromMs, toMs);
+  markers_ = frame.markers;
+  const double bucketMs = double(toMs_ - fromMs_) / std::max(1, plotWidthPx());
+  const double maxGapMs = std::max(3500.0, 2.5 * bucketMs);
+
+  if (kind_ == ChartKind::Breaker) {
+    setBands(frame.bands);
+    viewport()->update();
+    return;
+  }
+
+  double leftMax = 0, rightMax = 0;
+  bool anyRight = false;
+  int legendEntries = 0;
+  std::vector<QString> seen;
+  for (const LineData& line : frame.lines) {
+    auto [it, inserted] = pools_.try_emplace(line.name);
+    LinePool& pool = it->second;
+    if (inserted) {
+      poolOrder_.push_back(line.name);
+      pool.spec = line;
+      pool.spec.points.clear();
+    }
+    seen.push_back(line.name);
+    pool.drawn = MinMaxDecimator::decimate(line.points, bucketMs);
+    auto segs = MinMaxDecimator::splitAtGaps(pool.drawn, maxGapMs);
+    if (segs.size() > kMaxSegments) {
+      for (std::size_t i = kMaxSegments; i < segs.size(); ++i)
+        segs[kMaxSegments - 1].insert(segs[kMaxSegments - 1].end(), segs[i].begin(), segs[i].end());
+      segs.resize(kMaxSegments);
+    }
+    while (pool.series.size() < std::max<std::size_t>(segs.size(), 1))
+      pool.series.push_back(newSegmentSeries(pool.spec, pool.series.empty() && pool.spec.inLegend));
+    for (std::size_t i = 0; i < pool.series.size(); ++i) {
+      if (i < segs.size())
+        pool.series[i]->replace(QList<QPointF>(segs[i].begin(), segs[i].end()));
+      else if (pool.series[i]->count() > 0)
+        pool.series[i]->clear();
+    }
+    double& m = line.rightAxis ? rightMax : leftMax;
+    for (const auto& seg : segs)
+      for (const QPointF& p : seg) m = std::max(m, p.y());
+    anyRight = anyRight || (line.rightAxis && !segs.empty());
+    if (line.inLegend) ++legendEntries;
+  }
+  for (auto& [name, pool] : pools_) {
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+    pool.drawn.clear();
+    for (QLineSeries* s : pool.series)
+      if (s->count() > 0) s->clear();
+  }
+  yAxis_->setRange(0, niceCeiling(leftMax * 1.05));
+  yAxis_->setTitleText(frame.leftTitle);
+  yRight_->setVisible(anyRight);
+  if (anyRight) {
+    yRight_->setRange(0, niceCeiling(rightMax * 1.05));
+    yRight_->setTitleText(frame.rightTitle);
+  }
+  // Per-group charts take their colors from the group cards; a legend of ten groups would crowd the plot.
+  const bool aggregate = kind_ == ChartKind::QueueDepth || kind_ == ChartKind::Throughput;
+  chart_->legend()->setVisible(aggregate || (legendEntries > 0 && legendEntries <= 4));
+  viewport()->update();
+}
+
+void TimeChartWidget::setBands(const std::vector<BandRow>& rows) {
+  bool rowsChanged = rows.size() != bandRows_.size();
+  for (std::size_t i = 0; !rowsChanged && i < rows.size(); ++i)
+    rowsChanged = rows[i].group != bandRows_[i].group;
+  if (rowsChanged) {
+    for (const QString& label : yBands_->categoriesLabels()) yBands_->remove(label);
+    for (std::size_t r = 0; r < rows.size(); ++r) yBands_->append(rows[r].group, double(r + 1));
+    yBands_->setRange(0, std::max<double>(1, double(rows.size())));
+  }
+  bandRows_ = rows;
+
+  static const BreakerState states[] = {BreakerState::Closed, BreakerState::HalfOpen, BreakerState::Open};
+  std::vector<std::pair<QString, int>> used;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const double lo = double(r) + kBandLow, hi = double(r) + kBandHigh;
+    for (BreakerState st : states) {
+      const auto key = std::make_pair(rows[r].group, int(st));
+      used.push_back(key);
+      BandSeries& b = bands_[key];
+      if (!b.area) {
+        b.upper = new QLineSeries(this);
+        b.lower = new QLineSeries(this);
+        b.area = new QAreaSeries(b.upper, b.lower);
+        b.area->setName(stateLabel(st));
+        QColor fill = ChartFrameBuilder::breakerColor(st);
+        b.area->setBrush(fill);
+        b.area->setPen(Qt::NoPen);
+        chart_->addSeries(b.area);
+        b.area->attachAxis(xAxis_);
+        b.area->attachAxis(yBands_);
+        for (QLegendMarker* m : chart_->legend()->markers(b.area)) m->setVisible(r == 0);
+      }
+      QList<QPointF> up, down;
+      for (const BandSpan& span : rows[r].spans) {
+        if (span.state != st) continue;
+        up << QPointF(span.fromMs, lo) << QPointF(span.fromMs, hi) << QPointF(span.toMs, hi)
+           << QPointF(span.toMs, lo);
+        down << QPointF(span.fromMs, lo) << QPointF(span.fromMs, lo) << QPointF(span.toMs, lo)
+             << QPointF(span.toMs, lo);
+      }
+      b.upper->replace(up);
+      b.lower->replace(down);
+    }
+  }
+  for (auto& [key, b] : bands_) {
+    if (std::find(used.begin(), used.end(), key) != used.end()) continue;
+    b.upper->clear();
+    b.lower->clear();
+  }
+  chart_->legend()->setVisible(!rows.empty());
+}
+
+std::vector<std::vector<QPointF>> TimeChartWidget::segments(const QString& name) const {
+  std::vector<std::vector<QPointF>> out;
+  auto it = pools_.find(name);
+  if (it == pools_.end()) return out;
+  for (QLineSeries* s : it->second.series) {
+    if (s->count() == 0) continue;
+    const auto pts = s->points();
+    out.emplace_back(pts.begin(), pts.end());
+  }
+  return out;
+}
+
+std::vector<std::pair<double, double>> TimeChartWidget::bandSpans(const QString& group,
+                                                                  BreakerState state) const {
+  std::vector<std::pair<double, double>> out;
+  for (const BandRow& row : bandRows_)
+    if (row.group == group)
+      for (const BandSpan& s : row.spans)
+        if (s.state == state) out.emplace_back(s.fromMs, s.toMs);
+  return out;
+}
+
+QString TimeChartWidget::valuesAt(EpochMs tsMs) const {
+  QStringList parts;
+  parts << QDateTime::fromMSecsSinceEpoch(tsMs).toString(QStringLiteral("hh:mm:ss"));
+  constexpr int kMaxEntries = 8;
+  int entries = 0;
+  if (kind_ == ChartKind::Breaker) {
+    for (const BandRow& row : bandRows_) {
+      QString state = QStringLiteral("–");
+      for (const BandSpan& s : row.spans)
+        if (s.fromMs <= tsMs && tsMs < s.toMs) state = stateLabel(s.state);
+      if (++entries > kMaxEntries) break;
+      parts << row.group + QLatin1Char(' ') + state;
+    }
+  } else {
+    const double tolerance = std::max(2000.0, 2.0 * double(toMs_ - fromMs_) / std::max(1, plotWidthPx()));
+    for (const QString& name : poolOrder_) {
+      const LinePool& pool = pools_.at(name);
+      if (!pool.spec.inLegend || pool.drawn.empty()) continue;
+      auto it = std::lower_bound(pool.drawn.begin(), pool.drawn.end(), double(tsMs),
+                                 [](const QPointF& p, double t) { return p.x() < t; });
+      if (it == pool.drawn.end() || (it != pool.drawn.begin() && tsMs - (it - 1)->x() < it->x() - tsMs))
+        --it;
+      const double v = std::fabs(it->x() - tsMs) <= tolerance ? it->y() : std::nan("");
+      if (++entries > kMaxEntries) {
+        parts << QStringLiteral("…");
+        break;
+      }
+      parts << name + QLatin1Char(' ') + formatValue(v);
+    }
+  }
+  return parts.join(QStringLiteral(" · "));
+}
+
+void TimeChartWidget::paintEvent(QPaintEvent* event) {
+  const auto start = RedrawStats::nowNs();
+  QChartView::paintEvent(event);
+  if (stats_) stats_->addWork(start, RedrawStats::nowNs() - start);
+}
+
+void TimeChartWidget::drawForeground(QPainter* painter, const QRectF& rect) {
+  QChartView::drawForeground(painter, rect);
+  if (markers_.empty() || toMs_ <= fromMs_) return;
+  const QRectF plot = chart_->mapRectToScene(chart_->plotArea());
+  painter->save();
+  painter->setClipRect(plot);
+  for (const Marker& m : markers_) {
+    if (m.tsMs < fromMs_ || m.tsMs > toMs_) continue;
+    const double x = plot.left() + double(m.tsMs - fromMs_) / double(toMs_ - fromMs_) * plot.width();
+    painter->setPen(QPen(m.color, 1.5, Qt::DashLine));
+    painter->drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(m.color);
+    const QPointF tri[] = {{x - 4, plot.top()}, {x + 4, plot.top()}, {x, plot.top() + 6}};
+    painter->drawPolygon(tri, 3);
+  }
+  painter->restore();
+}
+
+void TimeChartWidget::mouseMoveEvent(QMouseEvent* event) {
+  QChartView::mouseMoveEvent(event);
+  const QPointF scenePos = mapToScene(event->position().toPoint());
+  const QRectF plot = chart_->mapRectToScene(chart_->plotArea());
+  if (!plot.contains(scenePos) || toMs_ <= fromMs_) {
+    QToolTip::showText(event->globalPosition().toPoint(), chartDescription(kind_), this);
+    return;
+  }
+  const EpochMs t = fromMs_ + EpochMs((scenePos.x() - plot.left()) / plot.width() * double(toMs_ - fromMs_));
+  QString text = valuesAt(t);
+  // A marker under the cursor names the event instead.
+  for (const Marker& m : markers_) {
+    const double x = plot.left() + double(m.tsMs - fromMs_) / double(toMs_ - fromMs_) * plot.width();
+    if (std::fabs(x - scenePos.x()) <= 4) {
+      text = m.label;
+      break;
+    }
+  }
+  QToolTip::showText(event->globalPosition().toPoint(), text, this);
+}
+
+}  // namespace tg::ui

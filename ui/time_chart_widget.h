@@ -1,0 +1,81 @@
+// One dashboard chart: a QChartView over a date-time axis that draws a ChartFrame. Lines are decimated
+// to min/max per pixel column and split at gaps (NaN or missing samples) into pooled QLineSeries that
+// share a pen, so a gap stays a gap instead of a line to zero. Event markers are vertical lines painted
+// over the plot area. UI thread only.
+#pragma once
+
+#include "chart_frame.h"
+
+#include <QChartView>
+
+#include <map>
+
+class QAreaSeries;
+class QCategoryAxis;
+class QDateTimeAxis;
+class QLineSeries;
+class QValueAxis;
+
+namespace tg::ui {
+
+class RedrawStats;
+
+class TimeChartWidget : public QChartView {
+  Q_OBJECT
+ public:
+  explicit TimeChartWidget(ChartKind kind, QWidget* parent = nullptr);
+
+  ChartKind kind() const { return kind_; }
+  // Replaces the data. Points outside [fromMs, toMs] are kept so a scrolling window stays filled.
+  void setFrame(const ChartFrame& frame, EpochMs fromMs, EpochMs toMs);
+  // Moves the time axis (cheap; called on every dashboard tick).
+  void setTimeRange(EpochMs fromMs, EpochMs toMs);
+  void setStats(RedrawStats* stats) { stats_ = stats; }  // not owned; may be null
+
+  // Inspection for tests and tooltips.
+  // Drawn segments (non-empty series) of the line named `name`, in time order.
+  std::vector<std::vector<QPointF>> segments(const QString& name) const;
+  // Spans drawn for `group` in `state` on the breaker chart.
+  std::vector<std::pair<double, double>> bandSpans(const QString& group, BreakerState state) const;
+  const std::vector<Marker>& markers() const { return markers_; }
+  QString valuesAt(EpochMs tsMs) const;  // the one-line hover tooltip at a time
+  int plotWidthPx() const;
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void drawForeground(QPainter* painter, const QRectF& rect) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void changeEvent(QEvent* event) override;
+
+ private:
+  struct LinePool {
+    std::vector<QLineSeries*> series;
+    LineData spec;                 // without points
+    std::vector<QPointF> drawn;    // decimated points, for tooltips
+  };
+  struct BandSeries {
+    QAreaSeries* area = nullptr;
+    QLineSeries* upper = nullptr;
+    QLineSeries* lower = nullptr;
+  };
+
+  void applyPalette();
+  QLineSeries* newSegmentSeries(const LineData& spec, bool showInLegend);
+  void setBands(const std::vector<BandRow>& rows);
+
+  ChartKind kind_;
+  QChart* chart_;
+  QDateTimeAxis* xAxis_;
+  QValueAxis* yAxis_ = nullptr;
+  QValueAxis* yRight_ = nullptr;
+  QCategoryAxis* yBands_ = nullptr;
+  std::map<QString, LinePool> pools_;
+  std::vector<QString> poolOrder_;
+  std::map<std::pair<QString, int>, BandSeries> bands_;
+  std::vector<BandRow> bandRows_;
+  std::vector<Marker> markers_;
+  RedrawStats* stats_ = nullptr;
+  EpochMs fromMs_ = 0, toMs_ = 0;
+};
+
+}  // namespace tg::ui
