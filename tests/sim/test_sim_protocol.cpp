@@ -1,0 +1,165 @@
+// Protocol pieces without sockets: the HTTP request parser (pipelining, partial input, refusals) and the
+// dialect header formats.
+#include "http_request_parser.h"
+#include "rate_limit_header_writer.h"
+
+#include <QtTest>
+
+using namespace tg;
+
+class TestSimProtocol : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void parser_data();
+  void parser();
+  void parsesPipelinedRequestsInOrder();
+  void expectContinue();
+  void goDuration_data();
+  void goDuration();
+  void dates();
+  void retryAfterRoundsUp();
+  void noneDialectIsBare();
+};
+
+void TestSimProtocol::parser_data() {
+  QTest::addColumn<QByteArray>("input");
+  QTest::addColumn<int>("status");  // 0 NeedMore, 1 Complete, 2 Error
+  QTest::addColumn<int>("errorStatus");
+  QTest::addColumn<bool>("keepAlive");
+  QTest::addColumn<QByteArray>("body");
+  QTest::newRow("get") << QByteArray("GET /a HTTP/1.1\r\nHost: x\r\n\r\n") << 1 << 0 << true << QByteArray();
+  QTest::newRow("post body") << QByteArray("POST /a HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello") << 1 << 0 << true
+                             << QByteArray("hello");
+  QTest::newRow("partial head") << QByteArray("GET /a HTTP/1.1\r\nHost: x\r\n") << 0 << 0 << true << QByteArray();
+  QTest::newRow("partial body") << QByteArray("POST /a HTTP/1.1\r\nContent-Length: 5\r\n\r\nhel") << 0 << 0 << true
+                                << QByteArray();
+  QTest::newRow("connection close") << QByteArray("GET / HTTP/1.1\r\nConnection: close\r\n\r\n") << 1 << 0 << false
+                                    << QByteArray();
+  QTest::newRow("http/1.0") << QByteArray("GET / HTTP/1.0\r\n\r\n") << 1 << 0 << false << QByteArray();
+  QTest::newRow("http/1.0 keep-alive") << QByteArray("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n") << 1 << 0
+                                       << true << QByteArray();
+  QTest::newRow("chunked refused") << QByteArray("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n") << 2 << 411
+                                   << true << QByteArray();
+  QTest::newRow("bad length") << QByteArray("POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n") << 2 << 400 << true
+                              << QByteArray();
+  QTest::newRow("bad request line") << QByteArray("HELLO\r\n\r\n") << 2 << 400 << true << QByteArray();
+  QTest::newRow("http/2 preface") << QByteArray("PRI * HTTP/2.0\r\n\r\n") << 2 << 505 << true << QByteArray();
+  QTest::newRow("huge head") << QByteArray("GET / HTTP/1.1\r\nX: ") + QByteArray(70000, 'a') << 2 << 431 << true
+                             << QByteArray();
+}
+
+void TestSimProtocol::parser() {
+  QFETCH(QByteArray, input);
+  QFETCH(int, status);
+  QFETCH(int, errorStatus);
+  QFETCH(bool, keepAlive);
+  QFETCH(QByteArray, body);
+  HttpRequest req;
+  const auto o = HttpRequestParser::parse(std::string_view(input.constData(), std::size_t(input.size())), req);
+  QCOMPARE(int(o.status), status);
+  QCOMPARE(o.errorStatus, errorStatus);
+  if (o.status != HttpRequestParser::Status::Complete) return;
+  QCOMPARE(o.consumed, std::size_t(input.size()));
+  QCOMPARE(req.keepAlive, keepAlive);
+  QCOMPARE(QByteArray::fromStdString(req.body), body);
+}
+
+void TestSimProtocol::parsesPipelinedRequestsInOrder() {
+  const std::string in =
+      "POST /one?q=1 HTTP/1.1\r\nContent-Length: 3\r\nX-Tollgate-Tier: P0\r\n\r\nabc"
+      "GET /two HTTP/1.1\r\nAuthorization: Bearer k\r\n\r\n"
+      "GET /thr";
+  std::string_view rest = in;
+  HttpRequest r;
+  auto o = HttpRequestParser::parse(rest, r);
+  QCOMPARE(o.status, HttpRequestParser::Status::Complete);
+  QCOMPARE(r.path(), std::string_view("/one"));
+  QCOMPARE(r.body, std::string("abc"));
+  QVERIFY(r.header("x-tollgate-tier") && *r.header("x-tollgate-tier") == "P0");
+  rest.remove_prefix(o.consumed);
+  o = HttpRequestParser::parse(rest, r);
+  QCOMPARE(o.status, HttpRequestParser::Status::Complete);
+  QCOMPARE(r.target, std::string("/two"));
+  QCOMPARE(*r.header("authorization"), std::string("Bearer k"));
+  rest.remove_prefix(o.consumed);
+  QCOMPARE(HttpRequestParser::parse(rest, r).status, HttpRequestParser::Status::NeedMore);
+}
+
+void TestSimProtocol::expectContinue() {
+  HttpRequest r;
+  const auto o =
+      HttpRequestParser::parse("POST / HTTP/1.1\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n", r);
+  QCOMPARE(o.status, HttpRequestParser::Status::NeedMore);
+  QVERIFY(o.expectContinue);
+}
+
+void TestSimProtocol::goDuration_data() {
+  QTest::addColumn<double>("seconds");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("zero") << 0.0 << "0s";
+  QTest::newRow("250ms") << 0.25 << "250ms";
+  QTest::newRow("rounds up to ms") << 0.0101 << "11ms";
+  QTest::newRow("1s") << 1.0 << "1s";
+  QTest::newRow("1.5s") << 1.5 << "1.5s";
+  QTest::newRow("1m0s") << 60.0 << "1m0s";
+  QTest::newRow("6m0s") << 360.0 << "6m0s";
+  QTest::newRow("59.999s") << 59.9985 << "59.999s";
+  QTest::newRow("2h0m0s") << 7200.0 << "2h0m0s";
+  QTest::newRow("1h1m1.25s") << 3661.25 << "1h1m1.25s";
+}
+
+void TestSimProtocol::goDuration() {
+  QFETCH(double, seconds);
+  QFETCH(QString, expected);
+  QCOMPARE(QString::fromStdString(RateLimitHeaderWriter::goDuration(seconds)), expected);
+}
+
+void TestSimProtocol::dates() {
+  QCOMPARE(RateLimitHeaderWriter::httpDate(784111777), std::string("Sun, 06 Nov 1994 08:49:37 GMT"));
+  QCOMPARE(RateLimitHeaderWriter::rfc3339(784111777), std::string("1994-11-06T08:49:37Z"));
+}
+
+void TestSimProtocol::retryAfterRoundsUp() {
+  RateLimitHeaderInput in;
+  in.group = "g";
+  in.windowS = 60;
+  in.requests = {false, 10, 0, 30.2, 30.2};
+  in.limited = in.requestsBlocked = true;
+  in.retryAfterS = 30.2;
+  in.wallNowS = 1000.5;
+  HeaderList h;
+  const double told = RateLimitHeaderWriter(SimDialect::Ietf, true, RetryAfterFormat::Seconds).write(in, h);
+  QCOMPARE(told, 31.0);
+  const auto find = [&](const std::string& name) {
+    for (const auto& [k, v] : h)
+      if (k == name) return v;
+    return std::string("<absent>");
+  };
+  QCOMPARE(find("Retry-After"), std::string("31"));
+  QCOMPARE(find("RateLimit-Reset"), std::string("31"));
+  QCOMPARE(find("RateLimit-Policy"), std::string("10;w=60"));
+  h.clear();
+  QCOMPARE(RateLimitHeaderWriter(SimDialect::OpenAi, true, RetryAfterFormat::Ms).write(in, h), 30.2);
+  QCOMPARE(find("Retry-After-Ms"), std::string("30200"));
+  QCOMPARE(find("x-ratelimit-reset-requests"), std::string("30.2s"));
+  h.clear();
+  // Absolute forms: the next whole second at or after now + wait.
+  QCOMPARE(RateLimitHeaderWriter(SimDialect::GitHub, false, RetryAfterFormat::Seconds).write(in, h), 30.5);
+  QCOMPARE(find("X-RateLimit-Reset"), std::string("1031"));
+  QCOMPARE(find("X-RateLimit-Used"), std::string("10"));
+  QCOMPARE(find("Retry-After"), std::string("<absent>"));
+}
+
+void TestSimProtocol::noneDialectIsBare() {
+  RateLimitHeaderInput in;
+  in.requests = {false, 10, 0, 3, 3};
+  in.limited = in.requestsBlocked = true;
+  in.retryAfterS = 3;
+  HeaderList h;
+  QCOMPARE(RateLimitHeaderWriter(SimDialect::None, true, RetryAfterFormat::Seconds).write(in, h), 0.0);
+  QVERIFY(h.empty());
+}
+
+QTEST_GUILESS_MAIN(TestSimProtocol)
+#include "test_sim_protocol.moc"
