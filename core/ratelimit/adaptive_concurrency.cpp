@@ -6,13 +6,16 @@ namespace tg {
 namespace {
 constexpr double kBackoff429 = 0.7;
 constexpr double kBackoffLatency = 0.9;
-constexpr double kLatencyGrowth = 2.5;  // recent latency this many times the baseline = queueing
+constexpr double kLatencyGrowth = 2.0;  // short-term latency this many times the long-term = queueing
+constexpr double kLongAlpha = 0.01;
+constexpr double kShortAlpha = 0.1;
+constexpr long kMinSamples = 50;
 constexpr double kMinDecreaseSpacingS = 1.0;
 }  // namespace
 
 AdaptiveConcurrency::AdaptiveConcurrency(int ceiling, int minimum, bool adaptive, TimePoint now)
     : ceiling_(std::max(1, ceiling)), minimum_(std::max(1, std::min(minimum, ceiling))),
-      adaptive_(adaptive), limit_(std::max(1, ceiling)), lastDecrease_(now), lastBaselineDecay_(now) {
+      adaptive_(adaptive), limit_(std::max(1, ceiling)) {
   lastDecrease_ = now - fromSeconds(kMinDecreaseSpacingS);
 }
 
@@ -27,14 +30,10 @@ void AdaptiveConcurrency::setCeiling(int ceiling) {
 
 void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now) {
   if (latencyS > 0) {
-    if (baselineLatencyS_ <= 0 || latencyS < baselineLatencyS_) baselineLatencyS_ = latencyS;
-    recentLatencyS_ = recentLatencyS_ <= 0 ? latencyS : 0.9 * recentLatencyS_ + 0.1 * latencyS;
-    // Let the baseline drift up slowly so a permanently slower upstream is not "queueing" forever.
-    if (now - lastBaselineDecay_ > fromSeconds(10)) {
-      baselineLatencyS_ *= 1.1;
-      lastBaselineDecay_ = now;
-    }
-    if (baselineLatencyS_ > 0.002 && recentLatencyS_ > kLatencyGrowth * baselineLatencyS_) {
+    ++samples_;
+    longLatencyS_ = longLatencyS_ <= 0 ? latencyS : (1 - kLongAlpha) * longLatencyS_ + kLongAlpha * latencyS;
+    shortLatencyS_ = shortLatencyS_ <= 0 ? latencyS : (1 - kShortAlpha) * shortLatencyS_ + kShortAlpha * latencyS;
+    if (samples_ >= kMinSamples && shortLatencyS_ > kLatencyGrowth * longLatencyS_) {
       decrease(kBackoffLatency, now);
       return;
     }

@@ -27,10 +27,10 @@ class AdaptiveConcurrency {
   int minimum_;
   bool adaptive_;
   double limit_;
-  double baselineLatencyS_ = 0;  // slowly rising minimum: the no-queueing latency
-  double recentLatencyS_ = 0;    // EWMA of recent latencies
+  double longLatencyS_ = 0;   // slow EWMA: what latency normally is
+  double shortLatencyS_ = 0;  // fast EWMA: what it is now
+  long samples_ = 0;
   TimePoint lastDecrease_{};
-  TimePoint lastBaselineDecay_{};
 };
 
 }  // namespace tg

@@ -1,0 +1,47 @@
+// The tollgate subcommands. Each returns the process exit code: 0 ok, 1 runtime failure, 2 usage or
+// configuration error (the message names the argument, or the file, JSON path and expectation).
+#pragma once
+
+#include "config_loader.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tg::cli {
+
+inline constexpr const char* kUsage =
+    "usage:\n"
+    "  tollgate [--config FILE]              dashboard (default config: embedded simulator + demo workload)\n"
+    "  tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--duration S]\n"
+    "               [--report report.json] [--history FILE] [--quiet]\n"
+    "  tollgate headers [--status N] [--now EPOCH] [--max-wait S]   < raw response header lines\n"
+    "  tollgate probe [--config FILE] --group G [--steps 1,2,4,8,16] [--step-s 5] [--path /v1/x]\n"
+    "  tollgate history incidents|show|export|check --db FILE [...]\n";
+
+// Small argument reader: --flag VALUE pairs and bare --switches; anything else is an error.
+class Args {
+ public:
+  Args(std::vector<std::string> args, std::vector<std::string> valueFlags, std::vector<std::string> switches);
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  std::optional<std::string> value(const std::string& flag) const;
+  bool has(const std::string& flag) const;
+  std::optional<double> number(const std::string& flag, std::string* error) const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> values_;
+  std::vector<std::string> switches_;
+  std::string error_;
+};
+
+// Loads --config FILE, or the embedded demo config when absent. Throws ConfigError.
+TollgateConfig loadConfig(const std::optional<std::string>& path);
+
+int runCommand(const std::vector<std::string>& args);
+int headersCommand(const std::vector<std::string>& args);
+int probeCommand(const std::vector<std::string>& args);
+int historyCommand(const std::vector<std::string>& args);
+int guiCommand(int argc, char** argv, const std::vector<std::string>& args);
+
+}  // namespace tg::cli

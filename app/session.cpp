@@ -1,0 +1,77 @@
+#include "session.h"
+
+#include "log.h"
+
+namespace tg {
+
+Session::Session(TollgateConfig config) : config_(std::move(config)) {
+  if (config_.workload) profile_ = WorkloadProfile::fromJson(*config_.workload, config_.file, "/workload");
+  if (profile_) {
+    for (std::size_t i = 0; i < profile_->streams.size(); ++i)
+      if (!config_.engine.findGroup(profile_->streams[i].group))
+        throw ConfigError(config_.file, "/workload/streams/" + std::to_string(i) + "/group",
+                          "one of the configured groups, got \"" + profile_->streams[i].group + "\"");
+  }
+  if (config_.usesEmbeddedSimulator()) {
+    // Validate now so a bad simulator section is reported before anything starts.
+    SimConfig sc = SimConfig::fromJson(*config_.simulator, config_.file);
+    sim_ = std::make_unique<SimServer>(std::move(sc));
+  }
+}
+
+Session::~Session() { stop(); }
+
+double Session::elapsedS() const {
+  if (started_ == std::chrono::steady_clock::time_point{}) return 0;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+void Session::start(bool startSyntheticWorkload) {
+  if (running_) return;
+  if (sim_) {
+    const int port = sim_->start("127.0.0.1", 0);
+    simUrl_ = "http://127.0.0.1:" + std::to_string(port);
+    ConfigLoader::bindSimulator(config_, simUrl_);
+    logInfo("session", "embedded simulator on " + simUrl_);
+  }
+  engine_ = std::make_unique<Engine>(config_.engine);
+  engine_->onEvent([this](const Event& e) {
+    for (auto& fn : eventListeners_) fn(e);
+  });
+  engine_->onSnapshot([this](SnapshotPtr s) {
+    for (auto& fn : snapshotListeners_) fn(s);
+  });
+  engine_->onAttempt([this](const AttemptRecord& a) {
+    for (auto& fn : attemptListeners_) fn(a);
+  });
+  engine_->start();
+  started_ = std::chrono::steady_clock::now();
+  running_ = true;
+  if (startSyntheticWorkload && profile_) startSynthetic();
+}
+
+void Session::startSynthetic() {
+  if (!profile_ || !engine_ || synthetic_) return;
+  synthetic_ = std::make_unique<SyntheticWorkload>(*engine_, *profile_);
+  synthetic_->onResult([this](const Result& r) { report_.observe(r); });
+  synthetic_->start();
+}
+
+JsonlJob& Session::startJob(JsonlJob::Options opts) {
+  if (!opts.observer) opts.observer = [this](const Result& r) { report_.observe(r); };
+  job_ = std::make_unique<JsonlJob>(*engine_, std::move(opts));
+  job_->start();
+  return *job_;
+}
+
+void Session::stop() {
+  if (!running_) return;
+  running_ = false;
+  if (synthetic_) synthetic_->stop();
+  if (job_) job_->cancel();
+  engine_->stop();  // every outstanding request gets its callback (cancelled) before this returns
+  job_.reset();
+  if (sim_) sim_->stop();
+}
+
+}  // namespace tg

@@ -1,0 +1,64 @@
+// One running Tollgate: the embedded simulator (when the config asks for one), the engine, and the
+// workload feeding it. Shared by the headless runner and the GUI; app/ only wires parts together.
+#pragma once
+
+#include "config_loader.h"
+#include "engine.h"
+#include "jsonl_job.h"
+#include "run_report.h"
+#include "sim_server.h"
+#include "synthetic_workload.h"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tg {
+
+class Session {
+ public:
+  // Validates the simulator and workload sections too (throws ConfigError).
+  explicit Session(TollgateConfig config);
+  ~Session();
+
+  // Extra listeners, set before start() (e.g. history, the UI bridge). Called on the engine thread.
+  void addEventListener(std::function<void(const Event&)> fn) { eventListeners_.push_back(std::move(fn)); }
+  void addSnapshotListener(std::function<void(SnapshotPtr)> fn) { snapshotListeners_.push_back(std::move(fn)); }
+  void addAttemptListener(std::function<void(const AttemptRecord&)> fn) { attemptListeners_.push_back(std::move(fn)); }
+
+  void start(bool startSyntheticWorkload = true);
+  void stop();
+
+  // A JSONL job instead of (or beside) the synthetic workload.
+  JsonlJob& startJob(JsonlJob::Options opts);
+  JsonlJob* job() { return job_.get(); }
+  SyntheticWorkload* synthetic() { return synthetic_.get(); }
+  bool hasSyntheticProfile() const { return profile_.has_value(); }
+  void startSynthetic();
+
+  Engine& engine() { return *engine_; }
+  SimServer* simulator() { return sim_.get(); }
+  std::string simulatorUrl() const { return simUrl_; }
+  const TollgateConfig& config() const { return config_; }
+  RunReport& report() { return report_; }
+  double elapsedS() const;
+
+ private:
+  TollgateConfig config_;
+  std::optional<WorkloadProfile> profile_;
+  std::unique_ptr<SimServer> sim_;
+  std::string simUrl_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<SyntheticWorkload> synthetic_;
+  std::unique_ptr<JsonlJob> job_;
+  RunReport report_;
+  std::vector<std::function<void(const Event&)>> eventListeners_;
+  std::vector<std::function<void(SnapshotPtr)>> snapshotListeners_;
+  std::vector<std::function<void(const AttemptRecord&)>> attemptListeners_;
+  std::chrono::steady_clock::time_point started_{};
+  bool running_ = false;
+};
+
+}  // namespace tg

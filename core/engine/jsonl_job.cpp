@@ -1,0 +1,290 @@
+#include "jsonl_job.h"
+
+#include "log.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tg {
+namespace {
+
+int openAppend(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(path + ": cannot open for writing: " + std::strerror(errno));
+  return fd;
+}
+
+// Cuts a torn last line (no trailing newline) left by a killed process, so appends start clean.
+void cutTornTail(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && st.st_size > 0) {
+    off_t end = st.st_size;
+    char c = 0;
+    off_t pos = end;
+    while (pos > 0) {
+      if (pread(fd, &c, 1, pos - 1) != 1) break;
+      if (c == '\n') break;
+      --pos;
+    }
+    if (pos != end) {
+      logWarn("job", path + ": dropping a torn last line (" + std::to_string(end - pos) + " bytes)");
+      if (ftruncate(fd, pos) != 0) logError("job", path + ": cannot truncate: " + std::strerror(errno));
+    }
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+std::optional<Request> parseJobLine(const std::string& line, std::string* error) {
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded()) {
+    *error = "not valid JSON";
+    return std::nullopt;
+  }
+  if (!j.is_object()) {
+    *error = "expected a JSON object";
+    return std::nullopt;
+  }
+  static const std::unordered_set<std::string> kKnown{"id", "group", "tier", "method", "url",
+                                                       "headers", "body", "max_tokens", "deadline"};
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!kKnown.count(it.key())) {
+      *error = "unknown field \"" + it.key() + "\"";
+      return std::nullopt;
+    }
+  }
+  Request r;
+  auto id = j.find("id");
+  if (id == j.end() || !(id->is_string() || id->is_number_integer())) {
+    *error = "\"id\": expected a string or integer";
+    return std::nullopt;
+  }
+  r.id = id->is_string() ? id->get<std::string>() : std::to_string(id->get<long long>());
+  if (r.id.empty()) {
+    *error = "\"id\": must not be empty";
+    return std::nullopt;
+  }
+  auto str = [&](const char* k, std::string& out, bool required) {
+    auto it = j.find(k);
+    if (it == j.end()) {
+      if (required) *error = std::string("\"") + k + "\": required string is missing";
+      return !required;
+    }
+    if (!it->is_string()) {
+      *error = std::string("\"") + k + "\": expected a string";
+      return false;
+    }
+    out = it->get<std::string>();
+    return true;
+  };
+  std::string tier = "P1";
+  if (!str("group", r.group, true) || !str("url", r.url, true) || !str("method", r.method, false) ||
+      !str("tier", tier, false))
+    return std::nullopt;
+  auto t = parseTier(tier);
+  if (!t) {
+    *error = "\"tier\": expected P0, P1 or P2, got \"" + tier + "\"";
+    return std::nullopt;
+  }
+  r.tier = *t;
+  if (r.url.empty() || (r.url[0] != '/' && r.url.rfind("http://", 0) != 0 && r.url.rfind("https://", 0) != 0)) {
+    *error = "\"url\": expected a path starting with / or an http(s) URL";
+    return std::nullopt;
+  }
+  if (auto h = j.find("headers"); h != j.end()) {
+    if (!h->is_object()) {
+      *error = "\"headers\": expected an object of strings";
+      return std::nullopt;
+    }
+    for (auto it = h->begin(); it != h->end(); ++it) {
+      if (!it->is_string()) {
+        *error = "\"headers\"/\"" + it.key() + "\": expected a string";
+        return std::nullopt;
+      }
+      r.headers.emplace_back(it.key(), it->get<std::string>());
+    }
+  }
+  if (auto b = j.find("body"); b != j.end()) r.body = b->is_string() ? b->get<std::string>() : b->dump();
+  if (auto m = j.find("max_tokens"); m != j.end()) {
+    if (!m->is_number_integer() || m->get<long long>() < 0) {
+      *error = "\"max_tokens\": expected a non-negative integer";
+      return std::nullopt;
+    }
+    r.maxTokens = m->get<int>();
+  }
+  if (auto d = j.find("deadline"); d != j.end()) {
+    if (!d->is_number() || d->get<double>() <= 0) {
+      *error = "\"deadline\": expected a positive number of seconds";
+      return std::nullopt;
+    }
+    r.deadlineS = d->get<double>();
+  }
+  return r;
+}
+
+nlohmann::json resultToJson(const Result& r) {
+  nlohmann::json j{{"id", r.id},
+                   {"group", r.group},
+                   {"tier", tierName(r.tier)},
+                   {"status", r.status},
+                   {"ok", r.ok()},
+                   {"attempts", r.attempts},
+                   {"latency_ms", std::round(r.latencyMs * 10) / 10},
+                   {"wait_ms", std::round(r.waitMs * 10) / 10},
+                   {"total_ms", std::round(r.totalMs * 10) / 10},
+                   {"tokens", r.tokensUsed}};
+  if (r.ok()) {
+    auto body = nlohmann::json::parse(r.body, nullptr, false);
+    j["body"] = body.is_discarded() ? nlohmann::json(r.body) : body;
+  } else {
+    j["error"] = errorKindName(r.error);
+    j["message"] = r.errorMessage;
+  }
+  return j;
+}
+
+JsonlJob::JsonlJob(Engine& engine, Options opts) : engine_(engine), opts_(std::move(opts)) {
+  if (opts_.results.empty()) opts_.results = opts_.input + ".results.jsonl";
+  if (opts_.rejects.empty()) opts_.rejects = opts_.input + ".rejects.jsonl";
+}
+
+JsonlJob::~JsonlJob() {
+  cancel();
+  if (feeder_.joinable()) feeder_.join();
+  // Wait for results of what was submitted: their callbacks write to our files.
+  std::unique_lock lock(mutex_);
+  cv_.wait_for(lock, std::chrono::seconds(30), [&] { return outstanding_ == 0; });
+  lock.unlock();
+  if (resultsFd_ >= 0) ::close(resultsFd_);
+  if (rejectsFd_ >= 0) ::close(rejectsFd_);
+}
+
+void JsonlJob::appendLine(int fd, const std::string& line) {
+  std::string buf = line + "\n";
+  const char* p = buf.data();
+  std::size_t left = buf.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      logError("job", std::string("cannot write a result: ") + std::strerror(errno));
+      return;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+void JsonlJob::start() {
+  {
+    std::ifstream probe(opts_.input);
+    if (!probe) throw std::runtime_error(opts_.input + ": cannot open the job file");
+  }
+  cutTornTail(opts_.results);
+  {
+    std::ifstream in(opts_.results);
+    std::string line;
+    std::int64_t n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j.contains("id") && j["id"].is_string()) done_.insert(j["id"].get<std::string>());
+      else logWarn("job", opts_.results + ":" + std::to_string(n) + ": unreadable result row ignored");
+    }
+  }
+  resultsFd_ = openAppend(opts_.results);
+  rejectsFd_ = openAppend(opts_.rejects);
+  feeder_ = std::thread([this] { feed(); });
+}
+
+void JsonlJob::feed() {
+  std::ifstream in(opts_.input);
+  std::string line;
+  std::int64_t lineNo = 0;
+  std::unordered_set<std::string> seen;
+  while (!cancel_ && std::getline(in, line)) {
+    ++lineNo;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      std::lock_guard lock(mutex_);
+      ++progress_.lines;
+      continue;
+    }
+    std::string error;
+    std::optional<Request> req = parseJobLine(line, &error);
+    if (req && !seen.insert(req->id).second) {
+      error = "duplicate id \"" + req->id + "\"";
+      req.reset();
+    }
+    if (!req) {
+      logWarn("job", opts_.input + ":" + std::to_string(lineNo) + ": " + error);
+      appendLine(rejectsFd_, nlohmann::json{{"line", lineNo}, {"error", error}, {"raw", line}}.dump());
+      std::lock_guard lock(mutex_);
+      ++progress_.lines;
+      ++progress_.rejected;
+      continue;
+    }
+    {
+      std::unique_lock lock(mutex_);
+      ++progress_.lines;
+      if (done_.count(req->id)) {
+        ++progress_.skipped;
+        continue;
+      }
+      cv_.wait(lock, [&] { return outstanding_ < opts_.maxOutstanding || cancel_; });
+      if (cancel_) break;
+      ++outstanding_;
+      ++progress_.submitted;
+    }
+    engine_.submit(std::move(*req), [this](const Result& r) { onResult(r); });
+  }
+  std::lock_guard lock(mutex_);
+  progress_.inputDone = true;
+  progress_.finished = outstanding_ == 0;
+  cv_.notify_all();
+}
+
+void JsonlJob::onResult(const Result& r) {
+  // Engine thread. A result cancelled by an engine stop is not written: the next run redoes it.
+  if (r.error == ErrorKind::Cancelled) {
+    std::lock_guard lock(mutex_);
+    --outstanding_;
+    progress_.finished = progress_.inputDone && outstanding_ == 0;
+    cv_.notify_all();
+    return;
+  }
+  appendLine(resultsFd_, resultToJson(r).dump());
+  if (opts_.observer) opts_.observer(r);
+  std::lock_guard lock(mutex_);
+  --outstanding_;
+  if (r.ok()) ++progress_.succeeded;
+  else ++progress_.failed;
+  progress_.finished = progress_.inputDone && outstanding_ == 0;
+  cv_.notify_all();
+}
+
+bool JsonlJob::waitFinished(double timeoutS) {
+  std::unique_lock lock(mutex_);
+  return cv_.wait_for(lock, std::chrono::duration<double>(timeoutS), [&] { return progress_.finished; });
+}
+
+void JsonlJob::cancel() {
+  cancel_ = true;
+  std::lock_guard lock(mutex_);
+  cv_.notify_all();
+}
+
+JobProgress JsonlJob::progress() const {
+  std::lock_guard lock(mutex_);
+  return progress_;
+}
+
+}  // namespace tg

@@ -1,0 +1,84 @@
+// A JSONL batch job: one request per input line, one result per output line, resumable.
+//
+// Input line: {"id": "r1", "group": "batch", "tier": "P2", "method": "POST", "url": "/v1/chat/completions",
+//              "headers": {"X-Trace": "1"}, "body": {...} | "raw text", "max_tokens": 256, "deadline": 30}
+// Result line: {"id", "group", "tier", "status", "ok", "attempts", "latency_ms", "wait_ms", "total_ms",
+//               "tokens", "body" (JSON when it parses, else text) | "error", "message"}
+//
+// Re-running the same job resumes: ids already in the results file are skipped. Results are appended one
+// whole line per write(2) with O_APPEND, and a torn last line left by a killed process is cut off on
+// the next start, so a kill -9 loses no result and duplicates none. A malformed input line is reported
+// with its line number (on stderr and in the rejects file) and the rest of the job continues.
+#pragma once
+
+#include "engine.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_set>
+
+namespace tg {
+
+struct JobProgress {
+  std::int64_t lines = 0;      // input lines read so far
+  std::int64_t skipped = 0;    // already in the results file (resume)
+  std::int64_t rejected = 0;   // malformed lines
+  std::int64_t submitted = 0;
+  std::int64_t succeeded = 0;
+  std::int64_t failed = 0;
+  bool inputDone = false;      // the whole input has been read
+  bool finished = false;       // input done and every submitted request has a result
+  std::int64_t done() const { return succeeded + failed; }
+};
+
+// Parses one input line. Returns the request or an error text naming the field.
+std::optional<Request> parseJobLine(const std::string& line, std::string* error);
+nlohmann::json resultToJson(const Result& r);
+
+class JsonlJob {
+ public:
+  struct Options {
+    std::string input;
+    std::string results;         // default: <input>.results.jsonl
+    std::string rejects;         // default: <input>.rejects.jsonl
+    int maxOutstanding = 20000;  // submitted but unfinished; keeps queues bounded on huge inputs
+    std::function<void(const Result&)> observer;  // every result (engine thread), e.g. a RunReport
+  };
+
+  // Thread-safe after construction. The engine must outlive the job.
+  JsonlJob(Engine& engine, Options opts);
+  ~JsonlJob();  // waits for the writer; does not cancel requests in the engine
+
+  // Opens files (throws std::runtime_error naming the file on failure), scans results for resume,
+  // then feeds the engine from a background thread.
+  void start();
+  bool waitFinished(double timeoutS);  // true when every request has a result
+  void cancel();                       // stops feeding; already submitted requests still complete
+  JobProgress progress() const;
+  const Options& options() const { return opts_; }
+
+ private:
+  void feed();
+  void onResult(const Result& r);
+  void appendLine(int fd, const std::string& line);
+
+  Engine& engine_;
+  Options opts_;
+  int resultsFd_ = -1;
+  int rejectsFd_ = -1;
+  std::unordered_set<std::string> done_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  JobProgress progress_;
+  std::int64_t outstanding_ = 0;
+  std::atomic<bool> cancel_{false};
+  std::thread feeder_;
+};
+
+}  // namespace tg

@@ -1,0 +1,64 @@
+#include "run_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tg {
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return kUnknown;
+  const auto k = static_cast<std::size_t>(std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return v[k];
+}
+
+void RunReport::observe(const Result& r) {
+  std::lock_guard lock(mutex_);
+  PerGroup& g = groups_[r.group];
+  ++g.results;
+  if (r.ok()) {
+    ++g.ok;
+    g.latencyMs.push_back(r.latencyMs);
+  } else {
+    ++g.failed;
+    ++g.errors[std::string(errorKindName(r.error))];
+  }
+  g.waitMs.push_back(r.waitMs);
+}
+
+nlohmann::json RunReport::toJson(const EngineSnapshot& snap, double elapsedS) const {
+  std::lock_guard lock(mutex_);
+  auto num = [](double v) { return known(v) ? nlohmann::json(std::round(v * 10) / 10) : nlohmann::json(nullptr); };
+  nlohmann::json groups = nlohmann::json::object();
+  nlohmann::json total{{"sent", 0}, {"ok", 0}, {"r429", 0}, {"r5xx", 0}, {"retries", 0}, {"shed", 0}};
+  for (const auto& gs : snap.groups) {
+    const auto& c = gs.counters;
+    nlohmann::json g{{"submitted", c.submitted}, {"sent", c.sends},      {"ok", c.ok},
+                     {"r429", c.r429},           {"r5xx", c.r5xx},       {"other_4xx", c.other4xx},
+                     {"network_errors", c.netErrors}, {"retries", c.retries}, {"shed", c.shed},
+                     {"completed", c.completed}, {"failed", c.failed},   {"tokens", c.tokensUsed}};
+    g["goodput_per_s"] = elapsedS > 0 ? std::round(static_cast<double>(c.ok) / elapsedS * 100) / 100 : 0.0;
+    g["share_429"] = c.sends ? static_cast<double>(c.r429) / static_cast<double>(c.sends) : 0.0;
+    g["amplification"] = c.completed + c.failed > 0
+                             ? static_cast<double>(c.sends) / static_cast<double>(std::max<std::uint64_t>(1, c.completed + c.failed - c.shed))
+                             : 0.0;
+    auto it = groups_.find(gs.group);
+    if (it != groups_.end()) {
+      g["latency_p50_ms"] = num(percentile(it->second.latencyMs, 0.5));
+      g["latency_p95_ms"] = num(percentile(it->second.latencyMs, 0.95));
+      g["wait_p50_ms"] = num(percentile(it->second.waitMs, 0.5));
+      g["wait_p95_ms"] = num(percentile(it->second.waitMs, 0.95));
+      g["errors"] = it->second.errors;
+    }
+    groups[gs.group] = g;
+    total["sent"] = total["sent"].get<std::uint64_t>() + c.sends;
+    total["ok"] = total["ok"].get<std::uint64_t>() + c.ok;
+    total["r429"] = total["r429"].get<std::uint64_t>() + c.r429;
+    total["r5xx"] = total["r5xx"].get<std::uint64_t>() + c.r5xx;
+    total["retries"] = total["retries"].get<std::uint64_t>() + c.retries;
+    total["shed"] = total["shed"].get<std::uint64_t>() + c.shed;
+  }
+  return {{"elapsed_s", std::round(elapsedS * 100) / 100}, {"groups", groups}, {"total", total}};
+}
+
+}  // namespace tg
