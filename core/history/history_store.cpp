@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <future>
 #include <limits>
@@ -180,7 +181,7 @@ struct HistoryStore::Impl {
   // Shared with appenders; guarded by mu.
   mutable std::mutex mu;
   std::condition_variable wake;
-  std::vector<Sample> inSamples;
+  std::deque<Sample> inSamples;
   std::vector<Event> inEvents;
   std::vector<AttemptRecord> inAttempts;
   std::vector<std::unique_ptr<Command>> commands;
@@ -202,7 +203,7 @@ struct HistoryStore::Impl {
   void run();
   bool writeBatch();
   std::int64_t groupId(const std::string& name, std::vector<std::string>& added);
-  void holdIncoming(std::vector<Sample>& s, std::vector<Event>& e, std::vector<AttemptRecord>& a);
+  void holdIncoming(std::deque<Sample>& s, std::vector<Event>& e, std::vector<AttemptRecord>& a);
   void rollback();
   void fail(const std::string& what);
   bool retention(EpochMs nowMs);
@@ -284,22 +285,16 @@ void HistoryStore::Impl::prepare() {
 void HistoryStore::append(std::vector<Sample> samples) {
   if (samples.empty()) return;
   std::lock_guard lock(d_->mu);
-  const std::size_t room = d_->opts.maxPendingSamples > d_->inSamples.size() ? d_->opts.maxPendingSamples - d_->inSamples.size() : 0;
-  if (samples.size() > room) {
-    EpochMs lo = std::numeric_limits<EpochMs>::max(), hi = std::numeric_limits<EpochMs>::min();
-    for (std::size_t i = room; i < samples.size(); ++i) {
-      lo = std::min(lo, samples[i].tsMs);
-      hi = std::max(hi, samples[i].tsMs);
+  // Full queue (writer stuck or far behind): the oldest rows give way, as in the writer's retry buffer.
+  for (auto& sample : samples) {
+    if (d_->inSamples.size() >= d_->opts.maxPendingSamples) {
+      if (d_->inSamples.empty()) break;  // a bound of 0 keeps nothing
+      const EpochMs ts = d_->inSamples.front().tsMs;
+      d_->lost.add(1, ts, ts);
+      ++d_->st.rowsDropped;
+      d_->inSamples.pop_front();
     }
-    d_->lost.add(samples.size() - room, lo, hi);
-    d_->st.rowsDropped += samples.size() - room;
-    samples.resize(room);
-  }
-  if (d_->inSamples.empty()) {
-    d_->inSamples = std::move(samples);
-  } else {
-    d_->inSamples.insert(d_->inSamples.end(), std::make_move_iterator(samples.begin()),
-                         std::make_move_iterator(samples.end()));
+    d_->inSamples.push_back(std::move(sample));
   }
 }
 
@@ -362,7 +357,7 @@ void HistoryStore::Impl::run() {
   auto nextRetention = SteadyClock::now() + std::chrono::milliseconds(opts.maintenanceIntervalMs);
   auto nextDetect = SteadyClock::now() + std::chrono::milliseconds(opts.incidentIntervalMs);
   for (;;) {
-    std::vector<Sample> s;
+    std::deque<Sample> s;
     std::vector<Event> e;
     std::vector<AttemptRecord> a;
     std::vector<std::unique_ptr<Command>> cmds;
@@ -403,7 +398,7 @@ void HistoryStore::Impl::run() {
 }
 
 // Moves freshly queued rows into the writer's retry buffer, dropping the oldest beyond the bound.
-void HistoryStore::Impl::holdIncoming(std::vector<Sample>& s, std::vector<Event>& e, std::vector<AttemptRecord>& a) {
+void HistoryStore::Impl::holdIncoming(std::deque<Sample>& s, std::vector<Event>& e, std::vector<AttemptRecord>& a) {
   std::size_t attemptsDropped = 0;
   EpochMs lo = std::numeric_limits<EpochMs>::max(), hi = std::numeric_limits<EpochMs>::min();
   for (const auto& r : a) {
@@ -413,8 +408,7 @@ void HistoryStore::Impl::holdIncoming(std::vector<Sample>& s, std::vector<Event>
       hi = std::max(hi, r.tsMs);
     }
   }
-  if (pendSamples.empty()) pendSamples.swap(s);
-  else pendSamples.insert(pendSamples.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
+  pendSamples.insert(pendSamples.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
   if (pendEvents.empty()) pendEvents.swap(e);
   else pendEvents.insert(pendEvents.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
 
@@ -513,7 +507,7 @@ bool HistoryStore::Impl::writeBatch() {
   } catch (const sql::Error& e) {
     rollback();
     for (const auto& g : added) groupIds.erase(g);
-    fail(std::string("history write failed: ") + e.what() + " (" + std::to_string(pendSamples.size() + pendEvents.size()) +
+    fail("history write to " + path + " failed: " + e.what() + " (" + std::to_string(pendSamples.size() + pendEvents.size()) +
          " rows held for retry)");
     return false;
   }

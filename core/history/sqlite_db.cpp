@@ -29,8 +29,11 @@ void Db::close() {
 void Db::check(int rc, std::string_view what) const {
   if (rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE) return;
   std::string msg(what);
-  msg += ": ";
+  if (!msg.empty()) msg += ": ";
   msg += h_ ? sqlite3_errmsg(h_) : sqlite3_errstr(rc);
+  msg += " (";
+  msg += sqlite3_errstr(rc);
+  msg += ")";
   throw Error(rc & 0xff, msg);
 }
 
@@ -103,7 +106,7 @@ bool Stmt::step() {
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   sqlite3_reset(s_);  // leaves the statement reusable; its return code repeats rc
-  db_->check(rc, "step");
+  db_->check(rc, "");
   return false;
 }
 
