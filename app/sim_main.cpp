@@ -70,7 +70,14 @@ int main(int argc, char** argv) {
     std::cerr << "tollgate-sim: config error: " << e.what() << "\n";
     return kExitConfig;
   }
-  if (!host.empty()) config.host = host;
+  if (!host.empty()) {
+    if (!tg::isLoopbackHost(host)) {
+      std::cerr << "tollgate-sim: --host expects a loopback host (127.0.0.1, ::1, localhost), got \"" << host
+                << "\"\n";
+      return kExitConfig;
+    }
+    config.host = host;
+  }
   if (port >= 0) config.port = port;
 
   // Block the stop signals before the server thread starts so only sigwait() below receives them.

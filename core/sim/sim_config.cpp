@@ -2,6 +2,8 @@
 
 #include "config_error.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 
 namespace tg {
@@ -61,6 +63,14 @@ SimGroupConfig parseGroup(const std::string& name, const nlohmann::json& j, cons
 
 }  // namespace
 
+bool isLoopbackHost(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr a4{};
+  if (inet_pton(AF_INET, host.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+  in6_addr a6{};
+  return inet_pton(AF_INET6, host.c_str(), &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
 std::string_view simDialectName(SimDialect d) {
   switch (d) {
     case SimDialect::XRateLimit: return "x-ratelimit";
@@ -114,6 +124,7 @@ SimConfig SimConfig::fromJson(const nlohmann::json& j, const std::string& file) 
   if (const auto* listen = r.child("listen")) {
     JsonObjectReader l(*listen, file, "/listen");
     c.host = l.string("host", c.host);
+    if (!isLoopbackHost(c.host)) l.fail("host", "expected a loopback host (127.0.0.1, ::1, localhost), got \"" + c.host + "\"");
     c.port = l.integer("port", c.port, 0, 65535);
     l.finish();
   }

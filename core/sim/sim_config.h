@@ -49,6 +49,8 @@ enum class GroupBy { Header, Path, UserAgent };
 enum class LatencyDistribution { Fixed, Uniform, Lognormal };
 
 std::string_view simDialectName(SimDialect d);
+// 127.0.0.0/8, ::1 or "localhost": the only hosts tollgate-sim listens on.
+bool isLoopbackHost(const std::string& host);
 
 struct SimGroupConfig {
   LimitAlgorithm algorithm = LimitAlgorithm::FixedWindow;

@@ -54,6 +54,7 @@ void TestSimConfig::rejects_data() {
   QTest::newRow("share above 1")
       << R"({"schedule":[{"at_s":1,"action":"errors","share":1.5,"duration_s":1}]})" << "/schedule/0/share"
       << "expected a number in";
+  QTest::newRow("non-loopback host") << R"({"listen":{"host":"0.0.0.0"}})" << "/listen/host" << "loopback";
   QTest::newRow("groups not object") << R"({"groups":[1]})" << "/groups" << "expected an object";
 }
 
