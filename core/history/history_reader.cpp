@@ -11,30 +11,58 @@
 namespace tg {
 namespace {
 
-std::string downsampleSql(bool withRollups) {
-  std::string sql;
-  if (!withRollups) {
-    sql = "SELECT (ts_ms - ?2) / ?4 AS b, min(ts_ms), max(ts_ms), count(*), 0";
+struct StoredTier {
+  const char* table;
+  std::int64_t ms;
+};
+constexpr StoredTier kFull{"samples", 1000};
+constexpr StoredTier k10s{"samples_10s", history::kTier10sMs};
+constexpr StoredTier k1m{"samples_1m", history::kTier1mMs};
+
+// One series: ?1 group id, ?2 from, ?3 to, ?4 bucket ms, ?5 start of the source tier for this group (rows of
+// the 1 min tier that end before it fill in where the source tier has expired). Rollup rows overlapping
+// `from` land in the first bucket.
+std::string seriesSql(const StoredTier& tier, bool withFallback) {
+  const bool rollup = tier.ms != kFull.ms;
+  const std::string bucket = "max(0, (ts_ms - ?2) / ?4)";
+  const std::string range = rollup ? " WHERE group_id = ?1 AND ts_ms > ?2 - " + std::to_string(tier.ms) + " AND ts_ms < ?3"
+                                   : " WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3";
+  if (!withFallback) {
+    std::string sql = "SELECT " + bucket + " AS b, min(ts_ms), max(ts_ms), " + (rollup ? "sum(n), 1" : "count(*), 0");
     for (int i = 0; i < kMetricCount; ++i) {
-      const std::string e = history::metricDef(static_cast<Metric>(i)).sampleExpr;
-      sql += ", min(" + e + "), max(" + e + "), avg(" + e + ")";
+      const auto& m = history::metricDef(static_cast<Metric>(i));
+      const std::string e = m.sampleExpr, c = m.name;
+      if (rollup)
+        sql += ", min(" + c + "_min), max(" + c + "_max), sum(" + c + "_avg * n) / nullif(sum(CASE WHEN " + c +
+               "_avg IS NULL THEN 0 ELSE n END), 0)";
+      else
+        sql += ", min(" + e + "), max(" + e + "), avg(" + e + ")";
     }
-    return sql + " FROM samples WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 GROUP BY b ORDER BY b";
+    return sql + " FROM " + tier.table + range + " GROUP BY b ORDER BY b";
   }
-  // Full-resolution rows and rollup rows as one stream of (bucket, min, max, weighted sum, weight).
-  std::string full = "SELECT (ts_ms - ?2) / ?4 AS b, ts_ms AS t, 1 AS n, 0 AS r";
-  std::string roll = "SELECT max(0, (ts_ms - ?2) / ?4), ts_ms, n, 1";
+  // Source rows and fallback minute rows as one stream of (bucket, min, max, weighted sum, weight).
+  auto rows = [&](const StoredTier& t, bool isRollup, const std::string& where) {
+    std::string sql = "SELECT " + bucket + " AS b, ts_ms AS t, " + (isRollup ? "n" : "1") + " AS n, " +
+                      (isRollup ? "1" : "0") + " AS r";
+    for (int i = 0; i < kMetricCount; ++i) {
+      const auto& m = history::metricDef(static_cast<Metric>(i));
+      const std::string e = m.sampleExpr, c = m.name, k = std::to_string(i);
+      if (isRollup)
+        sql += ", " + c + "_min AS a" + k + ", " + c + "_max AS x" + k + ", " + c + "_avg * n AS s" + k + ", CASE WHEN " +
+               c + "_avg IS NULL THEN 0 ELSE n END AS c" + k;
+      else
+        sql += ", " + e + " AS a" + k + ", " + e + " AS x" + k + ", " + e + " AS s" + k + ", (" + e + " IS NOT NULL) AS c" + k;
+    }
+    return sql + " FROM " + t.table + where;
+  };
   std::string outer = "SELECT b, min(t), max(t), sum(n), max(r)";
   for (int i = 0; i < kMetricCount; ++i) {
-    const auto& m = history::metricDef(static_cast<Metric>(i));
-    const std::string e = m.sampleExpr, c = m.name, k = std::to_string(i);
-    full += ", " + e + " AS a" + k + ", " + e + " AS x" + k + ", " + e + " AS s" + k + ", (" + e + " IS NOT NULL) AS c" + k;
-    roll += ", " + c + "_min, " + c + "_max, " + c + "_avg * n, CASE WHEN " + c + "_avg IS NULL THEN 0 ELSE n END";
+    const std::string k = std::to_string(i);
     outer += ", min(a" + k + "), max(x" + k + "), sum(s" + k + ") / nullif(sum(c" + k + "), 0)";
   }
-  full += " FROM samples WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3";
-  roll += " FROM samples_1m WHERE group_id = ?1 AND ts_ms > ?2 - 60000 AND ts_ms < ?3";
-  return outer + " FROM (" + full + " UNION ALL " + roll + ") GROUP BY b ORDER BY b";
+  return outer + " FROM (" + rows(tier, rollup, range) + " UNION ALL " +
+         rows(k1m, true, " WHERE group_id = ?1 AND ts_ms > ?2 - 60000 AND ts_ms < ?3 AND ts_ms + 60000 <= ?5") +
+         ") GROUP BY b ORDER BY b";
 }
 
 }  // namespace
@@ -100,18 +128,39 @@ HistoryResult<std::vector<SampleSeries>> HistoryReader::samples(EpochMs fromMs, 
   return d_->guarded<std::vector<SampleSeries>>([&] {
     std::vector<SampleSeries> out;
     if (toMs <= fromMs || maxPoints <= 0) return out;
-    const std::int64_t bucketMs = std::max<std::int64_t>(1, (toMs - fromMs + maxPoints - 1) / maxPoints);
-    sql::Stmt anyRollup(d_->db, "SELECT 1 FROM samples_1m WHERE group_id = ?1 AND ts_ms > ?2 - 60000 AND ts_ms < ?3 LIMIT 1");
-    sql::Stmt fullOnly, mixed;
+    // The coarsest stored tier that still gives at least 2/3 of the points asked for: a day-long chart reads
+    // ~1,440 minute rows per group instead of 86,400 samples. Each bucket is at least one tier row wide.
+    const std::int64_t raw = std::max<std::int64_t>(1, (toMs - fromMs + maxPoints - 1) / maxPoints);
+    StoredTier tier = kFull;
+    if (d_->version >= 2) {  // v1 kept rollups only for expired spans
+      if (2 * k1m.ms <= 3 * raw) tier = k1m;
+      else if (2 * k10s.ms <= 3 * raw) tier = k10s;
+    }
+    const std::int64_t bucketMs = tier.ms == kFull.ms ? raw : std::max(raw, tier.ms);
+    sql::Stmt sourceStart(d_->db, std::string("SELECT min(ts_ms) FROM ") + tier.table + " WHERE group_id = ?1");
+    sql::Stmt anyFallback(d_->db, "SELECT 1 FROM samples_1m WHERE group_id = ?1 AND ts_ms > ?2 - 60000 AND ts_ms < ?3 "
+                                  "AND ts_ms + 60000 <= ?4 LIMIT 1");
+    sql::Stmt plain, mixed;
     for (const auto& [id, name] : history::loadGroups(d_->db)) {
       if (!groups.empty() && std::find(groups.begin(), groups.end(), name) == groups.end()) continue;
-      anyRollup.bind(1, id).bind(2, static_cast<std::int64_t>(fromMs)).bind(3, static_cast<std::int64_t>(toMs));
-      const bool withRollups = anyRollup.step();
-      anyRollup.reset();
-      sql::Stmt& st = withRollups ? mixed : fullOnly;
-      if (withRollups && !mixed.prepared()) mixed.prepare(d_->db, downsampleSql(true));
-      if (!withRollups && !fullOnly.prepared()) fullOnly.prepare(d_->db, downsampleSql(false));
+      // Where the source tier has expired (or never existed), minute rollups fill in.
+      bool withFallback = false;
+      EpochMs start = std::numeric_limits<EpochMs>::max();
+      if (tier.ms != k1m.ms) {
+        sourceStart.bind(1, id);
+        if (sourceStart.step() && !sourceStart.isNull(0)) start = sourceStart.i64(0);
+        sourceStart.reset();
+        if (start > fromMs) {
+          anyFallback.bind(1, id).bind(2, static_cast<std::int64_t>(fromMs)).bind(3, static_cast<std::int64_t>(toMs))
+              .bind(4, static_cast<std::int64_t>(start));
+          withFallback = anyFallback.step();
+          anyFallback.reset();
+        }
+      }
+      sql::Stmt& st = withFallback ? mixed : plain;
+      if (!st.prepared()) st.prepare(d_->db, seriesSql(tier, withFallback));
       st.bind(1, id).bind(2, static_cast<std::int64_t>(fromMs)).bind(3, static_cast<std::int64_t>(toMs)).bind(4, bucketMs);
+      if (withFallback) st.bind(5, static_cast<std::int64_t>(start));
       SampleSeries series;
       series.group = name;
       series.bucketMs = bucketMs;
@@ -200,12 +249,18 @@ HistoryResult<TimeRange> HistoryReader::timeRange() {
       }
       st.reset();
     };
+    // Full resolution where it exists; minute rollups only for what has expired (they also shadow the
+    // recent span, rounded out to whole minutes).
     sql::Stmt full(d_->db, "SELECT min(ts_ms), max(ts_ms) FROM samples WHERE group_id = ?1");
-    sql::Stmt roll(d_->db, "SELECT min(ts_ms), max(ts_ms) + 60000 FROM samples_1m WHERE group_id = ?1");
+    sql::Stmt roll(d_->db, "SELECT min(ts_ms), max(ts_ms) + 60000 FROM samples_1m WHERE group_id = ?1 AND ts_ms + 60000 <= ?2");
     for (const auto& [id, name] : history::loadGroups(d_->db)) {
       full.bind(1, id);
+      EpochMs start = std::numeric_limits<EpochMs>::max();
+      if (full.step() && !full.isNull(0)) start = full.i64(0);
+      full.reset();
+      full.bind(1, id);
       take(full);
-      roll.bind(1, id);
+      roll.bind(1, id).bind(2, static_cast<std::int64_t>(start));
       take(roll);
     }
     sql::Stmt ev(d_->db, "SELECT min(ts_ms), max(ts_ms) FROM events");

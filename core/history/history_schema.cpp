@@ -35,6 +35,39 @@ std::string rollupColumns() {
   return s;
 }
 
+}  // namespace
+
+std::string rollupFromSamplesSql(const std::string& table, std::int64_t tierMs, RollupScope scope) {
+  const std::string tier = std::to_string(tierMs);
+  std::string cols = "group_id, ts_ms, n", select = "group_id, (ts_ms / " + tier + ") * " + tier + ", count(*)";
+  std::string merge = "n = n + excluded.n";
+  for (const auto& m : kMetrics) {
+    const std::string n = m.name, e = m.sampleExpr;
+    cols += ", " + n + "_min, " + n + "_max, " + n + "_avg";
+    select += ", min(" + e + "), max(" + e + "), avg(" + e + ")";
+    // Scalar min()/max() return NULL if either side is NULL; an unknown side must not hide the other.
+    merge += ", " + n + "_min = coalesce(min(" + n + "_min, excluded." + n + "_min), " + n + "_min, excluded." + n + "_min)";
+    merge += ", " + n + "_max = coalesce(max(" + n + "_max, excluded." + n + "_max), " + n + "_max, excluded." + n + "_max)";
+    merge += ", " + n + "_avg = CASE WHEN " + n + "_avg IS NULL THEN excluded." + n + "_avg WHEN excluded." + n +
+             "_avg IS NULL THEN " + n + "_avg ELSE (" + n + "_avg * n + excluded." + n + "_avg * excluded.n) / (n + excluded.n) END";
+  }
+  switch (scope) {
+    case RollupScope::AllSamples:
+      return "INSERT INTO " + table + "(" + cols + ") SELECT " + select +
+             " FROM samples WHERE true GROUP BY group_id, 2 ON CONFLICT(group_id, ts_ms) DO UPDATE SET " + merge;
+    case RollupScope::Replace:
+      return "INSERT OR REPLACE INTO " + table + "(" + cols + ") SELECT " + select +
+             " FROM samples WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 GROUP BY 2";
+    case RollupScope::Merge:
+      return "INSERT INTO " + table + "(" + cols + ") SELECT " + select +
+             " FROM samples WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 GROUP BY 2"
+             " ON CONFLICT(group_id, ts_ms) DO UPDATE SET " + merge;
+  }
+  return {};
+}
+
+namespace {
+
 // Version 1, as first shipped. Kept verbatim: a new file is created by running every step from here.
 std::string schemaV1() {
   return R"sql(
@@ -63,9 +96,12 @@ CREATE TABLE requests_1m(
 )sql";
 }
 
-// Version 2: p95 latency in the request table (v1 kept only the average), persisted incidents, and an
-// index for "events of kind K in a range" (operator actions on charts).
-constexpr const char* kMigrateV1toV2 = R"sql(
+// Version 2: p95 latency in the request table (v1 kept only the average), persisted incidents, an index
+// for "events of kind K in a range", and rollups kept up to date as samples arrive instead of only when
+// full resolution expires: a 10 s tier beside the 1 min one, so a day-long chart reads ~1/10 or ~1/60 of
+// the rows. The migration fills both tiers from the samples a v1 file still holds.
+std::string migrateV1toV2() {
+  return R"sql(
 ALTER TABLE requests_1m ADD COLUMN lat_p95_ms REAL;
 CREATE TABLE incidents(
   id INTEGER PRIMARY KEY, start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL,
@@ -73,7 +109,13 @@ CREATE TABLE incidents(
   shed INTEGER NOT NULL, operator_actions INTEGER NOT NULL, detail TEXT NOT NULL);
 CREATE INDEX incidents_start ON incidents(start_ms);
 CREATE INDEX events_kind_ts ON events(kind, ts_ms);
-)sql";
+CREATE TABLE samples_10s(
+  group_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL, n INTEGER NOT NULL)sql" +
+         rollupColumns() + R"sql(,
+  PRIMARY KEY(group_id, ts_ms)) WITHOUT ROWID;
+)sql" + rollupFromSamplesSql("samples_10s", 10'000, RollupScope::AllSamples) + ";\n" +
+         rollupFromSamplesSql("samples_1m", 60'000, RollupScope::AllSamples) + ";\n";
+}
 
 bool isCorruptionCode(int code) { return code == SQLITE_CORRUPT || code == SQLITE_NOTADB; }
 
@@ -128,10 +170,6 @@ int inspectFile(const std::string& path, bool quickCheck) {
 
 void migrate(sql::Db& db) {
   auto version = static_cast<int>(db.queryInt("PRAGMA user_version"));
-  if (version == 0 && db.queryInt("SELECT count(*) FROM sqlite_schema") == 0) {
-    // Only possible before the first table exists; lets retention give pages back to the file system.
-    db.exec("PRAGMA auto_vacuum = INCREMENTAL");
-  }
   auto step = [&](int to, const std::string& sql) {
     db.exec("BEGIN IMMEDIATE");
     try {
@@ -150,7 +188,7 @@ void migrate(sql::Db& db) {
     }
   };
   if (version < 1) step(1, schemaV1());
-  if (version < 2) step(2, kMigrateV1toV2);
+  if (version < 2) step(2, migrateV1toV2());
   version = static_cast<int>(db.queryInt("PRAGMA user_version"));
   if (version != kSchemaVersion)
     throw sql::Error(SQLITE_ERROR, "migration ended at schema " + std::to_string(version));

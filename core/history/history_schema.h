@@ -20,6 +20,17 @@ struct MetricDef {
 };
 const MetricDef& metricDef(Metric m);
 
+inline constexpr std::int64_t kTier10sMs = 10'000;
+inline constexpr std::int64_t kTier1mMs = 60'000;
+
+enum class RollupScope {
+  AllSamples,  // every sample, merged into existing rows (migration)
+  Replace,     // ?1 group, [?2, ?3): recompute rows from the samples (the writer, as rows arrive)
+  Merge,       // ?1 group, [?2, ?3): add samples to existing rows (late samples for an already expired span)
+};
+// INSERT ... SELECT that aggregates `samples` into a rollup table of tierMs rows (min/max/avg per Metric).
+std::string rollupFromSamplesSql(const std::string& table, std::int64_t tierMs, RollupScope scope);
+
 // Inspects `path` without writing to it (read-only connection, after a raw header check) and returns its
 // schema version: 0 for a missing or empty file. Throws sql::Error with a message fit for an operator when
 // the file must be refused: not SQLite, another application's database, newer schema, corrupt.

@@ -26,6 +26,7 @@ constexpr std::int64_t kKeepOpenMinutes = 3;  // a minute's row is rewritten unt
 constexpr std::int64_t kDetectChunkMs = 6LL * 3600 * 1000;
 constexpr std::uint64_t kMaxPageCountUnlimited = 4294967294ULL;
 const char* const kMetaIncidentsScannedTo = "incidents_scanned_to";
+const char* const kMetaRolledThrough = "full_resolution_from";  // samples before this were expired
 
 EpochMs floorMinute(EpochMs t) { return t - ((t % kMinuteMs) + kMinuteMs) % kMinuteMs; }
 
@@ -153,23 +154,6 @@ struct Command {
   std::promise<bool> done;
 };
 
-std::string rollupUpsertSql() {
-  std::string cols = "group_id, ts_ms, n", select = "group_id, (ts_ms / 60000) * 60000, count(*)", update = "n = n + excluded.n";
-  for (int i = 0; i < kMetricCount; ++i) {
-    const auto& m = history::metricDef(static_cast<Metric>(i));
-    const std::string n = m.name, e = m.sampleExpr;
-    cols += ", " + n + "_min, " + n + "_max, " + n + "_avg";
-    select += ", min(" + e + "), max(" + e + "), avg(" + e + ")";
-    update += ", " + n + "_min = coalesce(min(" + n + "_min, excluded." + n + "_min), " + n + "_min, excluded." + n + "_min)";
-    update += ", " + n + "_max = coalesce(max(" + n + "_max, excluded." + n + "_max), " + n + "_max, excluded." + n + "_max)";
-    update += ", " + n + "_avg = CASE WHEN " + n + "_avg IS NULL THEN excluded." + n + "_avg WHEN excluded." + n +
-              "_avg IS NULL THEN " + n + "_avg ELSE (" + n + "_avg * n + excluded." + n + "_avg * excluded.n) / (n + excluded.n) END";
-  }
-  return "INSERT INTO samples_1m(" + cols + ") SELECT " + select +
-         " FROM samples WHERE group_id = ?1 AND ts_ms < ?2 GROUP BY 2 ON CONFLICT(group_id, ts_ms) DO UPDATE SET " +
-         update;
-}
-
 }  // namespace
 
 struct HistoryStore::Impl {
@@ -196,6 +180,8 @@ struct HistoryStore::Impl {
   RequestAggregator requests;
   std::map<std::string, std::int64_t> groupIds;
   sql::Stmt begin, commit, insSample, insEvent, insGroup, reqReplace, reqMerge;
+  sql::Stmt roll10s, roll1m, rollLate, delLate;
+  EpochMs rolledThrough = std::numeric_limits<EpochMs>::min();  // full resolution expired before this
   std::int64_t pageSize = 4096;
 
   void prepare();
@@ -205,6 +191,7 @@ struct HistoryStore::Impl {
   std::int64_t groupId(const std::string& name, std::vector<std::string>& added);
   void holdIncoming(std::deque<Sample>& s, std::vector<Event>& e, std::vector<AttemptRecord>& a);
   void rollback();
+  void updateRollups(const std::map<std::int64_t, std::pair<EpochMs, EpochMs>>& touched);
   void fail(const std::string& what);
   bool retention(EpochMs nowMs);
   bool detect();
@@ -221,6 +208,9 @@ std::unique_ptr<HistoryStore> HistoryStore::open(const std::string& path, Histor
     if (sqlite3_db_readonly(d->db.handle(), "main") == 1)
       throw sql::Error(SQLITE_READONLY, "cannot write " + path + ": the file or its directory is read-only");
     d->db.check(sqlite3_busy_timeout(d->db.handle(), 5000), "busy timeout");
+    // Only possible before the first table, and before WAL (which writes page 1): lets retention give
+    // pages back to the file system.
+    if (d->db.queryInt("SELECT count(*) FROM sqlite_schema") == 0) d->db.exec("PRAGMA auto_vacuum = INCREMENTAL");
     if (d->db.queryText("PRAGMA journal_mode = WAL") != "wal")
       throw sql::Error(SQLITE_ERROR, "cannot switch " + path + " to WAL mode");
     d->db.exec("PRAGMA synchronous = NORMAL");
@@ -230,6 +220,11 @@ std::unique_ptr<HistoryStore> HistoryStore::open(const std::string& path, Histor
     d->setMaxBytes(d->opts.maxFileBytes);
     d->prepare();
     for (const auto& [id, name] : history::loadGroups(d->db)) d->groupIds[name] = id;
+    {
+      sql::Stmt m(d->db, "SELECT value FROM meta WHERE key = ?1");
+      m.bind(1, std::string_view(kMetaRolledThrough));
+      if (m.step()) d->rolledThrough = std::stoll(m.text(0));
+    }
   } catch (const sql::Error& e) {
     if (error) *error = e.what();
     return nullptr;
@@ -256,6 +251,10 @@ HistoryStore::~HistoryStore() {
   d_->insGroup = {};
   d_->reqReplace = {};
   d_->reqMerge = {};
+  d_->roll10s = {};
+  d_->roll1m = {};
+  d_->rollLate = {};
+  d_->delLate = {};
   d_->db.close();
 }
 
@@ -266,6 +265,10 @@ void HistoryStore::Impl::prepare() {
                             ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)");
   insEvent.prepare(db, "INSERT INTO events(ts_ms, kind, severity, grp, message, detail) VALUES(?1,?2,?3,?4,?5,?6)");
   insGroup.prepare(db, "INSERT INTO groups(name) VALUES(?1)");
+  roll10s.prepare(db, history::rollupFromSamplesSql("samples_10s", history::kTier10sMs, history::RollupScope::Replace));
+  roll1m.prepare(db, history::rollupFromSamplesSql("samples_1m", history::kTier1mMs, history::RollupScope::Replace));
+  rollLate.prepare(db, history::rollupFromSamplesSql("samples_1m", history::kTier1mMs, history::RollupScope::Merge));
+  delLate.prepare(db, "DELETE FROM samples WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3");
   const char* cols = "INSERT INTO requests_1m(minute_ms, group_id, key_fp, endpoint, requests, r429, r5xx, net_errors, "
                      "retries, lat_avg_ms, lat_p95_ms) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)";
   reqReplace.prepare(db, std::string(cols) + " ON CONFLICT DO UPDATE SET requests = excluded.requests, "
@@ -474,10 +477,18 @@ bool HistoryStore::Impl::writeBatch() {
   std::vector<std::string> added;
   try {
     begin.run();
+    std::map<std::int64_t, std::pair<EpochMs, EpochMs>> touched;  // group -> [min, max] ts written
     for (const auto& s : pendSamples) {
-      history::bindSample(insSample, groupId(s.group, added), s);
+      const auto gid = groupId(s.group, added);
+      history::bindSample(insSample, gid, s);
       insSample.run();
+      auto [it, fresh] = touched.try_emplace(gid, s.tsMs, s.tsMs);
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, s.tsMs);
+        it->second.second = std::max(it->second.second, s.tsMs);
+      }
     }
+    updateRollups(touched);
     auto insertEvent = [&](const Event& e) {
       insEvent.bind(1, static_cast<std::int64_t>(e.tsMs))
           .bind(2, history::eventKindText(e.kind))
@@ -534,22 +545,45 @@ void HistoryStore::Impl::setMaxBytes(std::uint64_t bytes) {
   }
 }
 
+// Recomputes the 10 s and 1 min rollup rows that the just-inserted samples fall into (same transaction).
+// Samples older than the expired span (a clock jump, a replayed backlog) cannot be recomputed from: they
+// are merged into the minute rows and not kept at full resolution.
+void HistoryStore::Impl::updateRollups(const std::map<std::int64_t, std::pair<EpochMs, EpochMs>>& touched) {
+  for (const auto& [gid, span] : touched) {
+    auto [lo, hi] = span;
+    if (lo < rolledThrough) {
+      const EpochMs lateHi = std::min<EpochMs>(hi + 1, rolledThrough);
+      rollLate.bind(1, gid).bind(2, static_cast<std::int64_t>(lo)).bind(3, static_cast<std::int64_t>(lateHi));
+      rollLate.run();
+      delLate.bind(1, gid).bind(2, static_cast<std::int64_t>(lo)).bind(3, static_cast<std::int64_t>(lateHi));
+      delLate.run();
+      lo = rolledThrough;
+      if (hi < lo) continue;
+    }
+    for (auto [st, tier] : {std::pair<sql::Stmt*, std::int64_t>{&roll10s, history::kTier10sMs}, {&roll1m, history::kTier1mMs}}) {
+      const EpochMs from = lo - ((lo % tier) + tier) % tier;
+      const EpochMs to = hi - ((hi % tier) + tier) % tier + tier;
+      st->bind(1, gid).bind(2, static_cast<std::int64_t>(from)).bind(3, static_cast<std::int64_t>(to));
+      st->run();
+    }
+  }
+}
+
+// Rollups are already current, so expiring full resolution is a delete; the minute rows live on until retainMs.
 bool HistoryStore::Impl::retention(EpochMs nowMs) {
   const EpochMs fullCutoff = floorMinute(nowMs - opts.fullResolutionMs);
-  const EpochMs deleteCutoff = nowMs - opts.retainMs;
+  const EpochMs deleteCutoff = floorMinute(nowMs - opts.retainMs);
   try {
-    sql::Stmt rollup(db, rollupUpsertSql());
     sql::Stmt delFull(db, "DELETE FROM samples WHERE group_id = ?1 AND ts_ms < ?2");
-    sql::Stmt delRollup(db, "DELETE FROM samples_1m WHERE group_id = ?1 AND ts_ms < ?2");
+    sql::Stmt del10s(db, "DELETE FROM samples_10s WHERE group_id = ?1 AND ts_ms < ?2");
+    sql::Stmt del1m(db, "DELETE FROM samples_1m WHERE group_id = ?1 AND ts_ms < ?2");
     for (const auto& [id, name] : history::loadGroups(db)) {
       begin.run();
       try {
-        rollup.bind(1, id).bind(2, static_cast<std::int64_t>(fullCutoff));
-        rollup.run();
-        delFull.bind(1, id).bind(2, static_cast<std::int64_t>(fullCutoff));
-        delFull.run();
-        delRollup.bind(1, id).bind(2, static_cast<std::int64_t>(deleteCutoff));
-        delRollup.run();
+        for (auto [st, cutoff] : {std::pair<sql::Stmt*, EpochMs>{&delFull, fullCutoff}, {&del10s, fullCutoff}, {&del1m, deleteCutoff}}) {
+          st->bind(1, id).bind(2, static_cast<std::int64_t>(cutoff));
+          st->run();
+        }
         commit.run();
       } catch (...) {
         rollback();
@@ -564,12 +598,22 @@ bool HistoryStore::Impl::retention(EpochMs nowMs) {
         del.bind(1, static_cast<std::int64_t>(deleteCutoff));
         del.run();
       }
+      if (fullCutoff > rolledThrough) {
+        sql::Stmt m(db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)");
+        m.bind(1, std::string_view(kMetaRolledThrough)).bind(2, std::to_string(fullCutoff));
+        m.run();
+      }
       commit.run();
     } catch (...) {
       rollback();
       throw;
     }
+    rolledThrough = std::max(rolledThrough, fullCutoff);
     db.exec("PRAGMA incremental_vacuum");
+    // Give the freed pages back now rather than at the next automatic checkpoint.
+    int logFrames = 0, checkpointed = 0;
+    db.check(sqlite3_wal_checkpoint_v2(db.handle(), "main", SQLITE_CHECKPOINT_PASSIVE, &logFrames, &checkpointed),
+             "checkpoint");
   } catch (const sql::Error& e) {
     fail(std::string("history retention failed: ") + e.what());
     return false;

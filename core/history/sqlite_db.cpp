@@ -31,9 +31,6 @@ void Db::check(int rc, std::string_view what) const {
   std::string msg(what);
   if (!msg.empty()) msg += ": ";
   msg += h_ ? sqlite3_errmsg(h_) : sqlite3_errstr(rc);
-  msg += " (";
-  msg += sqlite3_errstr(rc);
-  msg += ")";
   throw Error(rc & 0xff, msg);
 }
 
