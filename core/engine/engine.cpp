@@ -85,6 +85,7 @@ struct Pending {
   double waitMs = 0;
   int attempts = 0;
   double tokenCost = 0;  // estimate reserved per attempt
+  TimePoint deadline = TimePoint::max();  // queued (first try or retry) past this: shed
   Result last;           // what the last attempt produced
 };
 using PendingPtr = std::unique_ptr<Pending>;
@@ -281,7 +282,9 @@ class EngineLoop {
       return;
     }
     ++g->counters.submitted;
-    if (!g->queues.push(tier, std::move(p), now + fromSeconds(deadlineS))) {
+    p->deadline = now + fromSeconds(deadlineS);
+    const TimePoint deadline = p->deadline;
+    if (!g->queues.push(tier, std::move(p), deadline)) {
       shed(*g, std::move(p), "queue full (" + std::string(tierName(tier)) + " capacity " +
                                  std::to_string(tc.capacity) + ")", now);
     }
@@ -783,11 +786,14 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
       ++g.counters.completed;
       finish(std::move(p), now);
       break;
-    case RetryAction::RetryAfterQuota:
+    case RetryAction::RetryAfterQuota: {
       // Back to the front of its tier: dispatch holds it until the quota picture allows it.
       p->queuedAt = now;
-      g.queues.pushFront(p->req.tier, std::move(p));
+      const Tier tier = p->req.tier;  // read before the move: argument order is unspecified
+      const TimePoint deadline = p->deadline;
+      g.queues.pushFront(tier, std::move(p), deadline);
       break;
+    }
     case RetryAction::RetryAfterBackoff:
       p->queuedAt = now;
       delayed_.push(Delayed{now + fromSeconds(d.delayS), &g, std::move(p)});
@@ -898,7 +904,9 @@ void EngineLoop::run() {
       GroupRt* g = d.group;
       PendingPtr p = std::move(d.pending);
       delayed_.pop();
-      g->queues.pushFront(p->req.tier, std::move(p));
+      const Tier tier = p->req.tier;
+      const TimePoint deadline = p->deadline;
+      g->queues.pushFront(tier, std::move(p), deadline);
     }
     TimePoint wake = dispatch(now, nowEpoch);
     if (now >= nextSnapshot) {
