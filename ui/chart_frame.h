@@ -25,6 +25,7 @@ enum class ChartKind : int {
 };
 inline constexpr int kChartKindCount = 7;
 QString chartTitle(ChartKind kind);
+QString chartShortTitle(ChartKind kind);  // for toggle buttons
 QString chartDescription(ChartKind kind);  // one line, used as the chart's tooltip
 QString chartKey(ChartKind kind);          // stable identifier for settings
 

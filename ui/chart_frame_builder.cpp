@@ -1,6 +1,8 @@
 #include "chart_frame_builder.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 namespace tg::ui {
 
@@ -33,6 +35,19 @@ QString chartTitle(ChartKind kind) {
     case ChartKind::Throughput: return QObject::tr("Responses per second");
     case ChartKind::Latency: return QObject::tr("Latency p50 / p95 (ms)");
     case ChartKind::Concurrency: return QObject::tr("In flight vs concurrency limit");
+  }
+  return {};
+}
+
+QString chartShortTitle(ChartKind kind) {
+  switch (kind) {
+    case ChartKind::Remaining: return QObject::tr("Remaining");
+    case ChartKind::Rate429: return QObject::tr("429/s");
+    case ChartKind::Breaker: return QObject::tr("Breaker");
+    case ChartKind::QueueDepth: return QObject::tr("Queues");
+    case ChartKind::Throughput: return QObject::tr("Responses");
+    case ChartKind::Latency: return QObject::tr("Latency");
+    case ChartKind::Concurrency: return QObject::tr("In flight");
   }
   return {};
 }
@@ -133,6 +148,7 @@ ChartFrames ChartFrameBuilder::build(const SampleSource& source, EpochMs fromMs,
 
   // Aggregates are keyed by sample time: every group's sample of one pass shares the snapshot's time.
   std::map<EpochMs, std::array<double, 3>> queueByTs, throughputByTs;
+  std::set<EpochMs> gapAt;  // aggregates break where any group's samples break
 
   const auto groups = source.groups();
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -145,14 +161,25 @@ ChartFrames ChartFrameBuilder::build(const SampleSource& source, EpochMs fromMs,
     LineData r429 = makeLine(g, g, c);
     LineData p95 = makeLine(g + QObject::tr(" p95"), g, c);
     LineData p50 = makeLine(g + QObject::tr(" p50"), g, c, Qt::DotLine, false);
-    LineData inFlight = makeLine(g + QObject::tr(" in flight"), g, c);
+    LineData inFlight = makeLine(g, g, c);
     LineData limit = makeLine(g + QObject::tr(" limit"), g, c, Qt::DashLine, false);
     std::vector<std::pair<double, BreakerState>> states;
     bool anyTokens = false;
     double lastInterval = 1000;
 
+    double prevT = 0, prevIntervalMs = 1000;
     source.forEachSample(groups[gi], fromMs, toMs, [&](const Sample& s) {
       const double t = double(s.tsMs);
+      // Missing samples (engine restart, history gap) are a gap in every line, not a straight bridge.
+      // The first sample after a gap spans the gap, so the expected spacing is the previous sample's.
+      if (prevT > 0 && t - prevT > std::max(kMaxSampleGapMs, 2.5 * prevIntervalMs)) {
+        const double gapT = prevT + 1;
+        for (LineData* l : {&reqRem, &reqLim, &tokRem, &tokLim, &r429, &p95, &p50, &inFlight, &limit})
+          l->points.emplace_back(gapT, kUnknown);
+        gapAt.insert(s.tsMs);
+      }
+      prevT = t;
+      prevIntervalMs = s.intervalS * 1000;
       reqRem.points.emplace_back(t, s.reqRemaining);
       reqLim.points.emplace_back(t, s.reqLimit);
       tokRem.points.emplace_back(t, s.tokRemaining);
@@ -193,7 +220,10 @@ ChartFrames ChartFrameBuilder::build(const SampleSource& source, EpochMs fromMs,
   for (int tier = 0; tier < kTierCount; ++tier) {
     const auto name = tierName(static_cast<Tier>(tier));
     LineData line = makeLine(QString::fromLatin1(name.data(), int(name.size())), {}, tierColors[tier]);
-    for (const auto& [ts, q] : queueByTs) line.points.emplace_back(double(ts), q[tier]);
+    for (const auto& [ts, q] : queueByTs) {
+      if (gapAt.count(ts)) line.points.emplace_back(double(ts) - 1, kUnknown);
+      line.points.emplace_back(double(ts), q[tier]);
+    }
     queue.lines.push_back(std::move(line));
   }
   static const char* outcome[] = {"2xx", "429", "5xx"};
@@ -201,7 +231,10 @@ ChartFrames ChartFrameBuilder::build(const SampleSource& source, EpochMs fromMs,
                                          QColor(0xb0, 0x7a, 0xa1)};
   for (int i = 0; i < 3; ++i) {
     LineData line = makeLine(QString::fromLatin1(outcome[i]), {}, outcomeColors[i]);
-    for (const auto& [ts, th] : throughputByTs) line.points.emplace_back(double(ts), th[i]);
+    for (const auto& [ts, th] : throughputByTs) {
+      if (gapAt.count(ts)) line.points.emplace_back(double(ts) - 1, kUnknown);
+      line.points.emplace_back(double(ts), th[i]);
+    }
     throughput.lines.push_back(std::move(line));
   }
 

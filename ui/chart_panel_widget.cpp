@@ -39,7 +39,7 @@ ChartPanelWidget::ChartPanelWidget(QWidget* parent)
     charts_[k]->setStats(&stats_);
     auto* t = new QToolButton(this);
     t->setObjectName(QStringLiteral("toggle_") + chartKey(kind));
-    t->setText(chartTitle(kind).section(QLatin1Char(' '), 0, 1).remove(QLatin1Char('(')));
+    t->setText(chartShortTitle(kind));
     t->setToolTip(tr("Show or hide: %1").arg(chartTitle(kind)));
     t->setCheckable(true);
     t->setChecked(true);
@@ -94,7 +94,7 @@ void ChartPanelWidget::setChartVisible(ChartKind kind, bool visible) {
     return;
   }
   relayout();
-  builtRevision_ = ~0ull;
+  builtRevision_ = ~0ull;  // a chart shown again has stale data
   emit chartVisibilityChanged();
 }
 
@@ -108,7 +108,19 @@ void ChartPanelWidget::relayout() {
     grid_->addWidget(charts_[k], n / 2, n % 2);
     ++n;
   }
+  // An odd chart out takes the whole last row.
+  if (n % 2 == 1)
+    for (int k = kChartKindCount - 1; k >= 0; --k)
+      if (toggles_[k]->isChecked()) {
+        grid_->removeWidget(charts_[k]);
+        grid_->addWidget(charts_[k], (n - 1) / 2, 0, 1, 2);
+        break;
+      }
   for (int r = 0; r < 8; ++r) grid_->setRowStretch(r, r < (n + 1) / 2 ? 1 : 0);
+}
+
+void ChartPanelWidget::setAntialiasing(bool on) {
+  for (auto* c : charts_) c->setRenderHint(QPainter::Antialiasing, on);
 }
 
 void ChartPanelWidget::setRefreshIntervalMs(int ms) {
@@ -129,10 +141,15 @@ void ChartPanelWidget::refresh() {
   for (auto* c : charts_)
     if (isChartVisible(c->kind())) width = std::max(width, c->plotWidthPx());
 
-  // Rebuilding needs new data, a new window or width; or the axis scrolled far past the data we hold.
-  const bool stale = source_->revision() != builtRevision_ || windowMs_ != builtWindowMs_ ||
-                     width != builtWidth_ || end - builtEndMs_ > windowMs_ / 10;
-  if (stale) {
+  // Work only when something visible changes: a pixel column's worth of time, new data (at most once a
+  // second, or once a column when columns are wider), a new window or width. A 1 h window moves 0.07 px
+  // per 250 ms tick, so most ticks cost nothing.
+  const double msPerPx = double(windowMs_) / std::max(1, width);
+  const bool layoutChanged = windowMs_ != builtWindowMs_ || width != builtWidth_ || builtRevision_ == ~0ull;
+  const bool jumped = end < axisEndMs_ || end - builtEndMs_ > windowMs_ / 10;
+  const bool newData = source_->revision() != builtRevision_ &&
+                       double(end - builtEndMs_) >= std::max(1000.0, msPerPx);
+  if (layoutChanged || jumped || newData) {
     const ChartFrames frames = ChartFrameBuilder::build(*source_, from, end);
     for (int k = 0; k < kChartKindCount; ++k)
       if (isChartVisible(ChartKind(k))) charts_[k]->setFrame(frames[k], from, end);
@@ -140,9 +157,11 @@ void ChartPanelWidget::refresh() {
     builtWindowMs_ = windowMs_;
     builtWidth_ = width;
     builtEndMs_ = end;
-  } else {
+    axisEndMs_ = end;
+  } else if (double(end - axisEndMs_) >= msPerPx) {
     for (auto* c : charts_)
       if (isChartVisible(c->kind())) c->setTimeRange(from, end);
+    axisEndMs_ = end;
   }
   const auto now = RedrawStats::nowNs();
   stats_.addWork(start, now - start);

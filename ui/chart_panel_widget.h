@@ -1,6 +1,7 @@
 // The dashboard's charts: one TimeChartWidget per ChartKind in a two-column grid, sharing one time window
-// (5 min / 15 min / 1 h / 6 h) that ends at the source's newest data. A 4 Hz timer moves every time axis;
-// data is rebuilt only when the source's revision, the window or the plot width changed. UI thread only.
+// (5 min / 15 min / 1 h / 6 h) that ends at the source's newest data. A 4 Hz timer checks the source; axes
+// move when the window has advanced a pixel, data is rebuilt when new samples arrived (at most once a
+// second or once per pixel column), and always when the window or plot width changed. UI thread only.
 #pragma once
 
 #include "chart_frame.h"
@@ -35,7 +36,9 @@ class ChartPanelWidget : public QWidget {
   void setChartVisible(ChartKind kind, bool visible);
   TimeChartWidget* chart(ChartKind kind) const { return charts_[int(kind)]; }
   RedrawStats& stats() { return stats_; }
-  void setRefreshIntervalMs(int ms);  // 250 by default; 0 stops the timer (tests call refresh())
+  void setRefreshIntervalMs(int ms);
+  // Smooth lines cost UI-thread time; on by default.
+  void setAntialiasing(bool on);  // 250 by default; 0 stops the timer (tests call refresh())
 
  public slots:
   void refresh();
@@ -59,6 +62,7 @@ class ChartPanelWidget : public QWidget {
   qint64 builtWindowMs_ = 0;
   int builtWidth_ = 0;
   EpochMs builtEndMs_ = 0;
+  EpochMs axisEndMs_ = 0;
   RedrawStats stats_;
 };
 

@@ -64,6 +64,10 @@ GroupCardWidget::GroupCardWidget(const QString& group, const QColor& color, QWid
   gauge_->setFormat(tr("remaining –"));
   gauge_->setMaximumHeight(18);
   outer->addWidget(gauge_);
+  auto* tokens = new QLabel(this);
+  tokens->setObjectName(QStringLiteral("tokens"));
+  tokens->setVisible(false);
+  outer->addWidget(tokens);
 
   auto* grid = new QGridLayout;
   grid->setHorizontalSpacing(10);
@@ -104,10 +108,7 @@ void GroupCardWidget::setState(const GroupSnapshot& g, const Sample* last, Epoch
   const auto& tok = g.dims[int(Dimension::Tokens)];
   if (known(req.remaining) && known(req.limit) && req.limit > 0) {
     gauge_->setValue(int(std::clamp(req.remaining / req.limit, 0.0, 1.0) * 1000));
-    QString text = tr("%1 / %2 requests").arg(number(req.remaining), number(req.limit));
-    if (known(tok.remaining) && known(tok.limit))
-      text += tr(" · %1 / %2 tokens").arg(number(tok.remaining), number(tok.limit));
-    gauge_->setFormat(text);
+    gauge_->setFormat(tr("%1 / %2 requests").arg(number(req.remaining), number(req.limit)));
   } else if (known(tok.remaining) && known(tok.limit) && tok.limit > 0) {
     gauge_->setValue(int(std::clamp(tok.remaining / tok.limit, 0.0, 1.0) * 1000));
     gauge_->setFormat(tr("%1 / %2 tokens").arg(number(tok.remaining), number(tok.limit)));
@@ -116,6 +117,10 @@ void GroupCardWidget::setState(const GroupSnapshot& g, const Sample* last, Epoch
     gauge_->setFormat(known(req.remaining) ? tr("%1 requests left, limit unknown").arg(number(req.remaining))
                                            : tr("remaining unknown"));
   }
+
+  const bool tokensKnown = known(tok.remaining) || known(tok.limit);
+  field("tokens")->setText(tr("tokens %1 / %2").arg(number(tok.remaining), number(tok.limit)));
+  field("tokens")->setVisible(tokensKnown);
 
   const EpochMs resetAt = req.resetAtMs ? req.resetAtMs : tok.resetAtMs;
   field("reset")->setText(tr("reset in %1").arg(resetAt ? duration((resetAt - snapshotMs) / 1000.0)

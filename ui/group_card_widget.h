@@ -23,7 +23,7 @@ class GroupCardWidget : public QFrame {
   void setState(const GroupSnapshot& g, const Sample* last, EpochMs snapshotMs);
 
   // The text shown in a field: "remaining", "reset", "rate429", "breaker", "reqRate", "p95", "inFlight",
-  // "queue", "waitReason", "flags". Empty string for an unknown field.
+  // "queue", "tokens", "waitReason", "flags". Empty string for an unknown field.
   QString fieldText(const QString& field) const;
   BreakerState breaker() const { return breaker_; }
 

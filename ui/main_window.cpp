@@ -56,7 +56,7 @@ MainWindow::MainWindow(QWidget* parent)
   auto* scroll = new QScrollArea(this);
   scroll->setWidgetResizable(true);
   scroll->setWidget(cardsHost_);
-  scroll->setMinimumWidth(300);
+  scroll->setMinimumWidth(270);
 
   auto addDock = [this](const QString& title, const char* name, QWidget* w, Qt::DockWidgetArea area) {
     auto* dock = new QDockWidget(title, this);
@@ -70,7 +70,8 @@ MainWindow::MainWindow(QWidget* parent)
   workloadDock_ = addDock(tr("Workload"), "workloadDock", workload_, Qt::RightDockWidgetArea);
   auto* eventsDock = addDock(tr("Events"), "eventsDock", eventWidget_, Qt::BottomDockWidgetArea);
   workloadDock_->setVisible(false);
-  resizeDocks({cardsDock, controlsDock}, {320, 330}, Qt::Horizontal);
+  workload_->setVisible(false);
+  resizeDocks({cardsDock, controlsDock}, {290, 320}, Qt::Horizontal);
   resizeDocks({eventsDock}, {200}, Qt::Vertical);
 
   auto* view = menuBar()->addMenu(tr("&View"));

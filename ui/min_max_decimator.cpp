@@ -9,20 +9,28 @@ std::vector<QPointF> MinMaxDecimator::decimate(const std::vector<QPointF>& point
   std::vector<QPointF> out;
   out.reserve(points.size() < 4096 ? points.size() : 4096);
 
+  // A flat run keeps only its ends: constant lines (limits, idle queues) cost two points, not two per column.
+  auto append = [&out](const QPointF& p) {
+    const std::size_t n = out.size();
+    if (n >= 2 && out[n - 1].y() == p.y() && out[n - 2].y() == p.y())
+      out[n - 1] = p;
+    else
+      out.push_back(p);
+  };
   bool open = false;
   double bucket = 0;
   QPointF minP, maxP;
   int count = 0;
   auto flush = [&] {
     if (!open) return;
-    if (count == 1) {
-      out.push_back(minP);
+    if (count == 1 || minP.y() == maxP.y()) {
+      append(minP);
     } else if (minP.x() <= maxP.x()) {
-      out.push_back(minP);
-      out.push_back(maxP);
+      append(minP);
+      append(maxP);
     } else {
-      out.push_back(maxP);
-      out.push_back(minP);
+      append(maxP);
+      append(minP);
     }
     open = false;
   };
