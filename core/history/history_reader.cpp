@@ -19,14 +19,22 @@ constexpr StoredTier kFull{"samples", 1000};
 constexpr StoredTier k10s{"samples_10s", history::kTier10sMs};
 constexpr StoredTier k1m{"samples_1m", history::kTier1mMs};
 
-// One series: ?1 group id, ?2 from, ?3 to, ?4 bucket ms, ?5 start of the source tier for this group (rows of
-// the 1 min tier that end before it fill in where the source tier has expired). Rollup rows overlapping
-// `from` land in the first bucket.
-std::string seriesSql(const StoredTier& tier, bool withFallback) {
+// One series: ?1 group id, ?2 origin (from, rounded down to the tier's grid), ?3 to, ?4 bucket ms (a whole
+// number of tier rows, so no row straddles two buckets), ?5 start of the source tier for this group (rows of
+// the 1 min tier that end before it fill in where the source tier has expired; they land in the bucket
+// holding their start).
+std::string seriesSql(const StoredTier& tier, bool withFallback, bool oneRowPerBucket) {
   const bool rollup = tier.ms != kFull.ms;
   const std::string bucket = "max(0, (ts_ms - ?2) / ?4)";
-  const std::string range = rollup ? " WHERE group_id = ?1 AND ts_ms > ?2 - " + std::to_string(tier.ms) + " AND ts_ms < ?3"
-                                   : " WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3";
+  const std::string range = " WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3";  // ?2 is on the tier's grid
+  if (oneRowPerBucket) {  // the tier already holds the buckets: no aggregation, just an index range scan
+    std::string sql = "SELECT (ts_ms - ?2) / ?4, ts_ms, ts_ms, n, 1";
+    for (int i = 0; i < kMetricCount; ++i) {
+      const std::string c = history::metricDef(static_cast<Metric>(i)).name;
+      sql += ", " + c + "_min, " + c + "_max, " + c + "_avg";
+    }
+    return sql + " FROM " + tier.table + range + " ORDER BY ts_ms";
+  }
   if (!withFallback) {
     std::string sql = "SELECT " + bucket + " AS b, min(ts_ms), max(ts_ms), " + (rollup ? "sum(n), 1" : "count(*), 0");
     for (int i = 0; i < kMetricCount; ++i) {
@@ -131,16 +139,27 @@ HistoryResult<std::vector<SampleSeries>> HistoryReader::samples(EpochMs fromMs, 
     // The coarsest stored tier that still gives at least 2/3 of the points asked for: a day-long chart reads
     // ~1,440 minute rows per group instead of 86,400 samples. Each bucket is at least one tier row wide.
     const std::int64_t raw = std::max<std::int64_t>(1, (toMs - fromMs + maxPoints - 1) / maxPoints);
+    // Buckets of a rollup tier are whole tier rows on the tier's grid; a tier is taken only if that costs at
+    // most a third of the points asked for.
     StoredTier tier = kFull;
-    if (d_->version >= 2) {  // v1 kept rollups only for expired spans
-      if (2 * k1m.ms <= 3 * raw) tier = k1m;
-      else if (2 * k10s.ms <= 3 * raw) tier = k10s;
+    EpochMs origin = fromMs;
+    std::int64_t bucketMs = raw;
+    for (const StoredTier& t : {k1m, k10s}) {
+      if (d_->version < 2) break;  // v1 kept rollups only for expired spans
+      const EpochMs o = fromMs - ((fromMs % t.ms) + t.ms) % t.ms;
+      const std::int64_t b = ((toMs - o + maxPoints - 1) / maxPoints + t.ms - 1) / t.ms * t.ms;
+      if (2 * b <= 3 * raw) {
+        tier = t;
+        origin = o;
+        bucketMs = b;
+        break;
+      }
     }
-    const std::int64_t bucketMs = tier.ms == kFull.ms ? raw : std::max(raw, tier.ms);
+    const bool rollupTier = tier.ms != kFull.ms;
     sql::Stmt sourceStart(d_->db, std::string("SELECT min(ts_ms) FROM ") + tier.table + " WHERE group_id = ?1");
     sql::Stmt anyFallback(d_->db, "SELECT 1 FROM samples_1m WHERE group_id = ?1 AND ts_ms > ?2 - 60000 AND ts_ms < ?3 "
                                   "AND ts_ms + 60000 <= ?4 LIMIT 1");
-    sql::Stmt plain, mixed;
+    sql::Stmt plain, mixed, direct;
     for (const auto& [id, name] : history::loadGroups(d_->db)) {
       if (!groups.empty() && std::find(groups.begin(), groups.end(), name) == groups.end()) continue;
       // Where the source tier has expired (or never existed), minute rollups fill in.
@@ -157,16 +176,17 @@ HistoryResult<std::vector<SampleSeries>> HistoryReader::samples(EpochMs fromMs, 
           anyFallback.reset();
         }
       }
-      sql::Stmt& st = withFallback ? mixed : plain;
-      if (!st.prepared()) st.prepare(d_->db, seriesSql(tier, withFallback));
-      st.bind(1, id).bind(2, static_cast<std::int64_t>(fromMs)).bind(3, static_cast<std::int64_t>(toMs)).bind(4, bucketMs);
+      const bool oneRow = rollupTier && !withFallback && bucketMs == tier.ms;
+      sql::Stmt& st = oneRow ? direct : (withFallback ? mixed : plain);
+      if (!st.prepared()) st.prepare(d_->db, seriesSql(tier, withFallback, oneRow));
+      st.bind(1, id).bind(2, static_cast<std::int64_t>(origin)).bind(3, static_cast<std::int64_t>(toMs)).bind(4, bucketMs);
       if (withFallback) st.bind(5, static_cast<std::int64_t>(start));
       SampleSeries series;
       series.group = name;
       series.bucketMs = bucketMs;
       while (st.step()) {
         SampleBucket b;
-        b.startMs = fromMs + st.i64(0) * bucketMs;
+        b.startMs = origin + st.i64(0) * bucketMs;
         b.firstTsMs = st.i64(1);
         b.lastTsMs = st.i64(2);
         b.rows = st.i64(3);

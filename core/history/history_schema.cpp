@@ -51,7 +51,18 @@ std::string rollupFromSamplesSql(const std::string& table, std::int64_t tierMs, 
     merge += ", " + n + "_avg = CASE WHEN " + n + "_avg IS NULL THEN excluded." + n + "_avg WHEN excluded." + n +
              "_avg IS NULL THEN " + n + "_avg ELSE (" + n + "_avg * n + excluded." + n + "_avg * excluded.n) / (n + excluded.n) END";
   }
+  if (scope == RollupScope::ReplaceFrom10s) {
+    std::string fromTier = "group_id, (ts_ms / " + tier + ") * " + tier + ", sum(n)";
+    for (const auto& m : kMetrics) {
+      const std::string n = m.name;
+      fromTier += ", min(" + n + "_min), max(" + n + "_max), sum(" + n + "_avg * n) / nullif(sum(CASE WHEN " + n +
+                  "_avg IS NULL THEN 0 ELSE n END), 0)";
+    }
+    return "INSERT OR REPLACE INTO " + table + "(" + cols + ") SELECT " + fromTier +
+           " FROM samples_10s WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 GROUP BY 2";
+  }
   switch (scope) {
+    case RollupScope::ReplaceFrom10s:
     case RollupScope::AllSamples:
       return "INSERT INTO " + table + "(" + cols + ") SELECT " + select +
              " FROM samples WHERE true GROUP BY group_id, 2 ON CONFLICT(group_id, ts_ms) DO UPDATE SET " + merge;

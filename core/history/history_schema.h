@@ -27,6 +27,8 @@ enum class RollupScope {
   AllSamples,  // every sample, merged into existing rows (migration)
   Replace,     // ?1 group, [?2, ?3): recompute rows from the samples (the writer, as rows arrive)
   Merge,       // ?1 group, [?2, ?3): add samples to existing rows (late samples for an already expired span)
+  ReplaceFrom10s,  // like Replace, but from the 10 s tier (6 rows a minute instead of 60); averages of metrics
+                   // that were partly unknown within a 10 s row are weighted by its sample count
 };
 // INSERT ... SELECT that aggregates `samples` into a rollup table of tierMs rows (min/max/avg per Metric).
 std::string rollupFromSamplesSql(const std::string& table, std::int64_t tierMs, RollupScope scope);

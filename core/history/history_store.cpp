@@ -266,7 +266,7 @@ void HistoryStore::Impl::prepare() {
   insEvent.prepare(db, "INSERT INTO events(ts_ms, kind, severity, grp, message, detail) VALUES(?1,?2,?3,?4,?5,?6)");
   insGroup.prepare(db, "INSERT INTO groups(name) VALUES(?1)");
   roll10s.prepare(db, history::rollupFromSamplesSql("samples_10s", history::kTier10sMs, history::RollupScope::Replace));
-  roll1m.prepare(db, history::rollupFromSamplesSql("samples_1m", history::kTier1mMs, history::RollupScope::Replace));
+  roll1m.prepare(db, history::rollupFromSamplesSql("samples_1m", history::kTier1mMs, history::RollupScope::ReplaceFrom10s));
   rollLate.prepare(db, history::rollupFromSamplesSql("samples_1m", history::kTier1mMs, history::RollupScope::Merge));
   delLate.prepare(db, "DELETE FROM samples WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3");
   const char* cols = "INSERT INTO requests_1m(minute_ms, group_id, key_fp, endpoint, requests, r429, r5xx, net_errors, "
