@@ -40,10 +40,10 @@ KeyConfig readKey(JsonObjectReader& r, bool simulated) {
 GroupConfig readGroup(JsonObjectReader& r) {
   GroupConfig g;
   g.name = r.requiredString("name");
-  if (g.name.empty()) r.fail("name", "a non-empty group name");
+  if (g.name.empty()) r.fail("name", "expected a non-empty group name");
   g.baseUrl = r.requiredString("base_url");
   if (g.baseUrl != kSimUrl && g.baseUrl.rfind("http://", 0) != 0 && g.baseUrl.rfind("https://", 0) != 0)
-    r.fail("base_url", "an http:// or https:// URL, or \"sim\" for the embedded simulator");
+    r.fail("base_url", "expected an http:// or https:// URL, or \"sim\" for the embedded simulator");
   while (g.baseUrl.size() > 1 && g.baseUrl.back() == '/') g.baseUrl.pop_back();
   g.concurrency = r.integer("concurrency", g.concurrency, 1, 100000);
   g.minConcurrency = r.integer("min_concurrency", g.minConcurrency, 1, 100000);
@@ -57,7 +57,7 @@ GroupConfig readGroup(JsonObjectReader& r) {
   }
   const auto* keys = r.child("keys");
   if (keys) {
-    if (!keys->is_array()) r.fail("keys", "an array of keys");
+    if (!keys->is_array()) r.fail("keys", "expected an array of keys");
     for (std::size_t i = 0; i < keys->size(); ++i) {
       JsonObjectReader kr((*keys)[i], r.file(), r.pathOf("keys") + "/" + std::to_string(i));
       g.keys.push_back(readKey(kr, g.baseUrl == kSimUrl));
@@ -116,11 +116,11 @@ TollgateConfig ConfigLoader::fromJson(const nlohmann::json& j, const std::string
   }
   const auto* groups = r.child("groups");
   if (!groups || !groups->is_array() || groups->empty())
-    throw ConfigError(file, "/groups", "a non-empty array of groups");
+    throw ConfigError(file, "/groups", "expected a non-empty array of groups");
   for (std::size_t i = 0; i < groups->size(); ++i) {
     JsonObjectReader gr((*groups)[i], file, "/groups/" + std::to_string(i));
     GroupConfig g = readGroup(gr);
-    if (e.findGroup(g.name)) gr.fail("name", "a unique group name (\"" + g.name + "\" appears twice)");
+    if (e.findGroup(g.name)) gr.fail("name", "expected a unique group name (\"" + g.name + "\" appears twice)");
     e.groups.push_back(std::move(g));
   }
   if (const auto* s = r.child("simulator")) c.simulator = *s;
@@ -132,7 +132,7 @@ TollgateConfig ConfigLoader::fromJson(const nlohmann::json& j, const std::string
   }
   r.finish();
   if (c.usesEmbeddedSimulator() && !c.simulator)
-    throw ConfigError(file, "/simulator", "a simulator section, since a group's base_url is \"sim\"");
+    throw ConfigError(file, "/simulator", "expected a simulator section, since a group's base_url is \"sim\"");
   return c;
 }
 

@@ -20,7 +20,7 @@ WorkloadProfile WorkloadProfile::fromJson(const nlohmann::json& j, const std::st
   JsonObjectReader r(j, file, path);
   p.durationS = r.number("duration_s", 0, 0, 365 * 86400.0);
   const auto* streams = r.child("streams");
-  if (!streams || !streams->is_array() || streams->empty()) r.fail("streams", "a non-empty array of streams");
+  if (!streams || !streams->is_array() || streams->empty()) r.fail("streams", "expected a non-empty array of streams");
   for (std::size_t i = 0; i < streams->size(); ++i) {
     JsonObjectReader s((*streams)[i], file, path + "/streams/" + std::to_string(i));
     WorkloadStream w;
@@ -37,7 +37,7 @@ WorkloadProfile WorkloadProfile::fromJson(const nlohmann::json& j, const std::st
     w.burstS = s.number("burst_s", 0, 0, 1e7);
     w.burstRate = s.number("burst_rate", 0, 0, 1e6);
     w.path = s.string("path", w.path);
-    if (w.path.empty() || w.path[0] != '/') s.fail("path", "a path starting with /");
+    if (w.path.empty() || w.path[0] != '/') s.fail("path", "expected a path starting with /");
     w.promptBytes = s.integer("prompt_bytes", w.promptBytes, 0, 10000000);
     w.maxTokens = s.integer("max_tokens", w.maxTokens, 0, 10000000);
     w.deadlineS = s.number("deadline_s", 0, 0, 1e7);

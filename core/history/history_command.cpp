@@ -225,7 +225,7 @@ int cmdShow(const Args& a, std::ostream& out, std::ostream& err) {
   if (std::any_of(series.value.begin(), series.value.end(), [](const SampleSeries& s) {
         return std::any_of(s.buckets.begin(), s.buckets.end(), [](const SampleBucket& b) { return b.fromRollup; });
       }))
-    out << "* from per-minute rollups (full resolution expired)\n";
+    out << "* read from the 10 s / 1 min rollups: min and max exact, averages weighted by samples\n";
   return kExitOk;
 }
 

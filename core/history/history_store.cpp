@@ -2,6 +2,7 @@
 
 #include "history_schema.h"
 #include "incident_detector.h"
+#include "log.h"
 #include "secret.h"
 #include "sqlite_db.h"
 
@@ -357,6 +358,8 @@ const std::string& HistoryStore::path() const { return d_->path; }
 void HistoryStore::Impl::run() {
   using SteadyClock = std::chrono::steady_clock;
   auto nextFlush = SteadyClock::now() + std::chrono::milliseconds(opts.flushIntervalMs);
+  auto retryAt = SteadyClock::now();
+  int failures = 0;
   auto nextRetention = SteadyClock::now() + std::chrono::milliseconds(opts.maintenanceIntervalMs);
   auto nextDetect = SteadyClock::now() + std::chrono::milliseconds(opts.incidentIntervalMs);
   for (;;) {
@@ -377,7 +380,15 @@ void HistoryStore::Impl::run() {
     holdIncoming(s, e, a);
     for (auto& c : cmds)
       if (c->kind == CommandKind::SetMaxBytes) setMaxBytes(static_cast<std::uint64_t>(c->arg));
-    const bool wrote = writeBatch();
+    // After a failure, periodic retries back off (a full disk is not freed in a second, and each attempt
+    // re-inserts everything held); an explicit flush, a new size cap or shutdown tries at once.
+    const bool urgent = stop || !cmds.empty();
+    bool wrote = false;
+    if (urgent || SteadyClock::now() >= retryAt) {
+      wrote = writeBatch();
+      failures = wrote ? 0 : std::min(failures + 1, 5);
+      retryAt = SteadyClock::now() + std::chrono::milliseconds(wrote ? 0 : opts.flushIntervalMs << failures);
+    }
     nextFlush = SteadyClock::now() + std::chrono::milliseconds(opts.flushIntervalMs);
     for (auto& c : cmds) {
       switch (c->kind) {
@@ -387,7 +398,13 @@ void HistoryStore::Impl::run() {
         case CommandKind::SetMaxBytes: c->done.set_value(true); break;
       }
     }
-    if (stop) return;
+    if (stop) {
+      if (!wrote) {
+        std::lock_guard lock(mu);
+        logError("history", "closing with " + std::to_string(held) + " rows unwritten: " + st.lastError);
+      }
+      return;
+    }
     const auto now = SteadyClock::now();
     if (now >= nextRetention) {
       retention(opts.now());

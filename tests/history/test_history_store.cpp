@@ -369,7 +369,26 @@ void TestHistoryStore::retentionRollupsKeepSpikes() {
     if (b.startMs < start + 3'600'000) sum429 += b[Metric::R429].avg * static_cast<double>(b.rows);
   QVERIFY(std::abs(sum429 - 977) < 1e-6);
 
-  // Rollups can be rolled again (retention twice is harmless), then everything expires.
+  // A late sample for the expired span (a clock jump, a backlog) is merged into the minute rollups.
+  Sample lateSpike = makeSample("g", start + 600'500, 10, 0);
+  lateSpike.inFlight = 99;
+  store->append(std::vector<Sample>{lateSpike});
+  QVERIFY(store->flush());
+  auto lateRaw = reader->rawSamples(start, start + 3'600'000, {});
+  QVERIFY(lateRaw.ok());
+  QVERIFY(lateRaw.value.empty());
+  auto withLate = reader->samples(start, start + 3 * 3'600'000, {"g"}, 30);
+  QVERIFY(withLate.ok());
+  double lateMax = 0;
+  std::int64_t lateRows = 0;
+  for (const auto& b : withLate.value[0].buckets) {
+    lateMax = std::max(lateMax, b[Metric::InFlight].max);
+    lateRows += b.rows;
+  }
+  QCOMPARE(lateMax, 99.0);
+  QCOMPARE(lateRows, std::int64_t(3 * 3600 + 1));
+
+  // Retention twice is harmless, then everything expires.
   QVERIFY(store->runRetention(start + 3 * 3'600'000));
   QVERIFY(store->runRetention(start + 30 * 3'600'000));
   auto gone = reader->samples(start, start + 3 * 3'600'000, {"g"}, 30);

@@ -44,6 +44,7 @@ class TestSimServer : public QObject {
   void groupByPath();
   void statsEndpointCounts();
   void earlyCounterWhenRetryAfterIgnored();
+  void honouringRetryAfterIsNeverEarly();
   void scheduleScalesQuota();
   void perTierCounts();
   void pipelinedRepliesKeepOrder();
@@ -207,6 +208,28 @@ void TestSimServer::earlyCounterWhenRetryAfterIgnored() {
   // Another key was told nothing: not early.
   QCOMPARE(c.request("GET", "/x", {{"X-RateLimit-Group", "g"}, {"Authorization", "Bearer k2"}}).status, 200);
   QCOMPARE(sim.stats()["groups"]["g"]["early"].get<int>(), 2);
+}
+
+void TestSimServer::honouringRetryAfterIsNeverEarly() {
+  for (const char* fmt : {"seconds", "ms"}) {
+    auto cfg = configFrom(R"({"early_grace_ms":0,"groups":{"g":{"algorithm":"gcra","limit":4,"window_s":1,"burst":1}}})");
+    cfg.retryAfterFormat = SimConfig::fromJson(json{{"retry_after_format", fmt}}, "t").retryAfterFormat;
+    SimServer sim(cfg);
+    SimTestClient c(sim.start());
+    int limited = 0;
+    for (int i = 0; i < 6; ++i) {
+      auto r = c.request("GET", "/x", kGroupG);
+      if (r.status != 429) continue;
+      ++limited;
+      const double wait = r.has("retry-after-ms") ? std::atof(r.header("retry-after-ms").c_str()) / 1000
+                                                  : std::atof(r.header("retry-after").c_str());
+      QVERIFY(wait > 0);
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait));  // the client honours the server's word
+      QCOMPARE(c.request("GET", "/x", kGroupG).status, 200);             // and is let through
+    }
+    QVERIFY(limited > 0);
+    QCOMPARE(sim.stats()["groups"]["g"]["early"].get<int>(), 0);
+  }
 }
 
 void TestSimServer::scheduleScalesQuota() {

@@ -531,6 +531,19 @@ class TestUiDashboard : public QObject {
     };
     run(false);
     run(true);
+    // Worst case per frame: every chart painted from scratch.
+    clock.restart();
+    for (int i = 0; i < 5; ++i) (void)w.charts()->grab();
+    qInfo("full repaint of all charts: %.1f ms", clock.nsecsElapsed() / 1e6 / 5);
+    w.charts()->setWindowMs(5 * 60'000);  // one rebuild a second
+    QTest::qWait(500);
+    clock.restart();
+    while (clock.elapsed() < 5000) {
+      ts += 250;
+      source.addSnapshot(engine.next(ts));
+      QTest::qWait(250);
+    }
+    qInfo("10 groups, 5 min window, 4 Hz: %s", qPrintable(w.charts()->stats().summary(RedrawStats::nowNs())));
     RedrawStats& stats = w.charts()->stats();
     const auto now = RedrawStats::nowNs();
     QVERIFY(stats.totalRedraws() >= 10);

@@ -1,0 +1,206 @@
+// The tollgate executable end to end: JSONL jobs that survive kill -9, malformed input reported with
+// line numbers, config errors naming file/path/expectation, the headers and probe commands.
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <set>
+
+using nlohmann::json;
+
+namespace {
+
+QString bin() { return QString::fromLocal8Bit(qgetenv("TOLLGATE_BIN")); }
+
+void writeFile(const QString& path, const std::string& text) {
+  std::ofstream out(path.toStdString());
+  out << text;
+}
+
+std::vector<json> readJsonl(const QString& path, int* broken = nullptr) {
+  std::ifstream in(path.toStdString());
+  std::vector<json> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      if (broken) ++*broken;
+      continue;
+    }
+    rows.push_back(j);
+  }
+  return rows;
+}
+
+// A config whose only group runs on the embedded simulator at 40 requests/s.
+std::string slowConfig() {
+  json c{{"name", "cli-test"},
+         {"groups", json::array({{{"name", "batch"}, {"base_url", "sim"}, {"concurrency", 8}, {"keys", json::array({{{"name", "k"}}})}}})},
+         {"simulator", {{"dialect", "openai"},
+                        {"default_group", "batch"},
+                        {"latency_ms", {{"distribution", "fixed"}, {"mean", 5}}},
+                        {"groups", {{"batch", {{"algorithm", "token-bucket"}, {"limit", 40}, {"window_s", 1}}}}}}}};
+  return c.dump(2);
+}
+
+int runTollgate(const QStringList& args, QByteArray* out = nullptr, QByteArray* err = nullptr,
+                const QByteArray& input = {}) {
+  QProcess p;
+  p.start(bin(), args);
+  if (!p.waitForStarted(5000)) return -1;
+  if (!input.isEmpty()) p.write(input);
+  p.closeWriteChannel();
+  if (!p.waitForFinished(120000)) {
+    p.kill();
+    return -2;
+  }
+  if (out) *out = p.readAllStandardOutput();
+  if (err) *err = p.readAllStandardError();
+  return p.exitCode();
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { QVERIFY2(!bin().isEmpty(), "TOLLGATE_BIN is set by CTest"); }
+
+  void jsonlJobSurvivesKillMinus9WithoutLossOrDuplicates() {
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json"), job = dir.filePath("job.jsonl"), results = dir.filePath("results.jsonl");
+    writeFile(cfg, slowConfig());
+    std::string lines;
+    const int n = 240;
+    for (int i = 0; i < n; ++i) {
+      if (i == 17) lines += "{this is not json\n";  // line 18
+      if (i == 90) lines += R"({"id":"bad-tier","group":"batch","tier":"P7","url":"/v1/x"})" "\n";  // line 92
+      lines += json{{"id", "req-" + std::to_string(i)}, {"group", "batch"}, {"tier", i % 3 == 0 ? "P0" : "P2"},
+                    {"url", "/v1/chat/completions"}, {"body", {{"prompt", "hi"}}}, {"max_tokens", 8}}
+                   .dump() +
+               "\n";
+    }
+    writeFile(job, lines);
+    const QStringList args{"run", "--headless", "--quiet", "--config", cfg, "--workload", job, "--results", results};
+
+    QProcess first;
+    first.start(bin(), args);
+    QVERIFY(first.waitForStarted(5000));
+    // Kill it hard once part of the job is done.
+    QTRY_VERIFY_WITH_TIMEOUT(readJsonl(results).size() >= 60, 30000);
+    ::kill(static_cast<pid_t>(first.processId()), SIGKILL);
+    QVERIFY(first.waitForFinished(5000));
+    const auto partial = readJsonl(results).size();
+    QVERIFY2(partial < static_cast<std::size_t>(n), "killed too late to test resume");
+
+    QByteArray out, err;
+    QCOMPARE(runTollgate(args, &out, &err), 0);
+    int broken = 0;
+    const auto rows = readJsonl(results, &broken);
+    QCOMPARE(broken, 0);
+    std::set<std::string> ids;
+    for (const auto& r : rows) {
+      QVERIFY2(ids.insert(r["id"].get<std::string>()).second, ("duplicate " + r.dump()).c_str());
+      QVERIFY2(r["ok"].get<bool>(), r.dump().c_str());
+      QCOMPARE(r["status"].get<int>(), 200);
+    }
+    QCOMPARE(static_cast<int>(ids.size()), n);
+    // The malformed lines are reported with their line numbers, once per run, and skipped.
+    QVERIFY2(err.contains("job.jsonl:18: not valid JSON"), err.constData());
+    QVERIFY2(err.contains("job.jsonl:92: \"tier\": expected P0, P1 or P2"), err.constData());
+    const auto rejects = readJsonl(job + ".rejects.jsonl");
+    QVERIFY(rejects.size() >= 2);
+    QCOMPARE(rejects[0]["line"].get<int>(), 18);
+  }
+
+  void configErrorsNameFilePathAndExpectation_data() {
+    QTest::addColumn<QString>("config");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("unknown key") << R"({"groups":[{"name":"a","base_url":"http://127.0.0.1:1","concurency":4}]})"
+                                 << "/groups/0/concurency: unknown key";
+    QTest::newRow("wrong type") << R"({"groups":[{"name":"a","base_url":"http://127.0.0.1:1","concurrency":"many"}]})"
+                                << "/groups/0/concurrency: expected an integer";
+    QTest::newRow("out of range") << R"({"global_concurrency":0,"groups":[{"name":"a","base_url":"http://x"}]})"
+                                  << "/global_concurrency: expected an integer in [1, 100000], got 0";
+    QTest::newRow("bad url") << R"({"groups":[{"name":"a","base_url":"ftp://x"}]})"
+                             << "/groups/0/base_url: expected an http:// or https:// URL";
+    QTest::newRow("missing env") << R"({"groups":[{"name":"a","base_url":"https://api.example","keys":[{"name":"k","env":"TOLLGATE_TEST_UNSET_VAR"}]}]})"
+                                 << "/groups/0/keys/0/env: environment variable TOLLGATE_TEST_UNSET_VAR is not set";
+    QTest::newRow("syntax") << R"({"groups": [)" << "invalid JSON";
+    QTest::newRow("bad sim") << R"({"groups":[{"name":"a","base_url":"sim"}],"simulator":{"dialect":"klingon"}})"
+                             << "/dialect";
+  }
+
+  void configErrorsNameFilePathAndExpectation() {
+    QFETCH(QString, config);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("bad.json");
+    writeFile(cfg, config.toStdString());
+    QByteArray out, err;
+    QCOMPARE(runTollgate({"run", "--headless", "--config", cfg, "--duration", "1"}, &out, &err), 2);
+    QVERIFY2(err.contains(cfg.toUtf8()), err.constData());
+    QVERIFY2(err.contains(expected.toUtf8()), err.constData());
+  }
+
+  void badArgumentsAreNamed() {
+    QByteArray out, err;
+    QCOMPARE(runTollgate({"run", "--headless", "--duration", "soon"}, &out, &err), 2);
+    QVERIFY2(err.contains("--duration: expected a number"), err.constData());
+    QCOMPARE(runTollgate({"run", "--frobnicate"}, &out, &err), 2);
+    QVERIFY2(err.contains("unknown argument \"--frobnicate\""), err.constData());
+    QCOMPARE(runTollgate({"launch"}, &out, &err), 2);
+  }
+
+  void headersCommandNormalizesAProviderResponse() {
+    QByteArray out, err;
+    const QByteArray raw =
+        "HTTP/1.1 429 Too Many Requests\r\n"
+        "x-ratelimit-limit-requests: 500\r\n"
+        "x-ratelimit-remaining-requests: 0\r\n"
+        "x-ratelimit-reset-requests: 6m0s\r\n"
+        "retry-after-ms: 1500\r\n"
+        "garbage line without colon\r\n";
+    QCOMPARE(runTollgate({"headers", "--now", "1700000000"}, &out, &err, raw), 0);
+    const json j = json::parse(out.toStdString());
+    QCOMPARE(j["status"].get<int>(), 429);
+    QCOMPARE(j["retry_after_s"].get<double>(), 1.5);
+    QCOMPARE(j["verdict"]["classification"].get<std::string>(), std::string("quota_exhausted"));
+    QVERIFY(err.contains("6"));  // the bad line is reported with its line number
+  }
+
+  void headlessRunWritesAReport() {
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json"), report = dir.filePath("report.json");
+    json c = json::parse(slowConfig());
+    c["workload"] = {{"streams", json::array({{{"group", "batch"}, {"tier", "P1"}, {"rate", 80}}})}};
+    writeFile(cfg, c.dump());
+    QCOMPARE(runTollgate({"run", "--headless", "--quiet", "--config", cfg, "--duration", "3", "--report", report}), 0);
+    std::ifstream in(report.toStdString());
+    const json r = json::parse(in);
+    const json& g = r["groups"]["batch"];
+    QVERIFY2(g["ok"].get<int>() > 60, g.dump().c_str());  // ~40/s for 3 s after the initial burst
+    QVERIFY2(g["share_429"].get<double>() < 0.05, g.dump().c_str());
+    for (const char* k : {"sent", "ok", "r429", "r5xx", "retries", "shed", "goodput_per_s", "latency_p50_ms",
+                          "latency_p95_ms", "wait_p50_ms", "wait_p95_ms"})
+      QVERIFY2(g.contains(k), k);
+  }
+
+  void probeFindsTheLimit() {
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json");
+    writeFile(cfg, slowConfig());
+    QByteArray out, err;
+    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "batch", "--steps", "1,8", "--step-s", "1.5"}, &out, &err), 0);
+    QVERIFY2(out.contains("soft limit"), out.constData());
+    QVERIFY2(out.contains("hard limit"), out.constData());
+    // At concurrency 8 with 5 ms latency the 40/s quota is far exceeded: 429s must show.
+    QVERIFY2(out.split('\n').size() >= 4, out.constData());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"
