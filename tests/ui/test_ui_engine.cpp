@@ -128,9 +128,8 @@ class TestUiEngine : public QObject {
 
   void pauseP2StopsP2WhileP0Continues() {
     Rig rig;
-    rig.submit("g", Tier::P0, 3000);
     rig.submit("g", Tier::P2, 3000);
-    QTRY_VERIFY_WITH_TIMEOUT(rig.simRequests("g", "P2") > 20 && rig.simRequests("g", "P0") > 20, 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(rig.simRequests("g", "P2") > 20, 15000);
 
     QPushButton* pause = rig.window->controls()->globalPauseButton(Tier::P2);
     QVERIFY(pause->isEnabled());
@@ -141,8 +140,8 @@ class TestUiEngine : public QObject {
     // Everything sent before the pause took effect has arrived once the engine says nothing is in flight
     // for P2; from here on P2 must stay flat while P0 keeps going.
     const double p2At = rig.simRequests("g", "P2");
-    const double p0At = rig.simRequests("g", "P0");
-    QTRY_VERIFY_WITH_TIMEOUT(rig.simRequests("g", "P0") >= p0At + 100, 20000);
+    rig.submit("g", Tier::P0, 200);
+    QTRY_VERIFY_WITH_TIMEOUT(rig.simRequests("g", "P0") >= 200, 20000);
     const double p2Late = rig.simRequests("g", "P2") - p2At;
     QVERIFY2(p2Late <= 8, qPrintable(QStringLiteral("%1 P2 requests arrived after the pause").arg(p2Late)));
     QVERIFY(rig.group("g")->queueDepth[2] > 0);  // still queued, not dropped
@@ -156,6 +155,7 @@ class TestUiEngine : public QObject {
     Rig rig;
     rig.submit("h", Tier::P1, 4000);
     QTRY_VERIFY_WITH_TIMEOUT(rig.group("h") && rig.group("h")->inFlight >= 6, 15000);
+    QTRY_VERIFY(rig.window->card(QStringLiteral("h")) != nullptr);
     ControlsWidget* controls = rig.window->controls();
     controls->selectGroup(QStringLiteral("h"));
     QSpinBox* spin = controls->groupConcurrencySpin();
@@ -174,7 +174,7 @@ class TestUiEngine : public QObject {
 
   void operatorActionAppearsInEventLog() {
     Rig rig;
-    QTRY_VERIFY_WITH_TIMEOUT(rig.source.latestSnapshot() != nullptr, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(rig.window->card(QStringLiteral("g")) != nullptr, 5000);
     rig.window->controls()->selectGroup(QStringLiteral("g"));
     QTest::mouseClick(rig.window->controls()->pauseGroupButton(), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(logHasOperatorAction(rig.window->eventLog(), QStringLiteral("operator")), 5000);
