@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "headers_command.h"
+#include "history_command.h"
 #include "log.h"
 #include "probe.h"
 #include "session.h"
@@ -121,6 +122,7 @@ int runCommand(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "tollgate run: %s\n", e.what());
     return 2;
   }
+  applyHistoryFlag(*session, a.value("--history"));
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   const bool quiet = a.has("--quiet");
@@ -142,6 +144,7 @@ int runCommand(const std::vector<std::string>& argv) {
   }
   if (!quiet && !session->simulatorUrl().empty())
     std::printf("embedded simulator: %s\n", session->simulatorUrl().c_str());
+  if (!quiet && session->history()) std::printf("history: %s\n", session->history()->path().c_str());
 
   SnapshotPtr prev;
   auto lastPrint = std::chrono::steady_clock::now();
@@ -233,6 +236,7 @@ int probeCommand(const std::vector<std::string>& argv) {
     TollgateConfig cfg = loadConfig(a.value("--config"));
     cfg.workload.reset();
     session = std::make_unique<Session>(std::move(cfg));
+    session->setHistoryPath({});
     session->start(false);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate probe: %s\n", e.what());
@@ -266,8 +270,19 @@ int probeCommand(const std::vector<std::string>& argv) {
 }
 
 int historyCommand(const std::vector<std::string>& args) {
-  std::fprintf(stderr, "tollgate history: not available in this build\n");
-  return 2;
+  std::vector<std::string> a = args;
+  // Without --db, the default history file.
+  if (std::find(a.begin(), a.end(), "--db") == a.end() && !a.empty() && a[0] != "--help") {
+    a.push_back("--db");
+    a.push_back(Session::defaultHistoryPath());
+  }
+  return runHistoryCommand(a, std::cout, std::cerr);
+}
+
+void applyHistoryFlag(Session& s, const std::optional<std::string>& flag) {
+  if (flag && (*flag == "off" || *flag == "none")) s.setHistoryPath({});
+  else if (flag) s.setHistoryPath(*flag);
+  else if (s.config().historyPath.empty()) s.setHistoryPath(Session::defaultHistoryPath());
 }
 
 }  // namespace tg::cli

@@ -8,13 +8,17 @@
 #include <string>
 #include <vector>
 
+namespace tg {
+class Session;
+}
+
 namespace tg::cli {
 
 inline constexpr const char* kUsage =
     "usage:\n"
     "  tollgate [--config FILE]              dashboard (default config: embedded simulator + demo workload)\n"
     "  tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--duration S]\n"
-    "               [--report report.json] [--history FILE] [--quiet]\n"
+    "               [--report report.json] [--history FILE|off] [--quiet]\n"
     "  tollgate headers [--status N] [--now EPOCH] [--max-wait S]   < raw response header lines\n"
     "  tollgate probe [--config FILE] --group G [--steps 1,2,4,8,16] [--step-s 5] [--path /v1/x]\n"
     "  tollgate history incidents|show|export|check --db FILE [...]\n";
@@ -37,6 +41,9 @@ class Args {
 
 // Loads --config FILE, or the embedded demo config when absent. Throws ConfigError.
 TollgateConfig loadConfig(const std::optional<std::string>& path);
+
+// --history FILE | off; without it, the config's history.path or the default file.
+void applyHistoryFlag(Session& s, const std::optional<std::string>& flag);
 
 int runCommand(const std::vector<std::string>& args);
 int headersCommand(const std::vector<std::string>& args);

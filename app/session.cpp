@@ -2,9 +2,20 @@
 
 #include "log.h"
 
+#include <cstdlib>
+#include <filesystem>
+
 namespace tg {
 
-Session::Session(TollgateConfig config) : config_(std::move(config)) {
+std::string Session::defaultHistoryPath() {
+  std::filesystem::path base;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) base = x;
+  else if (const char* h = std::getenv("HOME"); h && *h) base = std::filesystem::path(h) / ".local/share";
+  else base = std::filesystem::temp_directory_path();
+  return (base / "tollgate" / "history.db").string();
+}
+
+Session::Session(TollgateConfig config) : config_(std::move(config)), historyPath_(config_.historyPath) {
   if (config_.workload) profile_ = WorkloadProfile::fromJson(*config_.workload, config_.file, "/workload");
   if (profile_) {
     for (std::size_t i = 0; i < profile_->streams.size(); ++i)
@@ -34,14 +45,29 @@ void Session::start(bool startSyntheticWorkload) {
     ConfigLoader::bindSimulator(config_, simUrl_);
     logInfo("session", "embedded simulator on " + simUrl_);
   }
+  if (!historyPath_.empty()) {
+    std::error_code ec;
+    const auto dir = std::filesystem::path(historyPath_).parent_path();
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    history_ = HistoryStore::open(historyPath_, HistoryOptions{}, &historyError_);
+    if (!history_) logError("history", historyPath_ + ": " + historyError_ + " (running without history)");
+    else logInfo("history", "recording to " + historyPath_);
+  }
   engine_ = std::make_unique<Engine>(config_.engine);
   engine_->onEvent([this](const Event& e) {
+    if (history_) history_->append(e);
     for (auto& fn : eventListeners_) fn(e);
   });
   engine_->onSnapshot([this](SnapshotPtr s) {
+    // Snapshots come at 4 Hz; history keeps one sample per group per second.
+    if (history_ && s->tsMs - lastSampleMs_ >= 1000) {
+      lastSampleMs_ = s->tsMs;
+      history_->append(sampleBuilder_.next(*s));
+    }
     for (auto& fn : snapshotListeners_) fn(s);
   });
   engine_->onAttempt([this](const AttemptRecord& a) {
+    if (history_) history_->append(a);
     for (auto& fn : attemptListeners_) fn(a);
   });
   engine_->start();
@@ -71,6 +97,10 @@ void Session::stop() {
   if (job_) job_->cancel();
   engine_->stop();  // every outstanding request gets its callback (cancelled) before this returns
   job_.reset();
+  if (history_) {
+    history_->flush();
+    history_->detectIncidents();
+  }
   if (sim_) sim_->stop();
 }
 

@@ -4,8 +4,10 @@
 
 #include "config_loader.h"
 #include "engine.h"
+#include "history_store.h"
 #include "jsonl_job.h"
 #include "run_report.h"
+#include "sample.h"
 #include "sim_server.h"
 #include "synthetic_workload.h"
 
@@ -28,6 +30,14 @@ class Session {
   void addSnapshotListener(std::function<void(SnapshotPtr)> fn) { snapshotListeners_.push_back(std::move(fn)); }
   void addAttemptListener(std::function<void(const AttemptRecord&)> fn) { attemptListeners_.push_back(std::move(fn)); }
 
+  // History: opened by start() when a path is set (config "history.path", or setHistoryPath). A file that
+  // is refused (corrupt, foreign, newer schema) is left untouched and the session runs without history;
+  // historyError() says why.
+  void setHistoryPath(std::string path) { historyPath_ = std::move(path); }
+  HistoryStore* history() { return history_.get(); }
+  const std::string& historyError() const { return historyError_; }
+  static std::string defaultHistoryPath();  // $XDG_DATA_HOME/tollgate/history.db (or ~/.local/share/...)
+
   void start(bool startSyntheticWorkload = true);
   void stop();
 
@@ -48,6 +58,11 @@ class Session {
  private:
   TollgateConfig config_;
   std::optional<WorkloadProfile> profile_;
+  std::string historyPath_;
+  std::string historyError_;
+  std::unique_ptr<HistoryStore> history_;
+  SampleBuilder sampleBuilder_;  // engine thread only
+  EpochMs lastSampleMs_ = 0;     // engine thread only
   std::unique_ptr<SimServer> sim_;
   std::string simUrl_;
   std::unique_ptr<Engine> engine_;
