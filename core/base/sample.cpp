@@ -32,6 +32,9 @@ std::vector<Sample> SampleBuilder::next(const EngineSnapshot& snap) {
       s.r5xx = static_cast<int>(c.r5xx - p.r5xx);
       s.retries = static_cast<int>(c.retries - p.retries);
       s.shed = static_cast<int>(c.shed - p.shed);
+      for (int t = 0; t < kTierCount; ++t)
+        s.arrivals[static_cast<std::size_t>(t)] =
+            static_cast<int>(c.submittedByTier[static_cast<std::size_t>(t)] - p.submittedByTier[static_cast<std::size_t>(t)]);
       s.intervalS = (snap.tsMs - it->second.tsMs) / 1000.0;
       if (s.intervalS <= 0) s.intervalS = 1.0;
     }

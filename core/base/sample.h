@@ -21,6 +21,7 @@ struct Sample {
   std::array<int, kTierCount> queueDepth{};
   // Counts during the interval.
   int sends = 0, ok = 0, r429 = 0, r5xx = 0, retries = 0, shed = 0;
+  std::array<int, kTierCount> arrivals{};  // requests submitted per tier (the workload, for re-drive)
   double p50Ms = kUnknown, p95Ms = kUnknown;
   BreakerState breaker = BreakerState::Closed;
   double intervalS = 1.0;

@@ -30,6 +30,7 @@ struct DimensionState {
 
 struct GroupCounters {
   std::uint64_t submitted = 0;  // requests accepted into a queue
+  std::array<std::uint64_t, kTierCount> submittedByTier{};  // the same, per tier (what-if re-drive)
   std::uint64_t sends = 0;      // HTTP attempts started (first tries + retries)
   std::uint64_t ok = 0;         // 2xx/3xx responses
   std::uint64_t r429 = 0;       // 429 responses (and GitHub 403 rate-limit responses)

@@ -282,6 +282,7 @@ class EngineLoop {
       return;
     }
     ++g->counters.submitted;
+    ++g->counters.submittedByTier[static_cast<std::size_t>(tier)];
     p->deadline = now + fromSeconds(deadlineS);
     const TimePoint deadline = p->deadline;
     if (!g->queues.push(tier, std::move(p), deadline)) {
