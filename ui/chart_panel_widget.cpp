@@ -8,6 +8,7 @@
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QStyle>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -50,7 +51,8 @@ ChartPanelWidget::ChartPanelWidget(QWidget* parent)
   }
   top->addStretch(1);
   statsLabel_->setObjectName(QStringLiteral("redrawStats"));
-  statsLabel_->setText(QStringLiteral("ⓘ"));
+  statsLabel_->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxInformation).pixmap(16, 16));
+  statsLabel_->setToolTip(tr("Dashboard cost: not measured yet"));
   top->addWidget(statsLabel_);
 
   grid_->setSpacing(4);

@@ -147,7 +147,10 @@ void TimeChartWidget::setTimeRange(EpochMs fromMs, EpochMs toMs) {
   if (toMs <= fromMs) toMs = fromMs + 1000;
   fromMs_ = fromMs;
   toMs_ = toMs;
-  xAxis_->setFormat(toMs - fromMs > 30 * 60 * 1000 ? QStringLiteral("hh:mm") : QStringLiteral("hh:mm:ss"));
+  xAxis_->setFormat(toMs - fromMs > 5 * 60 * 1000 ? QStringLiteral("hh:mm") : QStringLiteral("hh:mm:ss"));
+  // About one label per 90 px, so labels never elide on a narrow chart.
+  const int ticks = std::clamp(plotWidthPx() / 90 + 1, 2, 8);
+  if (xAxis_->tickCount() != ticks) xAxis_->setTickCount(ticks);
   xAxis_->setRange(QDateTime::fromMSecsSinceEpoch(fromMs), QDateTime::fromMSecsSinceEpoch(toMs));
 }
 

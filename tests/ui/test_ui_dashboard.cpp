@@ -13,6 +13,7 @@
 #include "workload_controller.h"
 #include "workload_panel_widget.h"
 
+#include <QApplication>
 #include <QComboBox>
 #include <QPushButton>
 #include <QSet>
@@ -480,6 +481,22 @@ class TestUiDashboard : public QObject {
     QVERIFY(img.save(path));
     QVERIFY(QFileInfo(path).size() > 10'000);
     QVERIFY2(distinctColors(img) > 100, qPrintable(QString::number(distinctColors(img))));
+    // The same window in a dark palette, for a look at contrast.
+    QPalette dark;
+    dark.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
+    dark.setColor(QPalette::WindowText, QColor(0xe0, 0xe0, 0xe0));
+    dark.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
+    dark.setColor(QPalette::AlternateBase, QColor(0x26, 0x26, 0x26));
+    dark.setColor(QPalette::Text, QColor(0xe0, 0xe0, 0xe0));
+    dark.setColor(QPalette::Button, QColor(0x35, 0x35, 0x35));
+    dark.setColor(QPalette::ButtonText, QColor(0xe0, 0xe0, 0xe0));
+    dark.setColor(QPalette::Mid, QColor(0x50, 0x50, 0x50));
+    const QPalette light = QApplication::palette();
+    QApplication::setPalette(dark);
+    QCoreApplication::processEvents();
+    QVERIFY(w.grab().toImage().save(QStringLiteral(TOLLGATE_BINARY_DIR "/dashboard-dark.png")));
+    QApplication::setPalette(light);
+    QCoreApplication::processEvents();
     // Each chart drew something beyond its background.
     for (int k = 0; k < kChartKindCount; ++k) {
       auto* chart = w.charts()->chart(ChartKind(k));
