@@ -6,6 +6,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tg {
@@ -45,6 +46,7 @@ struct GroupConfig {
   std::string name;
   std::string baseUrl;         // e.g. http://127.0.0.1:8787 ; request urls starting with '/' are joined to it
   std::vector<KeyConfig> keys; // at least one (may have no secret)
+  std::vector<std::pair<std::string, std::string>> headers;  // sent with every request of the group
   int concurrency = 16;        // operator ceiling for in-flight requests of this group
   int minConcurrency = 1;
   bool adaptive = true;        // AIMD beneath the ceiling

@@ -55,6 +55,13 @@ GroupConfig readGroup(JsonObjectReader& r) {
     JsonObjectReader br(*b, r.file(), r.pathOf("breaker"));
     g.breaker = readBreaker(br);
   }
+  if (const auto* h = r.child("headers")) {
+    if (!h->is_object()) r.fail("headers", "expected an object of header names to string values");
+    for (auto it = h->begin(); it != h->end(); ++it) {
+      if (!it->is_string()) throw ConfigError(r.file(), r.pathOf("headers") + "/" + it.key(), "expected a string");
+      g.headers.emplace_back(it.key(), it->get<std::string>());
+    }
+  }
   const auto* keys = r.child("keys");
   if (keys) {
     if (!keys->is_array()) r.fail("keys", "expected an array of keys");

@@ -9,6 +9,7 @@
 //             "max_backoff_s": 10, "max_server_wait_s": 120, "default_429_wait_s": 1},
 //   "groups": [{"name": "interactive", "base_url": "http://127.0.0.1:8787" | "sim",
 //               "keys": [{"name": "a", "env": "OPENAI_API_KEY", "header": "Authorization", "prefix": "Bearer "}],
+//               "headers": {"anthropic-version": "2023-06-01"},   // sent with every request of the group
 //               "concurrency": 16, "min_concurrency": 1, "adaptive": true,
 //               "requests_per_minute": 0, "tokens_per_minute": 0, "bucket_fraction": 0.97,
 //               "breaker": {"window_s": 10, "min_calls": 20, "failure_share": 0.5, "open_s": 5, "half_open_probes": 3}}],

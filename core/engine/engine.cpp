@@ -591,6 +591,10 @@ void EngineLoop::startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now)
   curl_slist* h = nullptr;
   h = curl_slist_append(h, "Expect:");
   bool hasContentType = false;
+  for (const auto& [name, value] : g.cfg.headers) {
+    if (strcasecmp(name.c_str(), "content-type") == 0) hasContentType = true;
+    h = curl_slist_append(h, (name + ": " + value).c_str());
+  }
   for (const auto& [name, value] : r.headers) {
     if (strcasecmp(name.c_str(), "content-type") == 0) hasContentType = true;
     h = curl_slist_append(h, (name + ": " + value).c_str());
