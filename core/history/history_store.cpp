@@ -540,14 +540,16 @@ bool HistoryStore::Impl::writeBatch() {
     return false;
   }
   requests.committed();
-  std::lock_guard lock(mu);
-  st.rowsWritten += pendSamples.size() + pendEvents.size();
-  lost.rows -= gap.rows;
-  if (lost.rows == 0) lost = LostSpan{};
-  st.ok = true;
-  st.lastFlushMs = opts.now();
-  held = 0;
-  pendSamples.clear();
+  {
+    std::lock_guard lock(mu);
+    st.rowsWritten += pendSamples.size() + pendEvents.size();
+    lost.rows -= gap.rows;
+    if (lost.rows == 0) lost = LostSpan{};
+    st.ok = true;
+    st.lastFlushMs = opts.now();
+    held = 0;
+  }
+  pendSamples.clear();  // outside the lock: appenders never wait for the destructors
   pendEvents.clear();
   return true;
 }
