@@ -1,0 +1,84 @@
+#include "load_scenario.h"
+
+#include "sim_config.h"
+#include "tollgate_client.h"
+
+#include <cstdio>
+
+namespace tgbench {
+namespace {
+std::string keyName(std::size_t g) { return "k" + std::to_string(g); }
+}  // namespace
+
+nlohmann::json Scenario::simJson() const {
+  nlohmann::json groupsJson = nlohmann::json::object();
+  for (const auto& g : groups)
+    groupsJson[g.name] = {{"algorithm", algorithm}, {"limit", g.quotaPerS}, {"window_s", 1}};
+  groupsJson["default"] = {{"limit", 0}};
+  return {{"dialect", dialect},
+          {"retry_after", dialect != "none" && retryAfter},
+          {"group_by", "header"},
+          {"default_group", "default"},
+          {"seed", 1},
+          {"latency_ms", latency},
+          {"groups", groupsJson}};
+}
+
+nlohmann::json Scenario::engineJson() const {
+  nlohmann::json gs = nlohmann::json::array();
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    nlohmann::json g{{"name", groups[i].name},
+                     {"base_url", "sim"},
+                     {"concurrency", concurrencyPerGroup},
+                     {"keys", nlohmann::json::array({{{"name", keyName(i)}}})}};
+    for (auto it = groupExtra.begin(); it != groupExtra.end(); ++it) g[it.key()] = it.value();
+    gs.push_back(g);
+  }
+  nlohmann::json j{{"name", "bench"}, {"global_concurrency", 256}, {"groups", gs}};
+  for (auto it = engineExtra.begin(); it != engineExtra.end(); ++it) j[it.key()] = it.value();
+  return j;
+}
+
+double Scenario::quotaPerS() const {
+  double q = 0;
+  for (const auto& g : groups) q += g.quotaPerS;
+  return q;
+}
+
+const std::vector<std::string>& strategyNames() {
+  static const std::vector<std::string> names{"tollgate", baselineName(BaselineStrategy::Naive),
+                                              baselineName(BaselineStrategy::Backoff),
+                                              baselineName(BaselineStrategy::RetryAfter)};
+  return names;
+}
+
+RunLog runStrategy(const std::string& strategy, const Scenario& s, const std::vector<Arrival>& arrivals, double durationS,
+                   const std::vector<TimedSimAction>& simActions) {
+  const nlohmann::json simJson = s.simJson();
+  tg::SimServer sim(tg::SimConfig::fromJson(simJson, "(bench sim)"));
+  const int port = sim.start("127.0.0.1", 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  std::vector<TimedAction> actions;
+  for (const auto& a : simActions) actions.push_back({a.atS, [&sim, fn = a.fn] { fn(sim); }});
+
+  std::fprintf(stderr, "  running %-15s %.0f s ...\n", strategy.c_str(), durationS);
+  RunLog log;
+  if (strategy == "tollgate") {
+    log = TollgateClient(s.engineJson(), simJson, url).run(arrivals, durationS, actions);
+  } else {
+    BaselineOptions o;
+    for (auto b : {BaselineStrategy::Naive, BaselineStrategy::Backoff, BaselineStrategy::RetryAfter})
+      if (strategy == baselineName(b)) o.strategy = b;
+    o.baseUrl = url;
+    for (std::size_t i = 0; i < s.groups.size(); ++i) {
+      o.groups.push_back(s.groups[i].name);
+      o.keys.push_back("sim-" + keyName(i));  // what Tollgate sends for a simulator key
+    }
+    o.concurrencyPerGroup = s.concurrencyPerGroup;
+    log = BaselineClient(o).run(arrivals, durationS, actions);
+  }
+  sim.stop();
+  return log;
+}
+
+}  // namespace tgbench

@@ -1,0 +1,49 @@
+// The shared set-up of the load benchmarks: three quota groups on an in-process simulator, the mixed-tier
+// open-loop workload, and one run of any strategy against a fresh simulator.
+#pragma once
+
+#include "baseline_clients.h"
+#include "bench_support.h"
+#include "sim_server.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tgbench {
+
+struct GroupSpec {
+  std::string name;
+  double quotaPerS = 0;  // the simulator's token-bucket rate (hidden from the client unless headers say it)
+};
+
+struct Scenario {
+  std::vector<GroupSpec> groups;
+  std::string dialect = "openai";
+  bool retryAfter = true;
+  std::string algorithm = "token-bucket";
+  nlohmann::json latency = {{"distribution", "fixed"}, {"mean", 20}};
+  int concurrencyPerGroup = 16;  // Tollgate's ceiling and the baselines' fixed concurrency
+  nlohmann::json engineExtra = nlohmann::json::object();  // merged into the Tollgate config (top level)
+  nlohmann::json groupExtra = nlohmann::json::object();   // merged into each Tollgate group
+
+  nlohmann::json simJson() const;
+  nlohmann::json engineJson() const;
+  double quotaPerS() const;
+};
+
+// "tollgate", "naive", "backoff+jitter", "retry-after"
+const std::vector<std::string>& strategyNames();
+
+// Runs one strategy against a fresh in-process simulator. `simActions` get the simulator to act on (e.g.
+// scaleQuota) at their times.
+struct TimedSimAction {
+  double atS = 0;
+  std::function<void(tg::SimServer&)> fn;
+};
+RunLog runStrategy(const std::string& strategy, const Scenario& s, const std::vector<Arrival>& arrivals, double durationS,
+                   const std::vector<TimedSimAction>& simActions = {});
+
+}  // namespace tgbench
