@@ -83,7 +83,14 @@ void Session::startSynthetic() {
   synthetic_->start();
 }
 
+void Session::restartSynthetic() {
+  if (synthetic_) synthetic_->stop();
+  synthetic_.reset();
+  startSynthetic();
+}
+
 JsonlJob& Session::startJob(JsonlJob::Options opts) {
+  if (job_) job_->cancel();
   if (!opts.observer) opts.observer = [this](const Result& r) { report_.observe(r); };
   job_ = std::make_unique<JsonlJob>(*engine_, std::move(opts));
   job_->start();

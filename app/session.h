@@ -47,6 +47,7 @@ class Session {
   SyntheticWorkload* synthetic() { return synthetic_.get(); }
   bool hasSyntheticProfile() const { return profile_.has_value(); }
   void startSynthetic();
+  void restartSynthetic();  // stops a running one and starts the profile again
 
   Engine& engine() { return *engine_; }
   SimServer* simulator() { return sim_.get(); }

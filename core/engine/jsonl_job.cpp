@@ -187,6 +187,10 @@ void JsonlJob::start() {
   {
     std::ifstream probe(opts_.input);
     if (!probe) throw std::runtime_error(opts_.input + ": cannot open the job file");
+    std::int64_t n = 0;
+    std::string line;
+    while (std::getline(probe, line)) ++n;
+    progress_.totalLines = n;
   }
   cutTornTail(opts_.results);
   {
@@ -239,7 +243,7 @@ void JsonlJob::feed() {
         ++progress_.skipped;
         continue;
       }
-      cv_.wait(lock, [&] { return outstanding_ < opts_.maxOutstanding || cancel_; });
+      cv_.wait(lock, [&] { return (outstanding_ < opts_.maxOutstanding && !paused_) || cancel_; });
       if (cancel_) break;
       ++outstanding_;
       ++progress_.submitted;
@@ -274,6 +278,12 @@ void JsonlJob::onResult(const Result& r) {
 bool JsonlJob::waitFinished(double timeoutS) {
   std::unique_lock lock(mutex_);
   return cv_.wait_for(lock, std::chrono::duration<double>(timeoutS), [&] { return progress_.finished; });
+}
+
+void JsonlJob::setPaused(bool paused) {
+  paused_ = paused;
+  std::lock_guard lock(mutex_);
+  cv_.notify_all();
 }
 
 void JsonlJob::cancel() {

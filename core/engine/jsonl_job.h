@@ -26,6 +26,7 @@
 namespace tg {
 
 struct JobProgress {
+  std::int64_t totalLines = 0; // lines in the input file (counted at start)
   std::int64_t lines = 0;      // input lines read so far
   std::int64_t skipped = 0;    // already in the results file (resume)
   std::int64_t rejected = 0;   // malformed lines
@@ -60,6 +61,8 @@ class JsonlJob {
   void start();
   bool waitFinished(double timeoutS);  // true when every request has a result
   void cancel();                       // stops feeding; already submitted requests still complete
+  void setPaused(bool paused);         // stops/resumes feeding; what is queued in the engine goes on
+  bool paused() const { return paused_; }
   JobProgress progress() const;
   const Options& options() const { return opts_; }
 
@@ -78,6 +81,7 @@ class JsonlJob {
   JobProgress progress_;
   std::int64_t outstanding_ = 0;
   std::atomic<bool> cancel_{false};
+  std::atomic<bool> paused_{false};
   std::thread feeder_;
 };
 
