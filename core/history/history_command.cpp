@@ -231,7 +231,8 @@ int cmdShow(const Args& a, std::ostream& out, std::ostream& err) {
 
 void writeSampleCsvHeader(std::ostream& o) {
   o << "ts_ms,group,req_remaining,req_limit,tok_remaining,tok_limit,reset_at_ms,in_flight,concurrency_limit,"
-       "queue_p0,queue_p1,queue_p2,sends,ok,r429,r5xx,retries,shed,p50_ms,p95_ms,breaker,interval_s\n";
+       "queue_p0,queue_p1,queue_p2,sends,ok,r429,r5xx,retries,shed,p50_ms,p95_ms,breaker,interval_s,"
+       "arrivals_p0,arrivals_p1,arrivals_p2\n";
 }
 
 void writeSampleCsv(std::ostream& o, const Sample& s) {
@@ -239,7 +240,8 @@ void writeSampleCsv(std::ostream& o, const Sample& s) {
     << csvNum(s.tokRemaining) << "," << csvNum(s.tokLimit) << "," << s.resetAtMs << "," << s.inFlight << ","
     << s.concurrencyLimit << "," << s.queueDepth[0] << "," << s.queueDepth[1] << "," << s.queueDepth[2] << "," << s.sends
     << "," << s.ok << "," << s.r429 << "," << s.r5xx << "," << s.retries << "," << s.shed << "," << csvNum(s.p50Ms) << ","
-    << csvNum(s.p95Ms) << "," << breakerStateName(s.breaker) << "," << csvNum(s.intervalS) << "\n";
+    << csvNum(s.p95Ms) << "," << breakerStateName(s.breaker) << "," << csvNum(s.intervalS) << "," << s.arrivals[0] << ","
+    << s.arrivals[1] << "," << s.arrivals[2] << "\n";
 }
 
 nlohmann::json sampleJson(const Sample& s) {
@@ -249,7 +251,7 @@ nlohmann::json sampleJson(const Sample& s) {
           {"reset_at_ms", s.resetAtMs}, {"in_flight", s.inFlight}, {"concurrency_limit", s.concurrencyLimit},
           {"queue_depth", s.queueDepth}, {"sends", s.sends}, {"ok", s.ok}, {"r429", s.r429}, {"r5xx", s.r5xx},
           {"retries", s.retries}, {"shed", s.shed}, {"p50_ms", jsonNum(s.p50Ms)}, {"p95_ms", jsonNum(s.p95Ms)},
-          {"breaker", breakerStateName(s.breaker)}, {"interval_s", s.intervalS}};
+          {"breaker", breakerStateName(s.breaker)}, {"interval_s", s.intervalS}, {"arrivals", s.arrivals}};
 }
 
 int cmdExport(const Args& a, std::ostream& out, std::ostream& err) {

@@ -203,7 +203,7 @@ HistoryResult<std::vector<SampleSeries>> HistoryReader::samples(EpochMs fromMs, 
 
 HistoryResult<std::vector<Sample>> HistoryReader::rawSamples(EpochMs fromMs, EpochMs toMs,
                                                              const std::vector<std::string>& groups) {
-  return d_->guarded<std::vector<Sample>>([&] { return history::loadSamples(d_->db, fromMs, toMs, groups); });
+  return d_->guarded<std::vector<Sample>>([&] { return history::loadSamples(d_->db, d_->version, fromMs, toMs, groups); });
 }
 
 HistoryResult<std::vector<Event>> HistoryReader::events(EpochMs fromMs, EpochMs toMs, const std::vector<std::string>& groups,

@@ -128,6 +128,14 @@ CREATE TABLE samples_10s(
          rollupFromSamplesSql("samples_1m", 60'000, RollupScope::AllSamples) + ";\n";
 }
 
+// Version 3: Sample gained arrivals per tier (the submitted workload, for a what-if re-drive). Older rows
+// did not record it: 0. Full resolution only; rollups keep the 14 chart metrics.
+constexpr const char* kMigrateV2toV3 = R"sql(
+ALTER TABLE samples ADD COLUMN a0 INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN a1 INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN a2 INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 bool isCorruptionCode(int code) { return code == SQLITE_CORRUPT || code == SQLITE_NOTADB; }
 
 }  // namespace
@@ -200,6 +208,7 @@ void migrate(sql::Db& db) {
   };
   if (version < 1) step(1, schemaV1());
   if (version < 2) step(2, migrateV1toV2());
+  if (version < 3) step(3, kMigrateV2toV3);
   version = static_cast<int>(db.queryInt("PRAGMA user_version"));
   if (version != kSchemaVersion)
     throw sql::Error(SQLITE_ERROR, "migration ended at schema " + std::to_string(version));
@@ -207,7 +216,13 @@ void migrate(sql::Db& db) {
 
 const char* const kSampleColumns =
     "ts_ms, req_remaining, req_limit, tok_remaining, tok_limit, reset_at_ms, in_flight, conc_limit, q0, q1, q2, "
-    "sends, ok, r429, r5xx, retries, shed, p50_ms, p95_ms, breaker, interval_s";
+    "sends, ok, r429, r5xx, retries, shed, p50_ms, p95_ms, breaker, interval_s, a0, a1, a2";
+
+std::string sampleColumnsFor(int version) {
+  std::string cols = kSampleColumns;
+  if (version < 3) cols.replace(cols.find(", a0, a1, a2"), std::string::npos, ", 0, 0, 0");
+  return cols;
+}
 
 void bindSample(sql::Stmt& st, std::int64_t groupId, const Sample& s) {
   st.bind(1, groupId)
@@ -231,7 +246,10 @@ void bindSample(sql::Stmt& st, std::int64_t groupId, const Sample& s) {
       .bind(19, s.p50Ms)
       .bind(20, s.p95Ms)
       .bind(21, static_cast<int>(s.breaker))
-      .bind(22, s.intervalS);
+      .bind(22, s.intervalS)
+      .bind(23, s.arrivals[0])
+      .bind(24, s.arrivals[1])
+      .bind(25, s.arrivals[2]);
 }
 
 Sample readSample(const sql::Stmt& st, int c) {
@@ -255,6 +273,7 @@ Sample readSample(const sql::Stmt& st, int c) {
   s.p95Ms = st.dbl(c + 18);
   s.breaker = static_cast<BreakerState>(st.i32(c + 19));
   s.intervalS = st.isNull(c + 20) ? 1.0 : st.dbl(c + 20);
+  s.arrivals = {st.i32(c + 21), st.i32(c + 22), st.i32(c + 23)};
   return s;
 }
 
@@ -281,9 +300,10 @@ std::vector<std::pair<std::int64_t, std::string>> loadGroups(sql::Db& db) {
   return out;
 }
 
-std::vector<Sample> loadSamples(sql::Db& db, EpochMs fromMs, EpochMs toMs, const std::vector<std::string>& groups) {
+std::vector<Sample> loadSamples(sql::Db& db, int version, EpochMs fromMs, EpochMs toMs,
+                                const std::vector<std::string>& groups) {
   std::vector<Sample> out;
-  sql::Stmt st(db, std::string("SELECT ") + kSampleColumns +
+  sql::Stmt st(db, "SELECT " + sampleColumnsFor(version) +
                        " FROM samples WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 ORDER BY ts_ms");
   for (const auto& [id, name] : loadGroups(db)) {
     if (!groups.empty() && std::find(groups.begin(), groups.end(), name) == groups.end()) continue;

@@ -11,7 +11,7 @@
 
 namespace tg::history {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 inline constexpr int kApplicationId = 0x54474853;  // "TGHS"
 
 struct MetricDef {
@@ -45,9 +45,11 @@ int inspectOpen(sql::Db& db, const std::string& path, bool quickCheck);
 // per step, so a crash mid-migration leaves the previous version intact.
 void migrate(sql::Db& db);
 
-// Column list of `samples` in the order bindSample/readSample use.
+// Column list of `samples` in the order bindSample/readSample use (written: current schema).
 extern const char* const kSampleColumns;
-void bindSample(sql::Stmt& st, std::int64_t groupId, const Sample& s);  // binds ?1..?22
+// The same for reading a file of `version` (older files lack later columns; they read as 0).
+std::string sampleColumnsFor(int version);
+void bindSample(sql::Stmt& st, std::int64_t groupId, const Sample& s);  // binds ?1..?25
 Sample readSample(const sql::Stmt& st, int firstCol);                  // group left empty
 
 // Events: message and detail pass through SecretRegistry::redact on the way in.
@@ -56,7 +58,7 @@ Event readEvent(const sql::Stmt& st, int firstCol);  // ts, kind, severity, grp,
 
 // Rows in [fromMs, toMs), all groups when `groups` is empty; samples ordered by group then time,
 // events by time. Engine-wide events (empty group) are included whatever the group filter.
-std::vector<Sample> loadSamples(sql::Db& db, EpochMs fromMs, EpochMs toMs, const std::vector<std::string>& groups);
+std::vector<Sample> loadSamples(sql::Db& db, int version, EpochMs fromMs, EpochMs toMs, const std::vector<std::string>& groups);
 std::vector<Event> loadEvents(sql::Db& db, EpochMs fromMs, EpochMs toMs, const std::vector<std::string>& groups,
                               const std::vector<EventKind>& kinds);
 // (id, name) of every group, by name.

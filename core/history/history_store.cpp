@@ -263,7 +263,7 @@ void HistoryStore::Impl::prepare() {
   begin.prepare(db, "BEGIN IMMEDIATE");
   commit.prepare(db, "COMMIT");
   insSample.prepare(db, std::string("INSERT OR REPLACE INTO samples(group_id, ") + history::kSampleColumns +
-                            ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)");
+                            ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25)");
   insEvent.prepare(db, "INSERT INTO events(ts_ms, kind, severity, grp, message, detail) VALUES(?1,?2,?3,?4,?5,?6)");
   insGroup.prepare(db, "INSERT INTO groups(name) VALUES(?1)");
   roll10s.prepare(db, history::rollupFromSamplesSql("samples_10s", history::kTier10sMs, history::RollupScope::Replace));
@@ -681,7 +681,7 @@ bool HistoryStore::Impl::detect() {
           tail.emplace_back(t.i64(0), inc);
         }
       }
-      auto found = detector.detect(history::loadSamples(db, from, to + 1, {}),
+      auto found = detector.detect(history::loadSamples(db, history::kSchemaVersion, from, to + 1, {}),
                                    history::loadEvents(db, from, to + 1, {}, {EventKind::OperatorAction}));
       begin.run();
       try {

@@ -112,6 +112,7 @@ void TestHistoryStore::roundTripSamplesAndEvents() {
   for (int i = 0; i < 50; ++i) {
     Sample s = makeSample(i % 2 ? "batch" : "interactive", kT0 + (i / 2) * 1000, 10 + i, i % 3);
     s.queueDepth = {i, 2 * i, 3 * i};
+    s.arrivals = {i + 1, 0, 7};
     s.breaker = i % 5 == 0 ? BreakerState::Open : BreakerState::Closed;
     s.resetAtMs = kT0 + 60'000;
     s.tokLimit = 90'000.5;
@@ -151,7 +152,7 @@ void TestHistoryStore::roundTripSamplesAndEvents() {
   }
   auto reader = openReader(path);
   QVERIFY(reader);
-  QCOMPARE(reader->schemaVersion(), 2);
+  QCOMPARE(reader->schemaVersion(), 3);
   auto groups = reader->groups();
   QVERIFY(groups.ok());
   QCOMPARE(groups.value, (std::vector<std::string>{"batch", "interactive"}));
@@ -168,6 +169,7 @@ void TestHistoryStore::roundTripSamplesAndEvents() {
     QVERIFY(sameDouble(a.tokRemaining, b.tokRemaining));
     QCOMPARE(b.tokLimit, a.tokLimit);
     QCOMPARE(b.queueDepth, a.queueDepth);
+    QCOMPARE(b.arrivals, a.arrivals);
     QCOMPARE(b.sends, a.sends);
     QCOMPARE(b.r429, a.r429);
     QCOMPARE(b.breaker, a.breaker);
@@ -272,7 +274,7 @@ void TestHistoryStore::migratesV1File() {
   {
     auto store = openStore(path);
     QVERIFY(store);
-    QCOMPARE(store->status().schemaVersion, 2);
+    QCOMPARE(store->status().schemaVersion, 3);
     AttemptRecord a;
     a.tsMs = kT0 + 120'000;
     a.group = "interactive";
@@ -287,11 +289,12 @@ void TestHistoryStore::migratesV1File() {
   }
   auto reader = openReader(path);
   QVERIFY(reader);
-  QCOMPARE(reader->schemaVersion(), 2);
+  QCOMPARE(reader->schemaVersion(), 3);
   auto samples = reader->rawSamples(0, kT0 + 3'600'000, {"interactive"});
   QVERIFY(samples.ok());
   QCOMPARE(samples.value.size(), std::size_t(3));  // two from v1, one new
   QCOMPARE(samples.value[0].p95Ms, 340.25);
+  QCOMPARE(samples.value[0].arrivals, (std::array<int, kTierCount>{0, 0, 0}));  // not recorded before v3
   QVERIFY(std::isnan(samples.value[1].p95Ms));
   auto rows = reader->requestTable(0, kT0 + 3'600'000, true);
   QVERIFY(rows.ok());
