@@ -213,7 +213,7 @@ int main(int argc, char** argv) {
   std::printf("size: 7 d x %d groups full resolution = %.0f MB (%s); + 83 d of rollups = %.0f MB; steady state %.0f MB\n",
               kGroups, weekBytes / 1e6, fullWeek ? "measured" : "extrapolated from the measured rows",
               rollupRows83d * bytesPerRollup / 1e6, steadyBytes / 1e6);
-  std::printf("retention: rolled up and deleted %lld rows in %.2f s\n", static_cast<long long>(rows), retentionSeconds);
+  std::printf("retention: expired %lld full-resolution rows (rollups were already current) in %.2f s\n", static_cast<long long>(rows), retentionSeconds);
 
   nlohmann::json j = {
       {"insert_rows", rows},
