@@ -54,11 +54,18 @@ struct RequestLog {
   int attempts = 0;
 };
 
+// Tollgate only: each group's effective (adaptive) concurrency limit at a snapshot.
+struct LimitSample {
+  double atS = 0;
+  std::vector<int> limit;  // index = group
+};
+
 struct RunLog {
   std::string strategy;
   double durationS = 0;
   std::vector<AttemptLog> attempts;
   std::vector<RequestLog> requests;  // index = arrival index
+  std::vector<LimitSample> limits;   // empty for the baselines
 };
 
 // A scheduled action during a run (e.g. halve the simulator's quota at 15 s).

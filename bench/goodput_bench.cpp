@@ -1,7 +1,7 @@
 // goodput_bench: goodput against a known quota, Tollgate vs three baseline clients, on the same open-loop
 // schedule against a fresh in-process simulator each.
 //
-//   goodput_bench [--seconds 15] [--dialect openai] [--latency-ms 20] [--json FILE] [--seed 42]
+//   goodput_bench [--seconds 15] [--dialect openai] [--latency-ms 20] [--bucket-fraction F] [--json FILE] [--seed 42]
 //
 // Three groups with token-bucket quotas (50, 30, 20 /s); arrivals at 3x the quota, tiers mixed, a P2 flood on
 // group "a" while P0 trickles everywhere. Every strategy runs twice: with the flood and without it (group "a"
@@ -10,22 +10,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 using namespace tgbench;
 
-namespace {
-
-std::vector<StreamSpec> workload(bool flood) {
-  // Group 0 "a" (50/s): P0 5/s, P1 25/s, P2 120/s (the flood). Group 1 "b" (30/s): 3 + 57 + 30.
-  // Group 2 "c" (20/s): 2 + 38 + 20. Total 300/s = 3x the 100/s quota.
-  std::vector<StreamSpec> s{{0, tg::Tier::P0, 5},  {0, tg::Tier::P1, 25}, {1, tg::Tier::P0, 3},
-                            {1, tg::Tier::P1, 57}, {1, tg::Tier::P2, 30}, {2, tg::Tier::P0, 2},
-                            {2, tg::Tier::P1, 38}, {2, tg::Tier::P2, 20}};
-  if (flood) s.push_back({0, tg::Tier::P2, 120});
-  return s;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const Args args(argc, argv);
@@ -35,14 +23,16 @@ int main(int argc, char** argv) {
   const double warmupS = 3;
 
   Scenario sc;
-  sc.groups = {{"a", 50}, {"b", 30}, {"c", 20}};
+  sc.groups = threeGroups();
   sc.dialect = args.text("dialect", "openai");
   sc.latency = {{"distribution", "fixed"}, {"mean", args.number("latency-ms", 20)}};
+  // Default: the engine's own default (0.95). Given, it sets every group's bucket_fraction.
+  if (args.number("bucket-fraction", 0) > 0) sc.groupExtra["bucket_fraction"] = args.number("bucket-fraction", 0);
 
   nlohmann::json runs = nlohmann::json::array();
   std::map<std::string, std::map<bool, Figures>> figs;
   for (bool flood : {true, false}) {
-    const auto arrivals = makeArrivals(workload(flood), seconds, seed);
+    const auto arrivals = makeArrivals(mixedWorkload(flood), seconds, seed);
     std::fprintf(stderr, "%s: %zu arrivals over %.0f s\n", flood ? "with P2 flood" : "without flood", arrivals.size(),
                  seconds);
     for (const auto& name : strategyNames()) {

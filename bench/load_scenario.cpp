@@ -45,6 +45,16 @@ double Scenario::quotaPerS() const {
   return q;
 }
 
+std::vector<GroupSpec> threeGroups() { return {{"a", 50}, {"b", 30}, {"c", 20}}; }
+
+std::vector<StreamSpec> mixedWorkload(bool flood) {
+  std::vector<StreamSpec> s{{0, tg::Tier::P0, 5},  {0, tg::Tier::P1, 25}, {1, tg::Tier::P0, 3},
+                            {1, tg::Tier::P1, 57}, {1, tg::Tier::P2, 30}, {2, tg::Tier::P0, 2},
+                            {2, tg::Tier::P1, 38}, {2, tg::Tier::P2, 20}};
+  if (flood) s.push_back({0, tg::Tier::P2, 120});
+  return s;
+}
+
 const std::vector<std::string>& strategyNames() {
   static const std::vector<std::string> names{"tollgate", baselineName(BaselineStrategy::Naive),
                                               baselineName(BaselineStrategy::Backoff),

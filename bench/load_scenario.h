@@ -34,6 +34,11 @@ struct Scenario {
   double quotaPerS() const;
 };
 
+// The three groups a (50/s), b (30/s), c (20/s) and their mixed-tier arrivals at 3x the quota: P0 trickles in
+// every group (5, 3, 2 /s); with `flood`, group a gets a P2 flood of 120/s, without it only its P0 and P1.
+std::vector<GroupSpec> threeGroups();
+std::vector<StreamSpec> mixedWorkload(bool flood);
+
 // "tollgate", "naive", "backoff+jitter", "retry-after"
 const std::vector<std::string>& strategyNames();
 

@@ -46,6 +46,16 @@ RunLog TollgateClient::run(const std::vector<Arrival>& arrivals, double duration
     if (!recording) return;
     log.attempts.push_back({static_cast<double>(a.tsMs - e0) / 1000.0, groupIndex(a.group), a.tier, a.status, a.retry});
   });
+  engine.onSnapshot([&](tg::SnapshotPtr snap) {
+    LimitSample l;
+    l.atS = static_cast<double>(snap->tsMs - e0) / 1000.0;
+    for (const auto& name : groups) {
+      const auto* g = snap->find(name);
+      l.limit.push_back(g ? g->concurrencyLimit : 0);
+    }
+    std::lock_guard lock(mutex);
+    if (recording) log.limits.push_back(std::move(l));
+  });
   engine.start();
 
   std::size_t nextAction = 0;
