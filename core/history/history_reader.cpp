@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <filesystem>
 #include <limits>
 
@@ -23,26 +24,26 @@ constexpr StoredTier k1m{"samples_1m", history::kTier1mMs};
 // number of tier rows, so no row straddles two buckets), ?5 start of the source tier for this group (rows of
 // the 1 min tier that end before it fill in where the source tier has expired; they land in the bucket
 // holding their start).
-std::string seriesSql(const StoredTier& tier, bool withFallback, bool oneRowPerBucket) {
+// Everything in stored units (schema 4 keeps latencies in us); the caller divides by metricScale().
+std::string seriesSql(const StoredTier& tier, bool withFallback, bool oneRowPerBucket, int version) {
   const bool rollup = tier.ms != kFull.ms;
   const std::string bucket = "max(0, (ts_ms - ?2) / ?4)";
   const std::string range = " WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3";  // ?2 is on the tier's grid
   if (oneRowPerBucket) {  // the tier already holds the buckets: no aggregation, just an index range scan
     std::string sql = "SELECT (ts_ms - ?2) / ?4, ts_ms, ts_ms, n, 1";
     for (int i = 0; i < kMetricCount; ++i) {
-      const std::string c = history::metricDef(static_cast<Metric>(i)).name;
-      sql += ", " + c + "_min, " + c + "_max, " + c + "_avg";
+      sql += ", " + history::rollupMinCol(i, version) + ", " + history::rollupMaxCol(i, version) + ", " +
+             history::rollupAvgOfRow(i, version);
     }
     return sql + " FROM " + tier.table + range + " ORDER BY ts_ms";
   }
   if (!withFallback) {
     std::string sql = "SELECT " + bucket + " AS b, min(ts_ms), max(ts_ms), " + (rollup ? "sum(n), 1" : "count(*), 0");
     for (int i = 0; i < kMetricCount; ++i) {
-      const auto& m = history::metricDef(static_cast<Metric>(i));
-      const std::string e = m.sampleExpr, c = m.name;
+      const std::string e = history::metricSampleExpr(i, version);
       if (rollup)
-        sql += ", min(" + c + "_min), max(" + c + "_max), sum(" + c + "_avg * n) / nullif(sum(CASE WHEN " + c +
-               "_avg IS NULL THEN 0 ELSE n END), 0)";
+        sql += ", min(" + history::rollupMinCol(i, version) + "), max(" + history::rollupMaxCol(i, version) + "), sum(" +
+               history::rollupWeightedSum(i, version) + ") * 1.0 / nullif(sum(" + history::rollupWeight(i, version) + "), 0)";
       else
         sql += ", min(" + e + "), max(" + e + "), avg(" + e + ")";
     }
@@ -53,11 +54,11 @@ std::string seriesSql(const StoredTier& tier, bool withFallback, bool oneRowPerB
     std::string sql = "SELECT " + bucket + " AS b, ts_ms AS t, " + (isRollup ? "n" : "1") + " AS n, " +
                       (isRollup ? "1" : "0") + " AS r";
     for (int i = 0; i < kMetricCount; ++i) {
-      const auto& m = history::metricDef(static_cast<Metric>(i));
-      const std::string e = m.sampleExpr, c = m.name, k = std::to_string(i);
+      const std::string e = history::metricSampleExpr(i, version), k = std::to_string(i);
       if (isRollup)
-        sql += ", " + c + "_min AS a" + k + ", " + c + "_max AS x" + k + ", " + c + "_avg * n AS s" + k + ", CASE WHEN " +
-               c + "_avg IS NULL THEN 0 ELSE n END AS c" + k;
+        sql += ", " + history::rollupMinCol(i, version) + " AS a" + k + ", " + history::rollupMaxCol(i, version) + " AS x" +
+               k + ", " + history::rollupWeightedSum(i, version) + " AS s" + k + ", " + history::rollupWeight(i, version) +
+               " AS c" + k;
       else
         sql += ", " + e + " AS a" + k + ", " + e + " AS x" + k + ", " + e + " AS s" + k + ", (" + e + " IS NOT NULL) AS c" + k;
     }
@@ -66,7 +67,7 @@ std::string seriesSql(const StoredTier& tier, bool withFallback, bool oneRowPerB
   std::string outer = "SELECT b, min(t), max(t), sum(n), max(r)";
   for (int i = 0; i < kMetricCount; ++i) {
     const std::string k = std::to_string(i);
-    outer += ", min(a" + k + "), max(x" + k + "), sum(s" + k + ") / nullif(sum(c" + k + "), 0)";
+    outer += ", min(a" + k + "), max(x" + k + "), sum(s" + k + ") * 1.0 / nullif(sum(c" + k + "), 0)";
   }
   return outer + " FROM (" + rows(tier, rollup, range) + " UNION ALL " +
          rows(k1m, true, " WHERE group_id = ?1 AND ts_ms > ?2 - 60000 AND ts_ms < ?3 AND ts_ms + 60000 <= ?5") +
@@ -156,6 +157,8 @@ HistoryResult<std::vector<SampleSeries>> HistoryReader::samples(EpochMs fromMs, 
       }
     }
     const bool rollupTier = tier.ms != kFull.ms;
+    std::array<double, kMetricCount> scale{};
+    for (int i = 0; i < kMetricCount; ++i) scale[static_cast<std::size_t>(i)] = history::metricScale(i, d_->version);
     sql::Stmt sourceStart(d_->db, std::string("SELECT min(ts_ms) FROM ") + tier.table + " WHERE group_id = ?1");
     sql::Stmt anyFallback(d_->db, "SELECT 1 FROM samples_1m WHERE group_id = ?1 AND ts_ms > ?2 - 60000 AND ts_ms < ?3 "
                                   "AND ts_ms + 60000 <= ?4 LIMIT 1");
@@ -178,7 +181,7 @@ HistoryResult<std::vector<SampleSeries>> HistoryReader::samples(EpochMs fromMs, 
       }
       const bool oneRow = rollupTier && !withFallback && bucketMs == tier.ms;
       sql::Stmt& st = oneRow ? direct : (withFallback ? mixed : plain);
-      if (!st.prepared()) st.prepare(d_->db, seriesSql(tier, withFallback, oneRow));
+      if (!st.prepared()) st.prepare(d_->db, seriesSql(tier, withFallback, oneRow, d_->version));
       st.bind(1, id).bind(2, static_cast<std::int64_t>(origin)).bind(3, static_cast<std::int64_t>(toMs)).bind(4, bucketMs);
       if (withFallback) st.bind(5, static_cast<std::int64_t>(start));
       SampleSeries series;
@@ -191,7 +194,10 @@ HistoryResult<std::vector<SampleSeries>> HistoryReader::samples(EpochMs fromMs, 
         b.lastTsMs = st.i64(2);
         b.rows = st.i64(3);
         b.fromRollup = st.i64(4) != 0;
-        for (int i = 0; i < kMetricCount; ++i) b.m[i] = MetricStats{st.dbl(5 + 3 * i), st.dbl(6 + 3 * i), st.dbl(7 + 3 * i)};
+        for (int i = 0; i < kMetricCount; ++i) {
+          const double k = scale[static_cast<std::size_t>(i)];
+          b.m[i] = MetricStats{st.dbl(5 + 3 * i) / k, st.dbl(6 + 3 * i) / k, st.dbl(7 + 3 * i) / k};
+        }
         series.buckets.push_back(b);
       }
       st.reset();

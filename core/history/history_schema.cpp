@@ -6,28 +6,33 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace tg::history {
 namespace {
 
+// Schema 4 stores latencies as integer microseconds (3 bytes instead of an 8-byte double) and keeps, per
+// rollup row, the exact integer sum of every count-like metric instead of a REAL average (1-2 bytes
+// instead of 8). Remaining quota keeps an exact REAL average: it may be unknown within a row.
 constexpr std::array<MetricDef, kMetricCount> kMetrics{{
-    {"sends", "sends"},
-    {"ok", "ok"},
-    {"r429", "r429"},
-    {"r5xx", "r5xx"},
-    {"retries", "retries"},
-    {"shed", "shed"},
-    {"in_flight", "in_flight"},
-    {"conc_limit", "conc_limit"},
-    {"queue", "(q0 + q1 + q2)"},
-    {"req_remaining", "req_remaining"},
-    {"tok_remaining", "tok_remaining"},
-    {"p50_ms", "p50_ms"},
-    {"p95_ms", "p95_ms"},
-    {"breaker", "breaker"},
+    {"sends", "sends", "sends", "sends", true, false, 1},
+    {"ok", "ok", "ok", "ok", true, false, 1},
+    {"r429", "r429", "r429", "r429", true, false, 1},
+    {"r5xx", "r5xx", "r5xx", "r5xx", true, false, 1},
+    {"retries", "retries", "retries", "retries", true, false, 1},
+    {"shed", "shed", "shed", "shed", true, false, 1},
+    {"in_flight", "in_flight", "in_flight", "in_flight", true, false, 1},
+    {"conc_limit", "conc_limit", "conc_limit", "conc_limit", true, false, 1},
+    {"queue", "(q0 + q1 + q2)", "queue", "(q0 + q1 + q2)", true, false, 1},
+    {"req_remaining", "req_remaining", "req_remaining", "req_remaining", false, false, 1},
+    {"tok_remaining", "tok_remaining", "tok_remaining", "tok_remaining", false, false, 1},
+    {"p50_ms", "p50_ms", "p50_us", "p50_us", false, true, 1000},
+    {"p95_ms", "p95_ms", "p95_us", "p95_us", false, true, 1000},
+    {"breaker", "breaker", "breaker", "breaker", true, false, 1},
 }};
 
-std::string rollupColumns() {
+// Rollup columns of schemas 2 and 3 (all REAL min/max/avg), for the v1 -> v2 migration.
+std::string rollupColumnsV2() {
   std::string s;
   for (const auto& m : kMetrics) {
     s += std::string(",\n  ") + m.name + "_min REAL, " + m.name + "_max REAL, " + m.name + "_avg REAL";
@@ -35,9 +40,17 @@ std::string rollupColumns() {
   return s;
 }
 
-}  // namespace
+std::string rollupColumnsV4() {
+  std::string s;
+  for (const auto& m : kMetrics) {
+    const std::string n = m.stem4;
+    s += ",\n  " + n + "_min REAL, " + n + "_max REAL, " + n + (m.summed ? "_sum INTEGER" : "_avg REAL");
+  }
+  return s;
+}
 
-std::string rollupFromSamplesSql(const std::string& table, std::int64_t tierMs, RollupScope scope) {
+// Schema 2's INSERT ... SELECT over every sample (v1 -> v2 migration only; frozen).
+std::string rollupAllSamplesSqlV2(const std::string& table, std::int64_t tierMs) {
   const std::string tier = std::to_string(tierMs);
   std::string cols = "group_id, ts_ms, n", select = "group_id, (ts_ms / " + tier + ") * " + tier + ", count(*)";
   std::string merge = "n = n + excluded.n";
@@ -45,24 +58,70 @@ std::string rollupFromSamplesSql(const std::string& table, std::int64_t tierMs, 
     const std::string n = m.name, e = m.sampleExpr;
     cols += ", " + n + "_min, " + n + "_max, " + n + "_avg";
     select += ", min(" + e + "), max(" + e + "), avg(" + e + ")";
-    // Scalar min()/max() return NULL if either side is NULL; an unknown side must not hide the other.
     merge += ", " + n + "_min = coalesce(min(" + n + "_min, excluded." + n + "_min), " + n + "_min, excluded." + n + "_min)";
     merge += ", " + n + "_max = coalesce(max(" + n + "_max, excluded." + n + "_max), " + n + "_max, excluded." + n + "_max)";
     merge += ", " + n + "_avg = CASE WHEN " + n + "_avg IS NULL THEN excluded." + n + "_avg WHEN excluded." + n +
              "_avg IS NULL THEN " + n + "_avg ELSE (" + n + "_avg * n + excluded." + n + "_avg * excluded.n) / (n + excluded.n) END";
   }
-  if (scope == RollupScope::ReplaceFrom10s) {
-    std::string fromTier = "group_id, (ts_ms / " + tier + ") * " + tier + ", sum(n)";
-    for (const auto& m : kMetrics) {
-      const std::string n = m.name;
-      fromTier += ", min(" + n + "_min), max(" + n + "_max), sum(" + n + "_avg * n) / nullif(sum(CASE WHEN " + n +
-                  "_avg IS NULL THEN 0 ELSE n END), 0)";
+  return "INSERT INTO " + table + "(" + cols + ") SELECT " + select +
+         " FROM samples WHERE true GROUP BY group_id, 2 ON CONFLICT(group_id, ts_ms) DO UPDATE SET " + merge;
+}
+
+std::string maybeRound(const MetricDef& m, const std::string& e) { return m.roundAvg ? "round(" + e + ")" : e; }
+
+}  // namespace
+
+std::string metricSampleExpr(int i, int version) {
+  return version >= 4 ? kMetrics[i].sampleExpr4 : kMetrics[i].sampleExpr;
+}
+std::string rollupMinCol(int i, int version) {
+  return std::string(version >= 4 ? kMetrics[i].stem4 : kMetrics[i].name) + "_min";
+}
+std::string rollupMaxCol(int i, int version) {
+  return std::string(version >= 4 ? kMetrics[i].stem4 : kMetrics[i].name) + "_max";
+}
+std::string rollupWeightedSum(int i, int version) {
+  if (version >= 4 && kMetrics[i].summed) return std::string(kMetrics[i].stem4) + "_sum";
+  return std::string(version >= 4 ? kMetrics[i].stem4 : kMetrics[i].name) + "_avg * n";
+}
+std::string rollupWeight(int i, int version) {
+  if (version >= 4 && kMetrics[i].summed) return "n";
+  return "CASE WHEN " + std::string(version >= 4 ? kMetrics[i].stem4 : kMetrics[i].name) + "_avg IS NULL THEN 0 ELSE n END";
+}
+std::string rollupAvgOfRow(int i, int version) {
+  if (version >= 4 && kMetrics[i].summed) return std::string(kMetrics[i].stem4) + "_sum * 1.0 / n";
+  return std::string(version >= 4 ? kMetrics[i].stem4 : kMetrics[i].name) + "_avg";
+}
+double metricScale(int i, int version) { return version >= 4 ? kMetrics[i].scale : 1.0; }
+
+std::string rollupFromSamplesSql(const std::string& table, std::int64_t tierMs, RollupScope scope) {
+  const std::string tier = std::to_string(tierMs);
+  std::string cols = "group_id, ts_ms, n", select = "group_id, (ts_ms / " + tier + ") * " + tier + ", count(*)";
+  std::string fromTier = "group_id, (ts_ms / " + tier + ") * " + tier + ", sum(n)";
+  std::string merge = "n = n + excluded.n";
+  for (const auto& m : kMetrics) {
+    const std::string n = m.stem4, e = m.sampleExpr4;
+    const std::string mn = n + "_min", mx = n + "_max";
+    cols += ", " + mn + ", " + mx + ", " + n + (m.summed ? "_sum" : "_avg");
+    select += ", min(" + e + "), max(" + e + "), " + (m.summed ? "sum(" + e + ")" : maybeRound(m, "avg(" + e + ")"));
+    fromTier += ", min(" + mn + "), max(" + mx + "), ";
+    fromTier += m.summed ? "sum(" + n + "_sum)"
+                         : maybeRound(m, "sum(" + n + "_avg * n) / nullif(sum(CASE WHEN " + n + "_avg IS NULL THEN 0 ELSE n END), 0)");
+    // Scalar min()/max() return NULL if either side is NULL; an unknown side must not hide the other.
+    merge += ", " + mn + " = coalesce(min(" + mn + ", excluded." + mn + "), " + mn + ", excluded." + mn + ")";
+    merge += ", " + mx + " = coalesce(max(" + mx + ", excluded." + mx + "), " + mx + ", excluded." + mx + ")";
+    if (m.summed) {
+      merge += ", " + n + "_sum = coalesce(" + n + "_sum, 0) + coalesce(excluded." + n + "_sum, 0)";
+    } else {
+      const std::string a = n + "_avg";
+      merge += ", " + a + " = CASE WHEN " + a + " IS NULL THEN excluded." + a + " WHEN excluded." + a + " IS NULL THEN " + a +
+               " ELSE " + maybeRound(m, "(" + a + " * n + excluded." + a + " * excluded.n) / (n + excluded.n)") + " END";
     }
-    return "INSERT OR REPLACE INTO " + table + "(" + cols + ") SELECT " + fromTier +
-           " FROM samples_10s WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 GROUP BY 2";
   }
   switch (scope) {
     case RollupScope::ReplaceFrom10s:
+      return "INSERT OR REPLACE INTO " + table + "(" + cols + ") SELECT " + fromTier +
+             " FROM samples_10s WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 GROUP BY 2";
     case RollupScope::AllSamples:
       return "INSERT INTO " + table + "(" + cols + ") SELECT " + select +
              " FROM samples WHERE true GROUP BY group_id, 2 ON CONFLICT(group_id, ts_ms) DO UPDATE SET " + merge;
@@ -93,7 +152,7 @@ CREATE TABLE samples(
   PRIMARY KEY(group_id, ts_ms)) WITHOUT ROWID;
 CREATE TABLE samples_1m(
   group_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL, n INTEGER NOT NULL)sql" +
-         rollupColumns() + R"sql(,
+         rollupColumnsV2() + R"sql(,
   PRIMARY KEY(group_id, ts_ms)) WITHOUT ROWID;
 CREATE TABLE events(
   id INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL, kind TEXT NOT NULL, severity INTEGER NOT NULL,
@@ -122,10 +181,9 @@ CREATE INDEX incidents_start ON incidents(start_ms);
 CREATE INDEX events_kind_ts ON events(kind, ts_ms);
 CREATE TABLE samples_10s(
   group_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL, n INTEGER NOT NULL)sql" +
-         rollupColumns() + R"sql(,
+         rollupColumnsV2() + R"sql(,
   PRIMARY KEY(group_id, ts_ms)) WITHOUT ROWID;
-)sql" + rollupFromSamplesSql("samples_10s", 10'000, RollupScope::AllSamples) + ";\n" +
-         rollupFromSamplesSql("samples_1m", 60'000, RollupScope::AllSamples) + ";\n";
+)sql" + rollupAllSamplesSqlV2("samples_10s", 10'000) + ";\n" + rollupAllSamplesSqlV2("samples_1m", 60'000) + ";\n";
 }
 
 // Version 3: Sample gained arrivals per tier (the submitted workload, for a what-if re-drive). Older rows
@@ -135,6 +193,48 @@ ALTER TABLE samples ADD COLUMN a0 INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE samples ADD COLUMN a1 INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE samples ADD COLUMN a2 INTEGER NOT NULL DEFAULT 0;
 )sql";
+
+// Version 4: the compact encoding (a week of 10 groups at 1 s plus rollups was ~900 MB; the target is
+// < 500 MB). Samples: latencies as integer microseconds (p50_us, p95_us) instead of REAL ms, and the
+// quota reset as an offset from ts_ms (reset_in_ms; NULL = unknown, was reset_at_ms 0) instead of a second
+// absolute timestamp. Rollups: the exact integer sum of every count-like metric (<m>_sum, avg = sum / n)
+// instead of a REAL average, latencies in us. Each table is rebuilt (SQLite cannot change a column's
+// meaning in place); the old rows convert exactly, apart from latencies rounded to 1 us.
+std::string migrateV3toV4() {
+  std::string sql = R"sql(
+CREATE TABLE samples_v4(
+  group_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL,
+  req_remaining REAL, req_limit REAL, tok_remaining REAL, tok_limit REAL, reset_in_ms INTEGER,
+  in_flight INTEGER, conc_limit INTEGER, q0 INTEGER, q1 INTEGER, q2 INTEGER,
+  sends INTEGER, ok INTEGER, r429 INTEGER, r5xx INTEGER, retries INTEGER, shed INTEGER,
+  p50_us INTEGER, p95_us INTEGER, breaker INTEGER, interval_s REAL,
+  a0 INTEGER NOT NULL DEFAULT 0, a1 INTEGER NOT NULL DEFAULT 0, a2 INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(group_id, ts_ms)) WITHOUT ROWID;
+INSERT INTO samples_v4 SELECT group_id, ts_ms, req_remaining, req_limit, tok_remaining, tok_limit,
+  CASE WHEN reset_at_ms IS NULL OR reset_at_ms = 0 THEN NULL ELSE reset_at_ms - ts_ms END,
+  in_flight, conc_limit, q0, q1, q2, sends, ok, r429, r5xx, retries, shed,
+  CAST(round(p50_ms * 1000) AS INTEGER), CAST(round(p95_ms * 1000) AS INTEGER), breaker, interval_s, a0, a1, a2
+  FROM samples;
+DROP TABLE samples;
+ALTER TABLE samples_v4 RENAME TO samples;
+)sql";
+  for (const char* table : {"samples_10s", "samples_1m"}) {
+    const std::string t = table;
+    std::string select = "group_id, ts_ms, n";
+    for (const auto& m : kMetrics) {
+      const std::string o = m.name;
+      const std::string k = m.scale == 1 ? "" : " * " + std::to_string(static_cast<int>(m.scale));
+      auto conv = [&](const std::string& col) { return m.scale == 1 ? col : "round(" + col + k + ")"; };
+      select += ", " + conv(o + "_min") + ", " + conv(o + "_max") + ", ";
+      select += m.summed ? "CAST(round(" + o + "_avg * n) AS INTEGER)" : (m.roundAvg ? conv(o + "_avg") : o + "_avg");
+    }
+    sql += "CREATE TABLE " + t + "_v4(\n  group_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL, n INTEGER NOT NULL" +
+           rollupColumnsV4() + ",\n  PRIMARY KEY(group_id, ts_ms)) WITHOUT ROWID;\n";
+    sql += "INSERT INTO " + t + "_v4 SELECT " + select + " FROM " + t + ";\n";
+    sql += "DROP TABLE " + t + ";\nALTER TABLE " + t + "_v4 RENAME TO " + t + ";\n";
+  }
+  return sql;
+}
 
 bool isCorruptionCode(int code) { return code == SQLITE_CORRUPT || code == SQLITE_NOTADB; }
 
@@ -209,19 +309,33 @@ void migrate(sql::Db& db) {
   if (version < 1) step(1, schemaV1());
   if (version < 2) step(2, migrateV1toV2());
   if (version < 3) step(3, kMigrateV2toV3);
+  if (version < 4) step(4, migrateV3toV4());
   version = static_cast<int>(db.queryInt("PRAGMA user_version"));
   if (version != kSchemaVersion)
     throw sql::Error(SQLITE_ERROR, "migration ended at schema " + std::to_string(version));
 }
 
 const char* const kSampleColumns =
-    "ts_ms, req_remaining, req_limit, tok_remaining, tok_limit, reset_at_ms, in_flight, conc_limit, q0, q1, q2, "
-    "sends, ok, r429, r5xx, retries, shed, p50_ms, p95_ms, breaker, interval_s, a0, a1, a2";
+    "ts_ms, req_remaining, req_limit, tok_remaining, tok_limit, reset_in_ms, in_flight, conc_limit, q0, q1, q2, "
+    "sends, ok, r429, r5xx, retries, shed, p50_us, p95_us, breaker, interval_s, a0, a1, a2";
 
 std::string sampleColumnsFor(int version) {
-  std::string cols = kSampleColumns;
+  if (version >= 4)
+    return "ts_ms, req_remaining, req_limit, tok_remaining, tok_limit, coalesce(ts_ms + reset_in_ms, 0), in_flight, "
+           "conc_limit, q0, q1, q2, sends, ok, r429, r5xx, retries, shed, p50_us / 1000.0, p95_us / 1000.0, breaker, "
+           "interval_s, a0, a1, a2";
+  std::string cols =
+      "ts_ms, req_remaining, req_limit, tok_remaining, tok_limit, reset_at_ms, in_flight, conc_limit, q0, q1, q2, "
+      "sends, ok, r429, r5xx, retries, shed, p50_ms, p95_ms, breaker, interval_s, a0, a1, a2";
   if (version < 3) cols.replace(cols.find(", a0, a1, a2"), std::string::npos, ", 0, 0, 0");
   return cols;
+}
+
+std::optional<std::int64_t> latencyToUs(double ms) {
+  if (!std::isfinite(ms)) return std::nullopt;
+  const double us = std::round(ms * 1000.0);
+  if (std::abs(us) > 9.0e15) return std::nullopt;
+  return static_cast<std::int64_t>(us);
 }
 
 void bindSample(sql::Stmt& st, std::int64_t groupId, const Sample& s) {
@@ -231,7 +345,7 @@ void bindSample(sql::Stmt& st, std::int64_t groupId, const Sample& s) {
       .bind(4, s.reqLimit)
       .bind(5, s.tokRemaining)
       .bind(6, s.tokLimit)
-      .bind(7, static_cast<std::int64_t>(s.resetAtMs))
+      .bindNull(7)
       .bind(8, s.inFlight)
       .bind(9, s.concurrencyLimit)
       .bind(10, s.queueDepth[0])
@@ -243,13 +357,16 @@ void bindSample(sql::Stmt& st, std::int64_t groupId, const Sample& s) {
       .bind(16, s.r5xx)
       .bind(17, s.retries)
       .bind(18, s.shed)
-      .bind(19, s.p50Ms)
-      .bind(20, s.p95Ms)
+      .bindNull(19)
+      .bindNull(20)
       .bind(21, static_cast<int>(s.breaker))
       .bind(22, s.intervalS)
       .bind(23, s.arrivals[0])
       .bind(24, s.arrivals[1])
       .bind(25, s.arrivals[2]);
+  if (s.resetAtMs != 0) st.bind(7, static_cast<std::int64_t>(s.resetAtMs - s.tsMs));
+  if (const auto us = latencyToUs(s.p50Ms)) st.bind(19, *us);
+  if (const auto us = latencyToUs(s.p95Ms)) st.bind(20, *us);
 }
 
 Sample readSample(const sql::Stmt& st, int c) {

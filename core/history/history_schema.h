@@ -5,20 +5,36 @@
 #include "history_types.h"
 #include "sqlite_db.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace tg::history {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 inline constexpr int kApplicationId = 0x54474853;  // "TGHS"
 
 struct MetricDef {
-  const char* name;        // column stem in samples_1m: <name>_min, <name>_max, <name>_avg
-  const char* sampleExpr;  // expression over a samples row
+  const char* name;        // public name (metricName); column stem in rollups of schema <= 3
+  const char* sampleExpr;  // expression over a samples row (schema <= 3)
+  // Schema 4 (the compact encoding, see history_schema.cpp):
+  const char* stem4;        // rollup column stem: <stem4>_min, <stem4>_max, <stem4>_sum or <stem4>_avg
+  const char* sampleExpr4;  // expression over a samples row, in stored units
+  bool summed;              // an integer that is never unknown: rollups keep the exact sum, avg = sum / n
+  bool roundAvg;            // the stored avg is rounded to whole stored units (latency: 1 us)
+  double scale;             // stored units per reported unit (1000: latencies stored as integer us)
 };
 const MetricDef& metricDef(Metric m);
+
+// SQL pieces for one metric of a file of schema `version`, all in stored units (divide by metricScale()).
+std::string metricSampleExpr(int metric, int version);  // over a samples row
+std::string rollupMinCol(int metric, int version);
+std::string rollupMaxCol(int metric, int version);
+std::string rollupWeightedSum(int metric, int version);  // over a rollup row: avg * n (or the stored sum)
+std::string rollupWeight(int metric, int version);       // over a rollup row: n where the avg is known, else 0
+std::string rollupAvgOfRow(int metric, int version);     // over a rollup row: its avg
+double metricScale(int metric, int version);
 
 inline constexpr std::int64_t kTier10sMs = 10'000;
 inline constexpr std::int64_t kTier1mMs = 60'000;
@@ -45,12 +61,15 @@ int inspectOpen(sql::Db& db, const std::string& path, bool quickCheck);
 // per step, so a crash mid-migration leaves the previous version intact.
 void migrate(sql::Db& db);
 
-// Column list of `samples` in the order bindSample/readSample use (written: current schema).
+// Column list of `samples` in the order bindSample binds them (written: current schema).
 extern const char* const kSampleColumns;
-// The same for reading a file of `version` (older files lack later columns; they read as 0).
+// Select list giving readSample's columns for a file of `version` (older files lack later columns; they
+// read as 0; schema 4's encodings are decoded in SQL).
 std::string sampleColumnsFor(int version);
 void bindSample(sql::Stmt& st, std::int64_t groupId, const Sample& s);  // binds ?1..?25
 Sample readSample(const sql::Stmt& st, int firstCol);                  // group left empty
+// Latency as stored by schema 4: integer microseconds, NaN (unknown) and non-finite as NULL.
+std::optional<std::int64_t> latencyToUs(double ms);
 
 // Events: message and detail pass through SecretRegistry::redact on the way in.
 std::string eventKindText(EventKind k);

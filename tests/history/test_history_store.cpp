@@ -19,6 +19,10 @@ using namespace tg;
 
 namespace {
 
+namespace history_test {
+constexpr int kCurrentSchema = 4;
+}
+
 constexpr EpochMs kT0 = 1'796'000'000'000;  // 2026-11-29T..., any fixed wall-clock time works
 
 Sample makeSample(const std::string& group, EpochMs ts, int sends = 10, int r429 = 0) {
@@ -91,6 +95,8 @@ class TestHistoryStore : public QObject {
   void roundTripSamplesAndEvents();
   void requestTableAggregatesPerMinute();
   void migratesV1File();
+  void migratesV3FileRowsReadBackEqual();
+  void compactEncodingRoundTrip();
   void retentionRollupsKeepSpikes();
   void downsamplingBoundsPointsKeepsMinMax();
   void incidentsDetectedMergedAndPersisted();
@@ -152,7 +158,7 @@ void TestHistoryStore::roundTripSamplesAndEvents() {
   }
   auto reader = openReader(path);
   QVERIFY(reader);
-  QCOMPARE(reader->schemaVersion(), 3);
+  QCOMPARE(reader->schemaVersion(), history_test::kCurrentSchema);
   auto groups = reader->groups();
   QVERIFY(groups.ok());
   QCOMPARE(groups.value, (std::vector<std::string>{"batch", "interactive"}));
@@ -274,7 +280,7 @@ void TestHistoryStore::migratesV1File() {
   {
     auto store = openStore(path);
     QVERIFY(store);
-    QCOMPARE(store->status().schemaVersion, 3);
+    QCOMPARE(store->status().schemaVersion, history_test::kCurrentSchema);
     AttemptRecord a;
     a.tsMs = kT0 + 120'000;
     a.group = "interactive";
@@ -289,7 +295,7 @@ void TestHistoryStore::migratesV1File() {
   }
   auto reader = openReader(path);
   QVERIFY(reader);
-  QCOMPARE(reader->schemaVersion(), 3);
+  QCOMPARE(reader->schemaVersion(), history_test::kCurrentSchema);
   auto samples = reader->rawSamples(0, kT0 + 3'600'000, {"interactive"});
   QVERIFY(samples.ok());
   QCOMPARE(samples.value.size(), std::size_t(3));  // two from v1, one new
@@ -309,6 +315,170 @@ void TestHistoryStore::migratesV1File() {
   auto check = reader->integrityCheck();
   QVERIFY(check.ok());
   QCOMPARE(check.value, std::vector<std::string>{"ok"});
+}
+
+// A v3 file (REAL latencies in ms, absolute reset_at_ms, REAL rollup averages; written by the v3 build)
+// migrates to the compact v4 encoding: raw rows and chart buckets read back equal, latencies to 1 us.
+void TestHistoryStore::migratesV3FileRowsReadBackEqual() {
+  const QString path = file("v3.db");
+  QFile fixture(HISTORY_FIXTURES "/history_v3.sql");
+  QVERIFY(fixture.open(QIODevice::ReadOnly));
+  rawExec(path, fixture.readAll().toStdString());
+  constexpr EpochMs from = 1'795'999'980'000 - 2 * 86'400'000LL, to = 1'796'000'200'000;
+  auto close = [](double a, double b, double tol) {
+    return (std::isnan(a) && std::isnan(b)) || std::abs(a - b) <= tol;
+  };
+  std::vector<Sample> before;
+  std::vector<std::vector<SampleSeries>> seriesBefore;
+  const std::vector<int> points{1, 7, 25, 2000};
+  const std::vector<std::pair<EpochMs, EpochMs>> spans{{from, to}, {1'795'999'980'000, to}, {1'795'999'980'000 + 3'000, 1'795'999'980'000 + 97'000}};
+  {
+    auto reader = openReader(path);
+    QVERIFY(reader);
+    QCOMPARE(reader->schemaVersion(), 3);
+    auto raw = reader->rawSamples(from, to, {});
+    QVERIFY2(raw.ok(), raw.error.c_str());
+    before = raw.value;
+    for (const auto& [f, t] : spans)
+      for (int p : points) {
+        auto s = reader->samples(f, t, {}, p);
+        QVERIFY2(s.ok(), s.error.c_str());
+        seriesBefore.push_back(s.value);
+      }
+  }
+  QCOMPARE(before.size(), std::size_t(300));
+  {
+    auto store = openStore(path);
+    QVERIFY(store);
+    QCOMPARE(store->status().schemaVersion, history_test::kCurrentSchema);
+  }
+  auto reader = openReader(path);
+  QVERIFY(reader);
+  QCOMPARE(reader->schemaVersion(), history_test::kCurrentSchema);
+  auto raw = reader->rawSamples(from, to, {});
+  QVERIFY2(raw.ok(), raw.error.c_str());
+  QCOMPARE(raw.value.size(), before.size());
+  int nullP95 = 0, zeroReset = 0;
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    const Sample &a = before[i], &b = raw.value[i];
+    QCOMPARE(b.group, a.group);
+    QCOMPARE(b.tsMs, a.tsMs);
+    QVERIFY(sameDouble(b.reqRemaining, a.reqRemaining));
+    QVERIFY(sameDouble(b.reqLimit, a.reqLimit));
+    QVERIFY(sameDouble(b.tokRemaining, a.tokRemaining));
+    QVERIFY(sameDouble(b.tokLimit, a.tokLimit));
+    QCOMPARE(b.resetAtMs, a.resetAtMs);
+    QCOMPARE(b.inFlight, a.inFlight);
+    QCOMPARE(b.concurrencyLimit, a.concurrencyLimit);
+    QCOMPARE(b.queueDepth, a.queueDepth);
+    QCOMPARE(b.sends, a.sends);
+    QCOMPARE(b.ok, a.ok);
+    QCOMPARE(b.r429, a.r429);
+    QCOMPARE(b.r5xx, a.r5xx);
+    QCOMPARE(b.retries, a.retries);
+    QCOMPARE(b.shed, a.shed);
+    QCOMPARE(b.arrivals, a.arrivals);
+    QCOMPARE(b.breaker, a.breaker);
+    QCOMPARE(b.intervalS, a.intervalS);
+    QVERIFY2(close(b.p50Ms, a.p50Ms, 0.0005 + 1e-9), qPrintable(QString::number(a.p50Ms) + " " + QString::number(b.p50Ms)));
+    QVERIFY(close(b.p95Ms, a.p95Ms, 0.0005 + 1e-9));
+    nullP95 += std::isnan(a.p95Ms);
+    zeroReset += a.resetAtMs == 0;
+  }
+  QVERIFY(nullP95 > 0);  // the fixture covers unknowns
+  QVERIFY(zeroReset > 0);
+  std::size_t k = 0;
+  for (const auto& [f, t] : spans)
+    for (int p : points) {
+      auto s = reader->samples(f, t, {}, p);
+      QVERIFY2(s.ok(), s.error.c_str());
+      const auto& old = seriesBefore[k++];
+      QCOMPARE(s.value.size(), old.size());
+      for (std::size_t g = 0; g < old.size(); ++g) {
+        QCOMPARE(s.value[g].group, old[g].group);
+        QCOMPARE(s.value[g].bucketMs, old[g].bucketMs);
+        QCOMPARE(s.value[g].buckets.size(), old[g].buckets.size());
+        for (std::size_t i = 0; i < old[g].buckets.size(); ++i) {
+          const auto &x = old[g].buckets[i], &y = s.value[g].buckets[i];
+          QCOMPARE(y.startMs, x.startMs);
+          QCOMPARE(y.firstTsMs, x.firstTsMs);
+          QCOMPARE(y.lastTsMs, x.lastTsMs);
+          QCOMPARE(y.rows, x.rows);
+          QCOMPARE(y.fromRollup, x.fromRollup);
+          for (int m = 0; m < kMetricCount; ++m) {
+            const double tol = (m == static_cast<int>(Metric::P50Ms) || m == static_cast<int>(Metric::P95Ms)) ? 0.0005 + 1e-9 : 1e-9;
+            QVERIFY2(close(y.m[m].min, x.m[m].min, tol) && close(y.m[m].max, x.m[m].max, tol) &&
+                         close(y.m[m].avg, x.m[m].avg, std::max(tol, 1e-9 * std::abs(x.m[m].avg))),
+                     qPrintable(QString("p=%1 metric %2: %3/%4/%5 vs %6/%7/%8")
+                                    .arg(p)
+                                    .arg(QString::fromStdString(std::string(metricName(static_cast<Metric>(m)))))
+                                    .arg(x.m[m].min).arg(x.m[m].max).arg(x.m[m].avg)
+                                    .arg(y.m[m].min).arg(y.m[m].max).arg(y.m[m].avg)));
+          }
+        }
+      }
+    }
+  auto check = reader->integrityCheck();
+  QVERIFY(check.ok());
+  QCOMPARE(check.value, std::vector<std::string>{"ok"});
+}
+
+// What the v4 encoding must not lose: unknown vs zero, negative reset offsets, fractional limits, latency
+// to 1 us, huge counts; and rollup sums stay exact.
+void TestHistoryStore::compactEncodingRoundTrip() {
+  const QString path = file("compact.db");
+  std::vector<Sample> in;
+  for (int i = 0; i < 120; ++i) {
+    Sample s = makeSample("g", kT0 - kT0 % 60'000 + i * 1000, 7 + i % 3, i % 2);
+    s.p50Ms = i % 10 == 0 ? kUnknown : 0.001 * i + 12.5;
+    s.p95Ms = i == 5 ? 0.0 : 3'600'000.123;  // an hour: larger than 3 bytes of us
+    s.resetAtMs = i % 3 == 0 ? 0 : s.tsMs + (i % 2 ? -1500 : 59'000);
+    s.tokLimit = 1234.75;
+    s.tokRemaining = i % 4 == 0 ? kUnknown : 0;
+    s.sends = i == 77 ? 2'000'000'000 : s.sends;
+    s.intervalS = i == 9 ? 1.25 : 1.0;
+    in.push_back(s);
+  }
+  {
+    auto store = openStore(path);
+    QVERIFY(store);
+    store->append(in);
+    QVERIFY(store->flush());
+  }
+  auto reader = openReader(path);
+  QVERIFY(reader);
+  auto out = reader->rawSamples(0, kT0 + 3'600'000, {});
+  QVERIFY(out.ok());
+  QCOMPARE(out.value.size(), in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const Sample &a = in[i], &b = out.value[i];
+    QCOMPARE(b.resetAtMs, a.resetAtMs);
+    QVERIFY(sameDouble(b.tokRemaining, a.tokRemaining));
+    QCOMPARE(b.tokLimit, a.tokLimit);
+    QCOMPARE(b.sends, a.sends);
+    QCOMPARE(b.intervalS, a.intervalS);
+    QVERIFY(std::isnan(a.p50Ms) ? std::isnan(b.p50Ms) : std::abs(a.p50Ms - b.p50Ms) < 1e-9);
+    QVERIFY(std::abs(a.p95Ms - b.p95Ms) <= 0.0005 + 1e-9);
+  }
+  // One bucket per minute from the minute tier: exact sums, latency averages over known values.
+  auto series = reader->samples(in.front().tsMs, in.front().tsMs + 120'000, {}, 2);
+  QVERIFY(series.ok());
+  QCOMPARE(series.value.size(), std::size_t(1));
+  const auto& buckets = series.value[0].buckets;
+  QCOMPARE(buckets.size(), std::size_t(2));
+  double sends = 0, p50Sum = 0;
+  int p50Known = 0;
+  for (int i = 0; i < 60; ++i) {
+    sends += in[static_cast<std::size_t>(i)].sends;
+    if (!std::isnan(in[static_cast<std::size_t>(i)].p50Ms)) {
+      p50Sum += in[static_cast<std::size_t>(i)].p50Ms;
+      ++p50Known;
+    }
+  }
+  QVERIFY(std::abs(buckets[0][Metric::Sends].avg * 60 - sends) < 1e-6);
+  QCOMPARE(buckets[1][Metric::Sends].max, 2'000'000'000.0);
+  QVERIFY(std::abs(buckets[0][Metric::P50Ms].avg - p50Sum / p50Known) <= 0.0005 + 1e-9);
+  QCOMPARE(buckets[0][Metric::P95Ms].min, 0.0);
 }
 
 void TestHistoryStore::retentionRollupsKeepSpikes() {
