@@ -2,9 +2,11 @@
 #include "cli.h"
 
 #include "engine_commands.h"
+#include "history_sample_source.h"
 #include "live_sample_source.h"
 #include "log.h"
 #include "main_window.h"
+#include "replay_panel_widget.h"
 #include "session.h"
 #include "session_workload_controller.h"
 #include "snapshot_bridge.h"
@@ -17,7 +19,7 @@
 namespace tg::cli {
 
 int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) {
-  Args a(argvRest, {"--config", "--history", "--screenshot", "--screenshot-after"}, {});
+  Args a(argvRest, {"--config", "--history", "--screenshot", "--screenshot-after", "--replay"}, {});
   if (!a.ok()) {
     std::fprintf(stderr, "tollgate: %s\n%s", a.error().c_str(), kUsage);
     return 2;
@@ -25,6 +27,32 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
   QApplication app(argc, argv);
   QCoreApplication::setOrganizationName("Tollgate");
   QCoreApplication::setApplicationName("tollgate");
+
+  // --replay FILE: a history file (e.g. copied from another machine) opened strictly read-only, no engine.
+  if (auto file = a.value("--replay")) {
+    QString err;
+    HistoryReaderOptions ro;
+    ro.strict = true;
+    ui::MainWindow window;
+    auto* source = ui::HistorySampleSource::open(QString::fromStdString(*file), ro, &err, &window);
+    if (!source) {
+      std::fprintf(stderr, "tollgate: %s: %s\n", file->c_str(), qPrintable(err));
+      return 1;
+    }
+    window.setReplay(source, new ui::ReplayPanelWidget(source, window.charts()));
+    window.setReplayMode(true);
+    window.setUpstreamName(QString::fromStdString(*file) + QObject::tr(" (replay, read-only)"));
+    window.show();
+    if (auto shot = a.value("--screenshot")) {
+      std::string e;
+      const double after = a.number("--screenshot-after", &e).value_or(3.0);
+      QTimer::singleShot(static_cast<int>(after * 1000), &window, [&window, path = QString::fromStdString(*shot)] {
+        if (!window.grab().save(path)) std::fprintf(stderr, "tollgate: cannot write %s\n", qPrintable(path));
+        QApplication::quit();
+      });
+    }
+    return app.exec();
+  }
 
   std::unique_ptr<Session> session;
   try {
@@ -64,6 +92,17 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
     const QString p = QString::fromStdString(s->history()->path());
     return ui::MainWindow::HistoryInfo{p, QFileInfo(p).size()};
   });
+  // Replay of this session's own history file, beside live (the writer keeps writing; reads are short).
+  if (s->history()) {
+    QString err;
+    if (auto* source = ui::HistorySampleSource::open(QString::fromStdString(s->history()->path()), {}, &err, &window)) {
+      auto* panel = new ui::ReplayPanelWidget(source, window.charts());
+      window.setReplay(source, panel);
+      QObject::connect(&window, &ui::MainWindow::replayModeChanged, panel, [panel](bool on) {
+        if (on) panel->reload();
+      });
+    }
+  }
   window.show();
   // --screenshot FILE [--screenshot-after S]: grab the window after S seconds (default 30) and quit;
   // used for the README picture and to look at the app as an operator sees it.

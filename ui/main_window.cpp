@@ -19,6 +19,7 @@
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
+#include <QToolBar>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -92,6 +93,23 @@ MainWindow::MainWindow(QWidget* parent)
   view->addSeparator();
   for (QDockWidget* d : {cardsDock, controlsDock, workloadDock_, eventsDock}) view->addAction(d->toggleViewAction());
 
+  auto* modeBar = addToolBar(tr("Mode"));
+  modeBar->setObjectName(QStringLiteral("modeToolBar"));
+  auto* modes = new QActionGroup(this);
+  liveAction_ = modeBar->addAction(tr("Live"));
+  replayAction_ = modeBar->addAction(tr("Replay"));
+  liveAction_->setObjectName(QStringLiteral("liveModeAction"));
+  replayAction_->setObjectName(QStringLiteral("replayModeAction"));
+  for (QAction* a : {liveAction_, replayAction_}) {
+    a->setCheckable(true);
+    modes->addAction(a);
+  }
+  liveAction_->setChecked(true);
+  replayAction_->setEnabled(false);
+  replayAction_->setToolTip(tr("Replay recorded history: incidents, any time range, what-if re-drive"));
+  connect(liveAction_, &QAction::triggered, this, [this] { setReplayMode(false); });
+  connect(replayAction_, &QAction::triggered, this, [this] { setReplayMode(true); });
+
   for (QLabel* l : {upstreamLabel_, stateLabel_, historyLabel_, ageLabel_}) statusBar()->addWidget(l);
   upstreamLabel_->setObjectName(QStringLiteral("statusUpstream"));
   stateLabel_->setObjectName(QStringLiteral("statusState"));
@@ -111,7 +129,43 @@ MainWindow::MainWindow(QWidget* parent)
 MainWindow::~MainWindow() = default;
 
 void MainWindow::setSource(SampleSource* source) {
-  if (source_) disconnect(source_, nullptr, this, nullptr);
+  liveSource_ = source;
+  liveAction_->setEnabled(source != nullptr);
+  if (!replayMode_) showSource(source);
+}
+
+void MainWindow::setReplay(SampleSource* source, QWidget* panel) {
+  replaySource_ = source;
+  if (!replayDock_) {
+    replayDock_ = new QDockWidget(tr("Replay"), this);
+    replayDock_->setObjectName(QStringLiteral("replayDock"));
+    addDockWidget(Qt::TopDockWidgetArea, replayDock_);
+  }
+  replayDock_->setWidget(panel);
+  replayDock_->setVisible(replayMode_);
+  replayAction_->setEnabled(source != nullptr);
+  if (replayMode_) showSource(source);
+}
+
+void MainWindow::setReplayMode(bool on) {
+  if (on && !replaySource_) on = false;
+  if (!on && !liveSource_ && replaySource_) on = true;  // a replay-only window has no live side
+  (on ? replayAction_ : liveAction_)->setChecked(true);
+  if (on == replayMode_) return;
+  replayMode_ = on;
+  controls_->setCommands(on ? nullptr : liveCommands_);
+  if (replayDock_) replayDock_->setVisible(on);
+  workloadDock_->setVisible(!on && workloadDock_->toggleViewAction()->isEnabled());
+  setWindowTitle(on ? tr("Tollgate – replay") : tr("Tollgate"));
+  showSource(on ? replaySource_ : liveSource_);
+  emit replayModeChanged(on);
+}
+
+void MainWindow::showSource(SampleSource* source) {
+  if (source_) {
+    disconnect(source_, nullptr, this, nullptr);
+    disconnect(source_, nullptr, eventModel_, nullptr);
+  }
   source_ = source;
   charts_->setSource(source);
   shownSnapshot_.reset();
@@ -131,7 +185,10 @@ void MainWindow::reloadEvents() {
   eventModel_->setEvents(source_->events(0, std::numeric_limits<EpochMs>::max()));
 }
 
-void MainWindow::setCommands(OperatorCommands* commands) { controls_->setCommands(commands); }
+void MainWindow::setCommands(OperatorCommands* commands) {
+  liveCommands_ = commands;
+  if (!replayMode_) controls_->setCommands(commands);
+}
 
 void MainWindow::setWorkloadController(WorkloadController* controller) {
   workload_->setController(controller);

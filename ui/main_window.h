@@ -39,9 +39,16 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   // Not owned; must outlive the window (or be replaced first). Resets charts, cards and the event log.
+  // In replay mode it is kept and shown again when the mode goes back to live.
   void setSource(SampleSource* source);
   // Not owned; null = read-only dashboard (replay).
   void setCommands(OperatorCommands* commands);
+  // Replay mode: the dashboard shows `source` (history) read-only and docks `panel` (transport, incidents)
+  // at the top; live mode restores the live source and commands. Neither is owned by the caller's contract
+  // beyond outliving the window; `panel` is reparented into a dock.
+  void setReplay(SampleSource* source, QWidget* panel);
+  void setReplayMode(bool on);
+  bool replayMode() const { return replayMode_; }
   // Not owned; null hides the workload panel.
   void setWorkloadController(WorkloadController* controller);
   void setUpstreamName(const QString& name);
@@ -61,6 +68,9 @@ class MainWindow : public QMainWindow {
   void saveSettings() const;
   void restoreSettings();
 
+ signals:
+  void replayModeChanged(bool on);
+
  public slots:
   // Cards, controls and status from the source's newest snapshot. Runs on a 4 Hz timer.
   void refresh();
@@ -72,8 +82,16 @@ class MainWindow : public QMainWindow {
   void rebuildCards(const std::vector<std::string>& groups);
   void reloadEvents();
   void updateStatus();
+  void showSource(SampleSource* source);
 
   SampleSource* source_ = nullptr;
+  SampleSource* liveSource_ = nullptr;
+  OperatorCommands* liveCommands_ = nullptr;
+  SampleSource* replaySource_ = nullptr;
+  QDockWidget* replayDock_ = nullptr;
+  QAction* liveAction_ = nullptr;
+  QAction* replayAction_ = nullptr;
+  bool replayMode_ = false;
   ChartPanelWidget* charts_;
   ControlsWidget* controls_;
   EventLogModel* eventModel_;

@@ -1,0 +1,160 @@
+#include "replay_scenario.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tg {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return kUnknown;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// Windows the simulator knows how to express; a reset further out than a minute is a daily-style quota
+// that a short re-drive cannot show anyway.
+double snapWindow(double s) {
+  static const double kWindows[] = {1, 10, 60};
+  for (double w : kWindows)
+    if (s <= w * 1.05) return w;
+  return 60;
+}
+
+}  // namespace
+
+std::int64_t ScenarioGroup::totalArrivals() const {
+  std::int64_t n = 0;
+  for (const auto& a : arrivals)
+    for (int v : a) n += v;
+  return n;
+}
+
+std::optional<ReplayScenario> ReplayScenario::fromIncident(HistoryReader& reader, std::int64_t id,
+                                                           std::int64_t padMs, std::string* error) {
+  auto inc = reader.incident(id);
+  if (!inc.ok()) {
+    if (error) *error = inc.error;
+    return std::nullopt;
+  }
+  if (!inc.value) {
+    if (error) *error = "no incident " + std::to_string(id) + " in this history file";
+    return std::nullopt;
+  }
+  auto s = fromHistory(reader, inc.value->startMs - padMs, inc.value->endMs + padMs, error);
+  if (s) {
+    s->incidentId = id;
+    s->incident = inc.value;
+  }
+  return s;
+}
+
+std::optional<ReplayScenario> ReplayScenario::fromHistory(HistoryReader& reader, EpochMs fromMs, EpochMs toMs,
+                                                          std::string* error) {
+  if (toMs <= fromMs) {
+    if (error) *error = "empty time range";
+    return std::nullopt;
+  }
+  auto rows = reader.rawSamples(fromMs, toMs, {});
+  if (!rows.ok()) {
+    if (error) *error = rows.error;
+    return std::nullopt;
+  }
+  auto ev = reader.events(fromMs, toMs, {}, {});
+  if (!ev.ok()) {
+    if (error) *error = ev.error;
+    return std::nullopt;
+  }
+  ReplayScenario sc;
+  sc.fromMs = fromMs;
+  sc.toMs = toMs;
+  sc.recorded = std::move(rows.value);
+  sc.events = std::move(ev.value);
+  sc.arrivalsKnown = reader.schemaVersion() >= 3;
+  const std::size_t seconds = std::size_t((toMs - fromMs + 999) / 1000);
+
+  std::map<std::string, std::vector<const Sample*>> byGroup;
+  for (const auto& s : sc.recorded) byGroup[s.group].push_back(&s);
+  for (const auto& [name, rows] : byGroup) {
+    ScenarioGroup g;
+    g.name = name;
+    g.arrivals.assign(seconds, {});
+    std::vector<double> latencies, windows;
+    double lastLimit = kUnknown;
+    int maxConc = 0;
+    for (const Sample* s : rows) {
+      // A sample covers (tsMs - interval, tsMs]; its arrivals go to the second it ends in.
+      const std::int64_t idx = std::clamp<std::int64_t>((s->tsMs - 1 - fromMs) / 1000, 0, std::int64_t(seconds) - 1);
+      for (int t = 0; t < kTierCount; ++t) g.arrivals[std::size_t(idx)][t] += s->arrivals[t];
+      maxConc = std::max(maxConc, s->concurrencyLimit);
+      if (known(s->p50Ms) && s->p50Ms > 0) latencies.push_back(s->p50Ms);
+      if (s->resetAtMs > s->tsMs) windows.push_back(double(s->resetAtMs - s->tsMs) / 1000.0);
+      if (known(s->tokLimit) && s->tokLimit > 0 && g.tokenLimit == 0) g.tokenLimit = s->tokLimit;
+      if (known(s->reqLimit) && s->reqLimit > 0) {
+        if (!known(lastLimit)) {
+          g.initialLimit = s->reqLimit;
+        } else if (std::abs(s->reqLimit - lastLimit) > 0.01 * lastLimit) {
+          g.limitChanges.emplace_back(std::max(0.0, double(s->tsMs - 1000 - fromMs) / 1000.0), s->reqLimit);
+        }
+        lastLimit = s->reqLimit;
+      }
+    }
+    if (maxConc > 0) g.concurrency = maxConc;
+    const double lat = median(latencies);
+    if (known(lat)) g.latencyMs = std::clamp(lat, 1.0, 5000.0);
+    if (!windows.empty()) g.windowS = snapWindow(*std::max_element(windows.begin(), windows.end()));
+    sc.groups.push_back(std::move(g));
+  }
+
+  // QuotaChange events are more precise in time than the per-second samples: they replace the sample-derived
+  // change nearest to them.
+  for (const auto& e : sc.events) {
+    if (e.kind == EventKind::Burst429Start && e.detail.contains("retry_after_s") && e.detail["retry_after_s"].is_number())
+      sc.retryAfterSeenS.push_back(e.detail["retry_after_s"].get<double>());
+    if (e.kind != EventKind::QuotaChange || e.detail.value("dimension", std::string()) != "requests") continue;
+    if (!e.detail.contains("after") || !e.detail["after"].is_number()) continue;
+    for (auto& g : sc.groups) {
+      if (g.name != e.group) continue;
+      const double at = double(e.tsMs - fromMs) / 1000.0, after = e.detail["after"].get<double>();
+      if (at < 0 || after <= 0) continue;
+      auto near = std::find_if(g.limitChanges.begin(), g.limitChanges.end(), [&](const auto& c) {
+        return std::abs(c.first - at) <= 3 && std::abs(c.second - after) <= 0.05 * after;
+      });
+      if (near != g.limitChanges.end()) near->first = at;
+      else g.limitChanges.emplace_back(at, after);
+    }
+  }
+  for (auto& g : sc.groups) std::sort(g.limitChanges.begin(), g.limitChanges.end());
+  return sc;
+}
+
+nlohmann::json ReplayScenario::simConfigJson(double speed) const {
+  using nlohmann::json;
+  speed = std::max(1.0, speed);
+  json groupsJ = json::object();
+  json schedule = json::array();
+  double latency = 0;
+  for (const auto& g : groups) {
+    json gj = {{"algorithm", "fixed-window"},
+               {"limit", g.initialLimit},
+               {"window_s", g.windowS / speed},
+               {"per_key", false}};
+    groupsJ[g.name] = gj;
+    for (const auto& [at, limit] : g.limitChanges)
+      schedule.push_back({{"at_s", at / speed}, {"action", "set_limit"}, {"group", g.name}, {"limit", limit}});
+    latency = std::max(latency, g.latencyMs);
+  }
+  std::stable_sort(schedule.begin(), schedule.end(),
+                   [](const json& a, const json& b) { return a["at_s"].get<double>() < b["at_s"].get<double>(); });
+  return {{"dialect", "openai"},
+          {"retry_after", true},
+          {"retry_after_format", "ms"},
+          {"group_by", "header"},
+          {"default_group", groups.empty() ? std::string("default") : groups.front().name},
+          {"latency_ms", {{"distribution", "fixed"}, {"mean", std::max(0.1, (latency > 0 ? latency : 50) / speed)}}},
+          {"groups", groupsJ},
+          {"schedule", schedule}};
+}
+
+}  // namespace tg

@@ -1,0 +1,35 @@
+// Headline numbers of a stretch of samples, per group and in total: what the what-if comparison puts side by
+// side for the recording and the re-drive. Computed the same way for both, from samples only.
+#pragma once
+
+#include "sample.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tg {
+
+struct Headline {
+  std::int64_t arrivals = 0, sends = 0, ok = 0, r429 = 0, shed = 0;
+  // Seconds from the range start until the work that arrived was done (queues empty, nothing in flight after
+  // the last arrival); NaN when that did not happen in the samples.
+  double completionS = kUnknown;
+  // Latency of groups that had P0 arrivals: median of the per-second p50, 95th percentile of the p95.
+  double p0P50Ms = kUnknown, p0P95Ms = kUnknown;
+  nlohmann::json toJson() const;
+};
+
+struct ReplaySummary {
+  std::map<std::string, Headline> groups;
+  Headline total;
+
+  // `fromMs`: the range start the times count from. Pure function of the samples.
+  static ReplaySummary fromSamples(const std::vector<Sample>& samples, EpochMs fromMs);
+  nlohmann::json toJson() const;
+};
+
+}  // namespace tg

@@ -1,0 +1,252 @@
+#include "what_if_runner.h"
+
+#include "engine.h"
+#include "sim_server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace tg {
+
+namespace {
+
+constexpr const char* kPath = "/v1/chat/completions";
+
+struct Arrival {
+  double atS;  // wall seconds from the run's start
+  std::size_t group;
+  Tier tier;
+};
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return kUnknown;
+  const std::size_t k = std::min(v.size() - 1, std::size_t(p * double(v.size() - 1) + 0.5));
+  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(k), v.end());
+  return v[k];
+}
+
+nlohmann::json num(double v) { return known(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+}  // namespace
+
+EngineConfig WhatIfRunner::baseConfig(const ReplayScenario& sc, double speed) {
+  speed = std::max(1.0, speed);
+  EngineConfig c;
+  c.name = "what-if";
+  c.snapshotIntervalS = std::max(0.02, 0.25 / speed);
+  c.requestTimeoutS = std::max(1.0, 60 / speed);
+  c.retry.baseBackoffS /= speed;
+  c.retry.maxBackoffS /= speed;
+  c.retry.maxServerWaitS /= speed;
+  c.retry.default429WaitS /= speed;
+  for (auto& t : c.tiers) t.maxWaitS /= speed;
+  int total = 0;
+  for (const auto& g : sc.groups) {
+    GroupConfig gc;
+    gc.name = g.name;
+    gc.keys.push_back(KeyConfig{"k1", "", "what-if-key", "Authorization", "Bearer "});
+    gc.concurrency = std::max(1, g.concurrency);
+    gc.breaker.windowS /= speed;
+    gc.breaker.openS /= speed;
+    total += gc.concurrency;
+    c.groups.push_back(std::move(gc));
+  }
+  c.globalConcurrency = std::max(64, total);
+  return c;
+}
+
+WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& overrides, WhatIfOptions opts) {
+  WhatIfResult res;
+  const double speed = std::max(1.0, opts.speed);
+  res.speed = speed;
+  res.overrides = overrides.toJson();
+  res.recorded = ReplaySummary::fromSamples(sc.recorded, sc.fromMs);
+  if (sc.groups.empty()) {
+    res.error = "nothing recorded in the range";
+    return res;
+  }
+  if (!sc.arrivalsKnown) {
+    res.error = "the recording has no arrivals (history schema before v3): nothing to re-drive";
+    return res;
+  }
+
+  std::vector<Arrival> arrivals;
+  for (std::size_t gi = 0; gi < sc.groups.size(); ++gi) {
+    const auto& g = sc.groups[gi];
+    for (std::size_t sec = 0; sec < g.arrivals.size(); ++sec)
+      for (int t = 0; t < kTierCount; ++t) {
+        const int n = g.arrivals[sec][t];
+        for (int k = 0; k < n; ++k) arrivals.push_back({(double(sec) + (k + 0.5) / n) / speed, gi, Tier(t)});
+      }
+  }
+  std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& a, const Arrival& b) { return a.atS < b.atS; });
+
+  EngineConfig cfg = baseConfig(sc, speed);
+  try {
+    overrides.applyTo(cfg);
+  } catch (const std::exception& e) {
+    res.error = e.what();
+    return res;
+  }
+  // Breaker timings from the overrides are in original seconds.
+  for (const auto& [name, o] : overrides.groups)
+    if (o.breaker)
+      for (auto& g : cfg.groups)
+        if (g.name == name) {
+          g.breaker.windowS = o.breaker->windowS / speed;
+          g.breaker.openS = o.breaker->openS / speed;
+        }
+
+  res.simConfig = sc.simConfigJson(speed);
+  std::unique_ptr<SimServer> sim;
+  try {
+    sim = std::make_unique<SimServer>(SimConfig::fromJson(res.simConfig, "(what-if simulator)"));
+  } catch (const std::exception& e) {
+    res.error = std::string("simulator config: ") + e.what();
+    return res;
+  }
+  const auto wall0 = std::chrono::steady_clock::now();
+  const int port = sim->start("127.0.0.1", 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  for (auto& g : cfg.groups) g.baseUrl = url;
+
+  const EpochMs epoch0 = nowEpochMs();
+  auto toOrig = [&](EpochMs wallMs) { return sc.fromMs + EpochMs(double(wallMs - epoch0) * speed); };
+  const EpochMs sampleEveryMs = std::max<EpochMs>(1, EpochMs(1000 / speed));
+
+  std::mutex mutex;  // guards samples, events, latencies, done
+  std::condition_variable cv;
+  SampleBuilder builder;
+  EpochMs lastSampled = 0;
+  std::int64_t done = 0;
+  std::vector<double> p0Total;
+  std::vector<std::array<int, kTierCount>> pendingArrivals(sc.groups.size());
+
+  auto engine = std::make_unique<Engine>(cfg);
+  engine->onSnapshot([&](SnapshotPtr s) {
+    std::lock_guard lock(mutex);
+    if (lastSampled != 0 && s->tsMs - lastSampled < sampleEveryMs) return;
+    lastSampled = s->tsMs;
+    for (Sample smp : builder.next(*s)) {
+      smp.tsMs = toOrig(smp.tsMs);
+      if (smp.resetAtMs) smp.resetAtMs = toOrig(smp.resetAtMs);
+      smp.intervalS *= speed;
+      if (known(smp.p50Ms)) smp.p50Ms *= speed;
+      if (known(smp.p95Ms)) smp.p95Ms *= speed;
+      res.samples.push_back(std::move(smp));
+    }
+  });
+  engine->onEvent([&](const Event& e) {
+    std::lock_guard lock(mutex);
+    Event m = e;
+    m.tsMs = toOrig(e.tsMs);
+    res.events.push_back(std::move(m));
+  });
+  engine->start();
+  for (int t = 0; t < kTierCount; ++t)
+    if (overrides.pausedTiers[t]) engine->setTierPaused(Tier(t), true, {}, "what-if");
+  for (const auto& [name, o] : overrides.groups)
+    for (int t = 0; t < kTierCount; ++t)
+      if (o.pausedTiers[t]) engine->setTierPaused(Tier(t), true, name, "what-if");
+
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t total = arrivals.size();
+  std::size_t next = 0;
+  auto cancelled = [&] { return opts.cancel && opts.cancel->load(); };
+  double lastProgress = -1;
+  while (next < total && !cancelled()) {
+    const auto due = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(arrivals[next].atS));
+    std::this_thread::sleep_until(due);
+    const auto now = std::chrono::steady_clock::now();
+    while (next < total && start + std::chrono::duration<double>(arrivals[next].atS) <= now) {
+      const Arrival& a = arrivals[next];
+      Request r;
+      r.id = "w" + std::to_string(next);
+      r.group = sc.groups[a.group].name;
+      r.tier = a.tier;
+      r.url = kPath;
+      r.body = R"({"max_tokens":16})";
+      r.maxTokens = 16;
+      engine->submit(std::move(r), [&, tier = a.tier](const Result& result) {
+        std::lock_guard lock(mutex);
+        if (tier == Tier::P0 && result.ok()) p0Total.push_back(result.totalMs * speed);
+        ++done;
+        cv.notify_all();
+      });
+      ++next;
+    }
+    const double p = 0.9 * double(next) / double(std::max<std::size_t>(1, total));
+    if (opts.progress && p - lastProgress >= 0.01) {
+      lastProgress = p;
+      opts.progress(p);
+    }
+  }
+  // Drain: wait for every submitted request, bounded by the cap (in original seconds).
+  {
+    std::unique_lock lock(mutex);
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(opts.drainCapS / speed));
+    while (done < std::int64_t(next) && !cancelled())
+      if (cv.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(100))) ==
+              std::cv_status::timeout &&
+          std::chrono::steady_clock::now() >= deadline)
+        break;
+  }
+  // Let the sampler see the empty queues, then stop and pad the run to the end of the range.
+  const auto settle = std::chrono::steady_clock::now() + std::chrono::milliseconds(2 * sampleEveryMs + 50);
+  const auto rangeEnd = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(sc.durationS() / speed));
+  std::this_thread::sleep_until(cancelled() ? settle : std::max(settle, rangeEnd));
+  engine->stop();
+  sim->stop();
+  res.cancelled = cancelled();
+  res.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+
+  std::sort(res.samples.begin(), res.samples.end(), [](const Sample& a, const Sample& b) {
+    return a.group != b.group ? a.group < b.group : a.tsMs < b.tsMs;
+  });
+  res.redriven = ReplaySummary::fromSamples(res.samples, sc.fromMs);
+  res.p0TotalP50Ms = percentile(p0Total, 0.5);
+  res.p0TotalP95Ms = percentile(p0Total, 0.95);
+  if (opts.progress) opts.progress(1.0);
+  res.ok = true;
+  return res;
+}
+
+nlohmann::json WhatIfResult::toJson(const ReplayScenario& sc) const {
+  nlohmann::json groups = nlohmann::json::object();
+  for (const auto& [name, h] : recorded.groups) groups[name]["recorded"] = h.toJson();
+  for (const auto& [name, h] : redriven.groups) groups[name]["redriven"] = h.toJson();
+  nlohmann::json j = {
+      {"range", {{"from_ms", sc.fromMs}, {"to_ms", sc.toMs}, {"duration_s", sc.durationS()}}},
+      {"speed", speed},
+      {"wall_s", wallS},
+      {"ok", ok},
+      {"error", error},
+      {"cancelled", cancelled},
+      {"overrides", overrides},
+      {"simulator", simConfig},
+      {"total", {{"recorded", recorded.total.toJson()}, {"redriven", redriven.total.toJson()}}},
+      {"groups", groups},
+      {"redriven_p0_total_ms", {{"p50", num(p0TotalP50Ms)}, {"p95", num(p0TotalP95Ms)}}},
+  };
+  if (sc.incident) {
+    const Incident& i = *sc.incident;
+    j["incident"] = {{"id", i.id}, {"start_ms", i.startMs}, {"end_ms", i.endMs},
+                     {"duration_s", double(i.durationMs()) / 1000.0}, {"groups", i.groups},
+                     {"reasons", i.reasons}, {"peak_429_per_s", i.peak429PerS}, {"total_429", i.total429},
+                     {"shed", i.shed}, {"operator_actions", i.operatorActions.size()}};
+  }
+  auto ev = nlohmann::json::array();
+  for (const auto& e : sc.events) ev.push_back(tg::toJson(e));
+  j["events"] = ev;
+  return j;
+}
+
+}  // namespace tg

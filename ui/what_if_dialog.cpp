@@ -1,0 +1,264 @@
+#include "what_if_dialog.h"
+
+#include "chart_panel_widget.h"
+#include "history_sample_source.h"
+#include "static_sample_source.h"
+
+#include <QCheckBox>
+#include <QCoreApplication>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace tg::ui {
+
+namespace {
+
+enum GroupColumn { kName = 0, kConcurrency, kBucket, kFailureShare, kMinCalls, kGroupColumns };
+
+QString num(double v, int prec = 0) { return known(v) ? QString::number(v, 'f', prec) : QStringLiteral("–"); }
+
+}  // namespace
+
+WhatIfDialog::WhatIfDialog(HistorySampleSource* source, EpochMs fromMs, EpochMs toMs, QWidget* parent)
+    : QDialog(parent), speed_(new QDoubleSpinBox(this)), global_(new QSpinBox(this)), scale_(new QDoubleSpinBox(this)),
+      groups_(new QTableWidget(this)), runButton_(new QPushButton(tr("Run"), this)), bar_(new QProgressBar(this)),
+      status_(new QLabel(this)), headline_(new QTableWidget(this)), charts_(new ChartPanelWidget(this)),
+      compare_(new StaticSampleSource(this)) {
+  setObjectName(QStringLiteral("whatIfDialog"));
+  setWindowTitle(tr("What-if re-drive"));
+  std::string err;
+  scenario_ = ReplayScenario::fromHistory(source->reader(), fromMs, toMs, &err);
+  if (scenario_) {
+    for (const auto& i : source->incidents())
+      if (i.startMs >= fromMs && i.endMs <= toMs) {
+        scenario_->incident = i;
+        scenario_->incidentId = i.id;
+      }
+  }
+
+  speed_->setRange(1, 600);
+  speed_->setValue(10);
+  speed_->setSuffix(QStringLiteral("×"));
+  speed_->setToolTip(tr("Time compression: the re-drive runs this many times faster than the recording"));
+  global_->setRange(0, 100000);
+  global_->setSpecialValueText(tr("as recorded"));
+  scale_->setRange(0.05, 10);
+  scale_->setSingleStep(0.25);
+  scale_->setValue(1.0);
+  scale_->setObjectName(QStringLiteral("concurrencyScale"));
+  auto* tiers = new QHBoxLayout;
+  for (int t = 0; t < kTierCount; ++t) {
+    paused_[t] = new QCheckBox(QString::fromLatin1(tierName(Tier(t)).data()), this);
+    tiers->addWidget(paused_[t]);
+  }
+  tiers->addStretch(1);
+  groups_->setColumnCount(kGroupColumns);
+  groups_->setHorizontalHeaderLabels({tr("Group"), tr("Concurrency"), tr("Bucket fraction"), tr("Breaker share"),
+                                      tr("Breaker min calls")});
+  groups_->verticalHeader()->setVisible(false);
+  groups_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  if (scenario_) {
+    groups_->setRowCount(int(scenario_->groups.size()));
+    for (int r = 0; r < groups_->rowCount(); ++r) {
+      const auto& g = scenario_->groups[std::size_t(r)];
+      auto* name = new QTableWidgetItem(QString::fromStdString(g.name));
+      name->setFlags(name->flags() & ~Qt::ItemIsEditable);
+      groups_->setItem(r, kName, name);
+      auto* conc = new QSpinBox(groups_);
+      conc->setRange(1, 100000);
+      conc->setValue(g.concurrency);
+      groups_->setCellWidget(r, kConcurrency, conc);
+      auto* bucket = new QDoubleSpinBox(groups_);
+      bucket->setRange(0.05, 1.0);
+      bucket->setSingleStep(0.05);
+      bucket->setValue(GroupConfig{}.bucketFraction);
+      groups_->setCellWidget(r, kBucket, bucket);
+      auto* share = new QDoubleSpinBox(groups_);
+      share->setRange(0.01, 1.0);
+      share->setSingleStep(0.05);
+      share->setValue(BreakerConfig{}.failureShare);
+      groups_->setCellWidget(r, kFailureShare, share);
+      auto* calls = new QSpinBox(groups_);
+      calls->setRange(1, 1000000);
+      calls->setValue(BreakerConfig{}.minCalls);
+      groups_->setCellWidget(r, kMinCalls, calls);
+    }
+  } else {
+    runButton_->setEnabled(false);
+    status_->setText(tr("Cannot read the range: %1").arg(QString::fromStdString(err)));
+  }
+  groups_->setMaximumHeight(160);
+
+  auto* form = new QFormLayout;
+  form->addRow(tr("Speed"), speed_);
+  form->addRow(tr("Global concurrency"), global_);
+  form->addRow(tr("Concurrency × (all groups)"), scale_);
+  form->addRow(tr("Paused tiers"), tiers);
+  auto* runRow = new QHBoxLayout;
+  runRow->addWidget(runButton_);
+  auto* cancelButton = new QPushButton(tr("Cancel run"), this);
+  runRow->addWidget(cancelButton);
+  runRow->addWidget(bar_, 1);
+  runRow->addWidget(status_, 2);
+  bar_->setRange(0, 1000);
+  bar_->setValue(0);
+
+  headline_->setObjectName(QStringLiteral("headlineTable"));
+  headline_->setColumnCount(11);
+  headline_->setHorizontalHeaderLabels({tr("Group"), tr("429s rec."), tr("429s what-if"), tr("Shed rec."),
+                                        tr("Shed what-if"), tr("Done rec. (s)"), tr("Done what-if (s)"),
+                                        tr("P0 p50 rec."), tr("P0 p50 what-if"), tr("P0 p95 rec."),
+                                        tr("P0 p95 what-if")});
+  headline_->verticalHeader()->setVisible(false);
+  headline_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  headline_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  headline_->setMaximumHeight(130);
+  charts_->setSource(compare_);
+  for (ChartKind k : {ChartKind::Breaker, ChartKind::Latency, ChartKind::Remaining})
+    charts_->setChartVisible(k, false);
+
+  auto* outer = new QVBoxLayout(this);
+  auto* top = new QHBoxLayout;
+  top->addLayout(form);
+  top->addWidget(groups_, 1);
+  outer->addLayout(top);
+  outer->addLayout(runRow);
+  outer->addWidget(headline_);
+  outer->addWidget(charts_, 1);
+  resize(1200, 850);
+
+  connect(runButton_, &QPushButton::clicked, this, &WhatIfDialog::run);
+  connect(cancelButton, &QPushButton::clicked, this, &WhatIfDialog::cancel);
+  connect(this, &WhatIfDialog::progress, this, [this](double f) { bar_->setValue(int(f * 1000)); });
+}
+
+WhatIfDialog::~WhatIfDialog() {
+  cancel_->store(true);
+  join();
+}
+
+void WhatIfDialog::join() {
+  if (worker_.joinable()) worker_.join();
+}
+
+void WhatIfDialog::setSpeed(double speed) { speed_->setValue(speed); }
+
+WhatIfOverrides WhatIfDialog::overrides() const {
+  WhatIfOverrides o;
+  if (global_->value() > 0) o.globalConcurrency = global_->value();
+  o.concurrencyScale = scale_->value();
+  for (int t = 0; t < kTierCount; ++t) o.pausedTiers[t] = paused_[t]->isChecked();
+  for (int r = 0; r < groups_->rowCount(); ++r) {
+    GroupOverride g;
+    g.concurrency = static_cast<QSpinBox*>(groups_->cellWidget(r, kConcurrency))->value();
+    g.bucketFraction = static_cast<QDoubleSpinBox*>(groups_->cellWidget(r, kBucket))->value();
+    BreakerConfig b;
+    b.failureShare = static_cast<QDoubleSpinBox*>(groups_->cellWidget(r, kFailureShare))->value();
+    b.minCalls = static_cast<QSpinBox*>(groups_->cellWidget(r, kMinCalls))->value();
+    g.breaker = b;
+    o.groups[groups_->item(r, kName)->text().toStdString()] = g;
+  }
+  return o;
+}
+
+void WhatIfDialog::setOverrides(const WhatIfOverrides& o) {
+  global_->setValue(o.globalConcurrency.value_or(0));
+  scale_->setValue(o.concurrencyScale);
+  for (int t = 0; t < kTierCount; ++t) paused_[t]->setChecked(o.pausedTiers[t]);
+  for (int r = 0; r < groups_->rowCount(); ++r) {
+    auto it = o.groups.find(groups_->item(r, kName)->text().toStdString());
+    if (it == o.groups.end()) continue;
+    if (it->second.concurrency) static_cast<QSpinBox*>(groups_->cellWidget(r, kConcurrency))->setValue(*it->second.concurrency);
+    if (it->second.bucketFraction)
+      static_cast<QDoubleSpinBox*>(groups_->cellWidget(r, kBucket))->setValue(*it->second.bucketFraction);
+    if (it->second.breaker) {
+      static_cast<QDoubleSpinBox*>(groups_->cellWidget(r, kFailureShare))->setValue(it->second.breaker->failureShare);
+      static_cast<QSpinBox*>(groups_->cellWidget(r, kMinCalls))->setValue(it->second.breaker->minCalls);
+    }
+  }
+}
+
+void WhatIfDialog::run() {
+  if (running_ || !scenario_) return;
+  join();
+  running_ = true;
+  runButton_->setEnabled(false);
+  status_->setText(tr("Re-driving %1 s of history at %2×…").arg(scenario_->durationS(), 0, 'f', 0).arg(speed_->value()));
+  cancel_->store(false);
+  WhatIfOptions opts;
+  opts.speed = speed_->value();
+  opts.cancel = cancel_.get();
+  QPointer<WhatIfDialog> self(this);
+  opts.progress = [self](double f) {
+    QMetaObject::invokeMethod(QCoreApplication::instance(), [self, f] { if (self) emit self->progress(f); }, Qt::QueuedConnection);
+  };
+  // The worker gets copies; the cancel flag is shared so it outlives the dialog if it must.
+  worker_ = std::thread([self, sc = *scenario_, ov = overrides(), opts, keep = cancel_]() mutable {
+    WhatIfResult r = WhatIfRunner::run(sc, ov, opts);
+    QMetaObject::invokeMethod(QCoreApplication::instance(), [self, r = std::move(r)]() mutable {
+      if (self) self->showResult(std::move(r));
+    }, Qt::QueuedConnection);
+  });
+}
+
+void WhatIfDialog::cancel() { cancel_->store(true); }
+
+void WhatIfDialog::showResult(WhatIfResult r) {
+  join();
+  running_ = false;
+  runButton_->setEnabled(true);
+  if (!r.ok) {
+    status_->setText(tr("Failed: %1").arg(QString::fromStdString(r.error)));
+    result_ = std::move(r);
+    emit finished(false);
+    return;
+  }
+  status_->setText(tr("Done in %1 s wall at %2×%3").arg(r.wallS, 0, 'f', 1).arg(r.speed).arg(r.cancelled ? tr(" (cancelled)") : QString()));
+  compare_->clear();
+  std::map<std::string, std::vector<Sample>> rec, red;
+  for (const auto& s : scenario_->recorded) rec[s.group].push_back(s);
+  for (const auto& s : r.samples)
+    if (s.tsMs <= scenario_->toMs) red[s.group].push_back(s);
+  for (auto& [g, v] : rec) compare_->addSeries(g + " · recorded", std::move(v));
+  for (auto& [g, v] : red) compare_->addSeries(g + " · what-if", std::move(v));
+  compare_->setEvents(scenario_->events);
+  qint64 window = ChartPanelWidget::kWindowsMs.back();
+  for (qint64 w : ChartPanelWidget::kWindowsMs)
+    if (w >= scenario_->toMs - scenario_->fromMs) {
+      window = w;
+      break;
+    }
+  charts_->setWindowMs(window);
+  charts_->refresh();
+
+  std::vector<std::string> names;
+  for (const auto& [g, h] : r.recorded.groups) names.push_back(g);
+  names.push_back("total");
+  headline_->setRowCount(int(names.size()));
+  for (int row = 0; row < int(names.size()); ++row) {
+    const bool total = names[std::size_t(row)] == "total";
+    const Headline a = total ? r.recorded.total : r.recorded.groups[names[std::size_t(row)]];
+    const Headline b = total ? r.redriven.total : r.redriven.groups[names[std::size_t(row)]];
+    const QStringList cells = {QString::fromStdString(names[std::size_t(row)]), QString::number(a.r429),
+                               QString::number(b.r429), QString::number(a.shed), QString::number(b.shed),
+                               num(a.completionS, 1), num(b.completionS, 1), num(a.p0P50Ms), num(b.p0P50Ms),
+                               num(a.p0P95Ms), num(b.p0P95Ms)};
+    for (int c = 0; c < cells.size(); ++c) headline_->setItem(row, c, new QTableWidgetItem(cells[c]));
+  }
+  result_ = std::move(r);
+  emit finished(true);
+}
+
+}  // namespace tg::ui
