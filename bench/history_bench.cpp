@@ -1,6 +1,6 @@
 // History benchmark (not a test): sustained sample insert rate, a chart query (24 h x 10 groups downsampled
-// to 2,000 points per series) and the file size of 7 days x 10 groups at full resolution plus 83 days of
-// per-minute rollups. Prints its figures and writes them as JSON.
+// to 2,000 points per series) and the file size of 7 days x 10 groups at full resolution plus per-minute
+// rollups for the rest of the retention span (HistoryOptions defaults). Prints its figures and writes them as JSON.
 //
 //   history_bench [--dir DIR] [--json FILE] [--hours H] [--full-week]
 //
@@ -44,10 +44,11 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::uint64_t bytesOf(const std::string& path) {
+std::uint64_t bytesOf(const std::string& path, bool withWal = true) {
   std::error_code ec;
   std::uint64_t n = 0;
   for (const char* suffix : {"", "-wal"}) {
+    if (!withWal && *suffix) continue;
     const auto s = fs::file_size(path + suffix, ec);
     if (!ec) n += s;
   }
@@ -148,7 +149,7 @@ int main(int argc, char** argv) {
   const double worstAppendUs = appendUs.back();
   const double p99AppendUs = appendUs[appendUs.size() * 99 / 100];
   const double p50AppendUs = appendUs[appendUs.size() / 2];
-  const std::uint64_t fullBytes = bytesOf(path);
+  const std::uint64_t fullBytes = bytesOf(path);  // main file + WAL, while the writer is open
   const double insertCpuRate = static_cast<double>(rows) / insertCpuSeconds;
   std::printf("insert: %lld sample rows in %.2f s = %.0f rows/s wall (target >= 100000); %.2f CPU s = %.0f rows per "
               "CPU second\n"
@@ -189,30 +190,49 @@ int main(int argc, char** argv) {
               "median %.1f ms CPU (target < 200 ms)\n",
               kGroups, points, queryMs[0], sorted[sorted.size() / 2], sortedCpu[sortedCpu.size() / 2]);
 
-  // 3. Size. Full resolution: measured bytes per row. Rollups: roll everything up (retention "now" past the
-  //    data + 7 d), measure bytes per per-minute row, extrapolate to 83 days x 10 groups.
-  const double bytesPerSample = static_cast<double>(fullBytes) / static_cast<double>(rows);
+  // 3. Size, main file and WAL apart (the WAL is bounded by checkpoints, not by the data; counted once).
+  //    Steady state = the file after retention at the end of the recording (7 d full resolution, the 10 s
+  //    tier for its span, minute rows) + minute rows for the rest of the retention span, extrapolated from
+  //    measured bytes per minute row (the file after everything rolled up).
+  const std::uint64_t fullMainBytes = bytesOf(path, false);
+  const double bytesPerSample = static_cast<double>(fullMainBytes) / static_cast<double>(rows);
   if (keepCopy) fs::copy_file(path, path + ".full", fs::copy_options::overwrite_existing);
   store = HistoryStore::open(path, opts, &error);
+  const EpochMs endMs = kStart + seconds * 1000;
+  if (!store || !store->runRetention(endMs)) {
+    std::cerr << "retention failed: " << (store ? store->status().lastError : error) << "\n";
+    return 1;
+  }
+  const std::uint64_t walAfterRetention = bytesOf(path, true) - bytesOf(path, false);
+  store.reset();
+  const std::uint64_t trimmedBytes = bytesOf(path, false);  // 10 s tier cut to its span
+  const double bytesPerSampleTrimmed = static_cast<double>(trimmedBytes) / static_cast<double>(rows);
+  store = HistoryStore::open(path, opts, &error);
   const auto r0 = std::chrono::steady_clock::now();
-  if (!store || !store->runRetention(kStart + seconds * 1000 + opts.fullResolutionMs + 60'000)) {
+  if (!store || !store->runRetention(endMs + opts.fullResolutionMs + 60'000)) {
     std::cerr << "retention failed: " << (store ? store->status().lastError : error) << "\n";
     return 1;
   }
   const double retentionSeconds = secondsSince(r0);
   store.reset();
-  const std::uint64_t rolledBytes = bytesOf(path);
+  const std::uint64_t rolledBytes = bytesOf(path, false);
   const double rollupRows = std::ceil(seconds / 60.0) * kGroups;
   const double bytesPerRollup = static_cast<double>(rolledBytes) / rollupRows;  // upper bound: includes schema pages
   const double weekRows = 7.0 * 86400 * kGroups;
-  const double rollupRows83d = 83.0 * 1440 * kGroups;
-  const double weekBytes = fullWeek ? static_cast<double>(fullBytes) : weekRows * bytesPerSample;
-  const double steadyBytes = weekBytes + rollupRows83d * bytesPerRollup;
-  std::printf("size: %.1f bytes/sample row (%.1f MB for %lld rows), %.1f bytes/rollup row\n", bytesPerSample,
-              fullBytes / 1e6, static_cast<long long>(rows), bytesPerRollup);
-  std::printf("size: 7 d x %d groups full resolution = %.0f MB (%s); + 83 d of rollups = %.0f MB; steady state %.0f MB\n",
-              kGroups, weekBytes / 1e6, fullWeek ? "measured" : "extrapolated from the measured rows",
-              rollupRows83d * bytesPerRollup / 1e6, steadyBytes / 1e6);
+  const double restDays = static_cast<double>(opts.retainMs - opts.fullResolutionMs) / kDayMs;
+  const double rollupRowsRest = restDays * 1440 * kGroups;
+  // Extrapolated mode: the recording is shorter than the 10 s tier's span would make a difference, so the
+  // untrimmed figure (10 s tier for the whole week) is used: an upper bound.
+  const double weekBytes = fullWeek ? static_cast<double>(trimmedBytes) : weekRows * bytesPerSampleTrimmed;
+  const double steadyBytes = weekBytes + rollupRowsRest * bytesPerRollup;
+  std::printf("size: %.1f bytes/sample row before retention (%.1f MB main file for %lld rows, 10 s tier for all of it), "
+              "%.1f after the 10 s tier is cut to %.0f h; %.1f bytes/rollup row\n",
+              bytesPerSample, fullMainBytes / 1e6, static_cast<long long>(rows), bytesPerSampleTrimmed,
+              opts.tier10sRetainMs / 3.6e6, bytesPerRollup);
+  std::printf("size: 7 d x %d groups full resolution + rollups = %.0f MB (%s); + %.0f d of rollups = %.0f MB; steady "
+              "state %.0f MB main file (target < 500); WAL after retention %.1f MB\n",
+              kGroups, weekBytes / 1e6, fullWeek ? "measured" : "extrapolated from the measured rows", restDays,
+              rollupRowsRest * bytesPerRollup / 1e6, steadyBytes / 1e6, walAfterRetention / 1e6);
   std::printf("retention: expired %lld full-resolution rows (rollups were already current) in %.2f s\n", static_cast<long long>(rows), retentionSeconds);
 
   nlohmann::json j = {
@@ -232,7 +252,10 @@ int main(int argc, char** argv) {
       {"bytes_per_rollup_row", bytesPerRollup},
       {"week_full_resolution_bytes", weekBytes},
       {"week_measured", fullWeek},
-      {"rollups_83d_bytes", rollupRows83d * bytesPerRollup},
+      {"file_and_wal_after_insert_bytes", fullBytes},
+      {"rollups_rest_days", restDays},
+      {"rollups_rest_bytes", rollupRowsRest * bytesPerRollup},
+      {"wal_after_retention_bytes", walAfterRetention},
       {"steady_state_bytes", steadyBytes},
       {"retention_seconds", retentionSeconds},
   };

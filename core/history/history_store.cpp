@@ -28,6 +28,7 @@ constexpr std::int64_t kDetectChunkMs = 6LL * 3600 * 1000;
 constexpr std::uint64_t kMaxPageCountUnlimited = 4294967294ULL;
 const char* const kMetaIncidentsScannedTo = "incidents_scanned_to";
 const char* const kMetaRolledThrough = "full_resolution_from";  // samples before this were expired
+const char* const kMeta10sFrom = "tier_10s_from";                 // 10 s rows before this were expired
 
 EpochMs floorMinute(EpochMs t) { return t - ((t % kMinuteMs) + kMinuteMs) % kMinuteMs; }
 
@@ -181,8 +182,9 @@ struct HistoryStore::Impl {
   RequestAggregator requests;
   std::map<std::string, std::int64_t> groupIds;
   sql::Stmt begin, commit, insSample, insEvent, insGroup, reqReplace, reqMerge;
-  sql::Stmt roll10s, roll1m, rollLate, delLate;
+  sql::Stmt roll10s, roll1m, roll1mFull, rollLate, delLate;
   EpochMs rolledThrough = std::numeric_limits<EpochMs>::min();  // full resolution expired before this
+  EpochMs tier10sFrom = std::numeric_limits<EpochMs>::min();    // 10 s rows expired before this
   std::int64_t pageSize = 4096;
 
   void prepare();
@@ -225,6 +227,9 @@ std::unique_ptr<HistoryStore> HistoryStore::open(const std::string& path, Histor
       sql::Stmt m(d->db, "SELECT value FROM meta WHERE key = ?1");
       m.bind(1, std::string_view(kMetaRolledThrough));
       if (m.step()) d->rolledThrough = std::stoll(m.text(0));
+      m.reset();
+      m.bind(1, std::string_view(kMeta10sFrom));
+      if (m.step()) d->tier10sFrom = std::stoll(m.text(0));
     }
   } catch (const sql::Error& e) {
     if (error) *error = e.what();
@@ -254,6 +259,7 @@ HistoryStore::~HistoryStore() {
   d_->reqMerge = {};
   d_->roll10s = {};
   d_->roll1m = {};
+  d_->roll1mFull = {};
   d_->rollLate = {};
   d_->delLate = {};
   d_->db.close();
@@ -268,6 +274,7 @@ void HistoryStore::Impl::prepare() {
   insGroup.prepare(db, "INSERT INTO groups(name) VALUES(?1)");
   roll10s.prepare(db, history::rollupFromSamplesSql("samples_10s", history::kTier10sMs, history::RollupScope::Replace));
   roll1m.prepare(db, history::rollupFromSamplesSql("samples_1m", history::kTier1mMs, history::RollupScope::ReplaceFrom10s));
+  roll1mFull.prepare(db, history::rollupFromSamplesSql("samples_1m", history::kTier1mMs, history::RollupScope::Replace));
   rollLate.prepare(db, history::rollupFromSamplesSql("samples_1m", history::kTier1mMs, history::RollupScope::Merge));
   delLate.prepare(db, "DELETE FROM samples WHERE group_id = ?1 AND ts_ms >= ?2 AND ts_ms < ?3");
   const char* cols = "INSERT INTO requests_1m(minute_ms, group_id, key_fp, endpoint, requests, r429, r5xx, net_errors, "
@@ -579,9 +586,18 @@ void HistoryStore::Impl::updateRollups(const std::map<std::int64_t, std::pair<Ep
       lo = rolledThrough;
       if (hi < lo) continue;
     }
+    // The 10 s tier is not re-created where it has expired; minute rows there are recomputed from the
+    // samples (the 10 s rows they are normally built from are gone).
+    const EpochMs lo10 = std::max(lo, tier10sFrom);
     for (auto [st, tier] : {std::pair<sql::Stmt*, std::int64_t>{&roll10s, history::kTier10sMs}, {&roll1m, history::kTier1mMs}}) {
-      const EpochMs from = lo - ((lo % tier) + tier) % tier;
+      EpochMs from = lo - ((lo % tier) + tier) % tier;
       const EpochMs to = hi - ((hi % tier) + tier) % tier + tier;
+      if (st == &roll10s) {
+        if (hi < lo10) continue;
+        from = lo10 - ((lo10 % tier) + tier) % tier;
+      } else if (from < tier10sFrom) {
+        st = &roll1mFull;
+      }
       st->bind(1, gid).bind(2, static_cast<std::int64_t>(from)).bind(3, static_cast<std::int64_t>(to));
       st->run();
     }
@@ -592,6 +608,7 @@ void HistoryStore::Impl::updateRollups(const std::map<std::int64_t, std::pair<Ep
 bool HistoryStore::Impl::retention(EpochMs nowMs) {
   const EpochMs fullCutoff = floorMinute(nowMs - opts.fullResolutionMs);
   const EpochMs deleteCutoff = floorMinute(nowMs - opts.retainMs);
+  const EpochMs cutoff10s = std::max(fullCutoff, floorMinute(nowMs - opts.tier10sRetainMs));
   try {
     sql::Stmt delFull(db, "DELETE FROM samples WHERE group_id = ?1 AND ts_ms < ?2");
     sql::Stmt del10s(db, "DELETE FROM samples_10s WHERE group_id = ?1 AND ts_ms < ?2");
@@ -599,7 +616,7 @@ bool HistoryStore::Impl::retention(EpochMs nowMs) {
     for (const auto& [id, name] : history::loadGroups(db)) {
       begin.run();
       try {
-        for (auto [st, cutoff] : {std::pair<sql::Stmt*, EpochMs>{&delFull, fullCutoff}, {&del10s, fullCutoff}, {&del1m, deleteCutoff}}) {
+        for (auto [st, cutoff] : {std::pair<sql::Stmt*, EpochMs>{&delFull, fullCutoff}, {&del10s, cutoff10s}, {&del1m, deleteCutoff}}) {
           st->bind(1, id).bind(2, static_cast<std::int64_t>(cutoff));
           st->run();
         }
@@ -617,9 +634,13 @@ bool HistoryStore::Impl::retention(EpochMs nowMs) {
         del.bind(1, static_cast<std::int64_t>(deleteCutoff));
         del.run();
       }
+      sql::Stmt m(db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)");
       if (fullCutoff > rolledThrough) {
-        sql::Stmt m(db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)");
         m.bind(1, std::string_view(kMetaRolledThrough)).bind(2, std::to_string(fullCutoff));
+        m.run();
+      }
+      if (cutoff10s > tier10sFrom) {
+        m.bind(1, std::string_view(kMeta10sFrom)).bind(2, std::to_string(cutoff10s));
         m.run();
       }
       commit.run();
@@ -628,6 +649,7 @@ bool HistoryStore::Impl::retention(EpochMs nowMs) {
       throw;
     }
     rolledThrough = std::max(rolledThrough, fullCutoff);
+    tier10sFrom = std::max(tier10sFrom, cutoff10s);
     db.exec("PRAGMA incremental_vacuum");
     // Give the freed pages back now rather than at the next automatic checkpoint.
     int logFrames = 0, checkpointed = 0;

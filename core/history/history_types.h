@@ -34,7 +34,12 @@ struct HistoryOptions {
   std::size_t maxPendingEvents = 20'000;      // separate bound: the audit trail is never crowded out
   std::size_t maxPendingAttempts = 200'000;   // attempts not yet folded into the minute table
   std::int64_t fullResolutionMs = 7LL * 24 * 3600 * 1000;  // then per-minute rollups
-  std::int64_t retainMs = 90LL * 24 * 3600 * 1000;         // then deleted
+  // Then deleted. 30 days keeps 7 days x 10 groups at 1 s plus the rollups under 500 MB (schema 4 measured
+  // ~65 B per 1 s row, ~130 B per minute row; with 90 days the minute rows alone would add ~160 MB).
+  std::int64_t retainMs = 30LL * 24 * 3600 * 1000;
+  // The 10 s tier (charts of ~4-22 h ranges) is kept this long (at most fullResolutionMs); older spans of
+  // such charts are drawn from the per-minute rollups (min/max exact). Full resolution is not affected.
+  std::int64_t tier10sRetainMs = 2LL * 24 * 3600 * 1000;
   std::int64_t maintenanceIntervalMs = 10 * 60 * 1000;     // retention on the writer thread
   std::int64_t incidentIntervalMs = 30'000;                // incident detection on the writer thread
   std::uint64_t maxFileBytes = 0;  // 0 = no cap; else writes fail with "disk full" beyond it
