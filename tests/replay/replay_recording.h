@@ -24,9 +24,12 @@ inline nlohmann::json recordingSimConfig(double dropAtS) {
           {"group_by", "header"},
           {"default_group", "chat"},
           {"retry_after_format", "ms"},
-          {"latency_ms", {{"distribution", "fixed"}, {"mean", 40}}},
-          {"groups", {{"chat", {{"limit", 40}, {"window_s", 1}}}, {"batch", {{"limit", 30}, {"window_s", 1}}}}},
-          {"schedule", nlohmann::json::array({{{"at_s", dropAtS}, {"action", "set_limit"}, {"group", "chat"}, {"limit", 8}}})}};
+          {"latency_ms", {{"distribution", "fixed"}, {"mean", 500}}},
+          {"groups", {{"chat", {{"limit", 100}, {"window_s", 1}}}, {"batch", {{"limit", 30}, {"window_s", 1}}}}},
+          // Two drops: whatever is in flight when the limit falls meets a 429, so 429s scale with concurrency.
+          {"schedule", nlohmann::json::array({{{"at_s", dropAtS}, {"action", "set_limit"}, {"group", "chat"}, {"limit", 8}},
+                                              {{"at_s", dropAtS + 4}, {"action", "set_limit"}, {"group", "chat"}, {"limit", 100}},
+                                              {{"at_s", dropAtS + 7}, {"action", "set_limit"}, {"group", "chat"}, {"limit", 8}}})}};
 }
 
 // Returns an error text, empty on success.
@@ -39,7 +42,7 @@ inline std::string recordIncident(const std::string& dbPath, double seconds = 16
                           {"keys", nlohmann::json::array({{{"name", "k1"}}})}};
   };
   nlohmann::json engineJson = {{"name", "replay-test"},
-                               {"groups", nlohmann::json::array({group("chat", 16), group("batch", 8)})},
+                               {"groups", nlohmann::json::array({group("chat", 32), group("batch", 8)})},
                                {"retry", {{"max_attempts", 3}}},
                                {"simulator", simJson}};
   tg::TollgateConfig c = tg::ConfigLoader::fromJson(engineJson, "(replay test config)");
@@ -60,7 +63,7 @@ inline std::string recordIncident(const std::string& dbPath, double seconds = 16
   std::atomic<int> pending{0};
   const auto t0 = std::chrono::steady_clock::now();
   int n = 0;
-  // chat: 30/s P0+P1, batch: 10/s P2, submitted every 50 ms.
+  // chat: 20/s P0 + 40/s P1, batch: 10/s P2, submitted every 50 ms.
   for (int tick = 0; std::chrono::steady_clock::now() - t0 < std::chrono::duration<double>(seconds); ++tick) {
     auto submit = [&](const char* g, tg::Tier tier) {
       tg::Request r;
@@ -73,9 +76,10 @@ inline std::string recordIncident(const std::string& dbPath, double seconds = 16
       ++pending;
       engine.submit(std::move(r), [&](const tg::Result&) { --pending; });
     };
-    if (tick == int(seconds * 20 * 0.6)) engine.setGroupConcurrency("chat", 12, "test-operator");
+    if (tick == int(seconds * 20 * 0.8)) engine.setGroupConcurrency("chat", 24, "test-operator");
     submit("chat", tg::Tier::P0);
-    if (tick % 2 == 0) submit("chat", tg::Tier::P1);
+    submit("chat", tg::Tier::P1);
+    submit("chat", tg::Tier::P1);
     if (tick % 2 == 1) submit("batch", tg::Tier::P2);
     std::this_thread::sleep_until(t0 + std::chrono::milliseconds(50 * (tick + 1)));
   }

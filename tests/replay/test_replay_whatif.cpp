@@ -67,6 +67,7 @@ class TestReplayWhatIf : public QObject {
     WhatIfOverrides ov = WhatIfOverrides::fromJson({{"concurrency_scale", 0.5}}, "(test)");
     WhatIfOptions opts;
     opts.speed = 4;
+    opts.drainCapS = 20;
     QElapsedTimer t;
     t.start();
     const WhatIfResult r = WhatIfRunner::run(*sc, ov, opts);
