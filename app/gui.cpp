@@ -90,7 +90,8 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
   window.setHistoryInfoProvider([s] {
     if (!s->history()) return ui::MainWindow::HistoryInfo{s->historyError().empty() ? QString() : QStringLiteral("off: ") + QString::fromStdString(s->historyError()), -1};
     const QString p = QString::fromStdString(s->history()->path());
-    return ui::MainWindow::HistoryInfo{p, QFileInfo(p).size()};
+    // Main file plus WAL: what the history really occupies on disk right now.
+    return ui::MainWindow::HistoryInfo{p, static_cast<qint64>(s->history()->status().fileBytes)};
   });
   // Replay of this session's own history file, beside live (the writer keeps writing; reads are short).
   if (s->history()) {
