@@ -21,7 +21,8 @@ inline constexpr const char* kUsage =
     "               [--report report.json] [--history FILE|off] [--quiet]\n"
     "  tollgate headers [--status N] [--now EPOCH] [--max-wait S]   < raw response header lines\n"
     "  tollgate probe [--config FILE] --group G [--steps 1,2,4,8,16] [--step-s 5] [--path /v1/x]\n"
-    "  tollgate history incidents|show|export|check --db FILE [...]\n";
+    "  tollgate history incidents|show|export|check --db FILE [...]\n"
+    "  tollgate replay --incident ID | --from MS --to MS [--db FILE] [--override FILE] [--report out.json] [--speed K]\n";
 
 // Small argument reader: --flag VALUE pairs and bare --switches; anything else is an error.
 class Args {
@@ -49,6 +50,7 @@ int runCommand(const std::vector<std::string>& args);
 int headersCommand(const std::vector<std::string>& args);
 int probeCommand(const std::vector<std::string>& args);
 int historyCommand(const std::vector<std::string>& args);
+int replayCommand(const std::vector<std::string>& args);  // replay_cli.cpp
 int guiCommand(int argc, char** argv, const std::vector<std::string>& args);
 
 }  // namespace tg::cli

@@ -6,6 +6,7 @@
 //   tollgate headers [--status N] [--now EPOCH] [--max-wait S]   < raw response headers
 //   tollgate probe [--config FILE] --group G [--steps 1,2,4,8] [--step-s 5] [--path /v1/...]
 //   tollgate history incidents|show|export|check --db FILE ...
+//   tollgate replay --incident ID [--db FILE] [--override FILE] [--report out.json] [--speed K]
 #include "cli.h"
 
 #include <cstdio>
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   if (cmd == "headers") return tg::cli::headersCommand(args);
   if (cmd == "probe") return tg::cli::probeCommand(args);
   if (cmd == "history") return tg::cli::historyCommand(args);
+  if (cmd == "replay") return tg::cli::replayCommand(args);
   if (cmd == "gui") return tg::cli::guiCommand(argc, argv, args);
   std::fprintf(stderr, "tollgate: unknown command \"%s\"\n%s", cmd.c_str(), tg::cli::kUsage);
   return 2;
