@@ -1,5 +1,6 @@
 #include "what_if_dialog.h"
 
+#include "chart_frame_builder.h"
 #include "chart_panel_widget.h"
 #include "history_sample_source.h"
 #include "static_sample_source.h"
@@ -35,7 +36,7 @@ WhatIfDialog::WhatIfDialog(HistorySampleSource* source, EpochMs fromMs, EpochMs 
     : QDialog(parent), speed_(new QDoubleSpinBox(this)), global_(new QSpinBox(this)), scale_(new QDoubleSpinBox(this)),
       groups_(new QTableWidget(this)), runButton_(new QPushButton(tr("Run"), this)), bar_(new QProgressBar(this)),
       status_(new QLabel(this)), headline_(new QTableWidget(this)), charts_(new ChartPanelWidget(this)),
-      compare_(new StaticSampleSource(this)) {
+      compare_(new StaticSampleSource(this)), key_(new QLabel(this)) {
   setObjectName(QStringLiteral("whatIfDialog"));
   setWindowTitle(tr("What-if re-drive"));
   std::string err;
@@ -126,8 +127,11 @@ WhatIfDialog::WhatIfDialog(HistorySampleSource* source, EpochMs fromMs, EpochMs 
   headline_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   headline_->setMaximumHeight(130);
   charts_->setSource(compare_);
-  for (ChartKind k : {ChartKind::Breaker, ChartKind::Latency, ChartKind::Remaining})
+  // Aggregate charts (queues, responses) would add recorded and re-driven together: per-group charts only.
+  for (ChartKind k : {ChartKind::Breaker, ChartKind::QueueDepth, ChartKind::Throughput})
     charts_->setChartVisible(k, false);
+  key_->setObjectName(QStringLiteral("whatIfKey"));
+  key_->setTextFormat(Qt::RichText);
 
   auto* outer = new QVBoxLayout(this);
   auto* top = new QHBoxLayout;
@@ -136,6 +140,7 @@ WhatIfDialog::WhatIfDialog(HistorySampleSource* source, EpochMs fromMs, EpochMs 
   outer->addLayout(top);
   outer->addLayout(runRow);
   outer->addWidget(headline_);
+  outer->addWidget(key_);
   outer->addWidget(charts_, 1);
   resize(1200, 850);
 
@@ -234,6 +239,12 @@ void WhatIfDialog::showResult(WhatIfResult r) {
   for (auto& [g, v] : rec) compare_->addSeries(g + " · recorded", std::move(v));
   for (auto& [g, v] : red) compare_->addSeries(g + " · what-if", std::move(v));
   compare_->setEvents(scenario_->events);
+  QStringList key;
+  const auto series = compare_->groups();
+  for (std::size_t i = 0; i < series.size(); ++i)
+    key << QStringLiteral("<span style='color:%1'>&#9632;</span> %2")
+               .arg(ChartFrameBuilder::groupColor(int(i)).name(), QString::fromStdString(series[i]).toHtmlEscaped());
+  key_->setText(tr("Lines: %1").arg(key.join(QStringLiteral("&nbsp;&nbsp; "))));
   qint64 window = ChartPanelWidget::kWindowsMs.back();
   for (qint64 w : ChartPanelWidget::kWindowsMs)
     if (w >= scenario_->toMs - scenario_->fromMs) {

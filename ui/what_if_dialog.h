@@ -69,6 +69,7 @@ class WhatIfDialog : public QDialog {
   QTableWidget* headline_;
   ChartPanelWidget* charts_;
   StaticSampleSource* compare_;
+  QLabel* key_;
   std::thread worker_;
   std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
   bool running_ = false;

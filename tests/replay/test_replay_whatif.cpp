@@ -66,7 +66,7 @@ class TestReplayWhatIf : public QObject {
     QVERIFY2(sc, err.c_str());
     WhatIfOverrides ov = WhatIfOverrides::fromJson({{"concurrency_scale", 0.5}}, "(test)");
     WhatIfOptions opts;
-    opts.speed = 4;
+    opts.speed = 10;
     opts.drainCapS = 20;
     QElapsedTimer t;
     t.start();
