@@ -83,7 +83,7 @@ QChartView* makeChart(const nlohmann::json& runs, const char* field, const QStri
   }
   x->setRange(0, maxX);
   if (logScale) static_cast<QLogValueAxis*>(y)->setMax(maxY * 2);
-  else static_cast<QValueAxis*>(y)->setMax(maxY * 1.1);
+  else static_cast<QValueAxis*>(y)->setRange(0, maxY * 1.1);
   auto* view = new QChartView(chart);
   view->setRenderHint(QPainter::Antialiasing);
   return view;
