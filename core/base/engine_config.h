@@ -52,7 +52,7 @@ struct GroupConfig {
   bool adaptive = true;        // AIMD beneath the ceiling
   double requestsPerMinute = 0;  // known quota per key, 0 = learn from headers
   double tokensPerMinute = 0;
-  double bucketFraction = 0.95;  // local bucket runs at this fraction of the known quota
+  double bucketFraction = 0.98;  // local bucket runs at this fraction of the known quota
   BreakerConfig breaker;
 };
 

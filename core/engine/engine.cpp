@@ -526,7 +526,8 @@ TimePoint EngineLoop::dispatch(TimePoint now, EpochMs nowEpoch) {
         QuotaWait shortest;
         shortest.wait = Duration::max();
         for (std::size_t k = 0; k < g.keys.size(); ++k) {
-          QuotaWait w = g.keys[k].quota.check(cost, now, nowEpoch);
+          const double reserve = tier == Tier::P0 ? 0.0 : g.keys[k].quota.reserveTokens();
+          QuotaWait w = g.keys[k].quota.check(cost, now, nowEpoch, reserve);
           if (w.wait == Duration::zero()) {
             const double h = g.keys[k].quota.headroom(now) - g.keys[k].inFlight;
             if (h > bestHeadroom) {
@@ -756,7 +757,7 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
     logError(g.cfg.name, "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url));
   } else {
     ++g.counters.ok;
-    k.quota.onSuccess();
+    k.quota.onSuccess(now);
     g.concurrency.onSuccess(latencyMs / 1000.0, now);
     g.latency.add(now, latencyMs);
   }

@@ -56,7 +56,22 @@ void QuotaTracker::retuneBucket(Dim& d, TimePoint now) {
     d.bucket.configure(rate, burst, now);
 }
 
-QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoint now, EpochMs nowEpoch) {
+void QuotaTracker::refill(Dim& d, TimePoint now) {
+  if (d.refillRate <= 0 || !known(d.remaining) || !known(d.limit)) return;
+  if (now > d.refilledAt) {
+    d.remaining = std::min(d.limit, d.remaining + d.refillRate * toSeconds(now - d.refilledAt));
+    d.refilledAt = now;
+  }
+}
+
+double QuotaTracker::reserveTokens() const {
+  const TokenBucket& b = dims_[static_cast<int>(Dimension::Requests)].bucket;
+  if (!b.configured()) return 0;
+  return std::max(1.0, b.rate() * 0.05);
+}
+
+QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoint now, EpochMs nowEpoch,
+                              double reserve) {
   QuotaWait w;
   if (now < blockedUntil_) {
     w.wait = blockedUntil_ - now;
@@ -70,11 +85,22 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
     const double c = cost[i];
     if (c <= 0) continue;
     const auto dim = static_cast<Dimension>(i);
+    refill(d, now);
     if (d.hasReset && now >= d.resetAt) {
       d.hasReset = false;  // the window turned over: the server's limit is available again
       if (known(d.limit)) d.remaining = d.limit;
     }
-    if (known(d.remaining) && d.hasReset && d.remaining + 1e-9 < std::min(c, known(d.limit) ? d.limit : c)) {
+    const double need = std::min(c, known(d.limit) ? d.limit : c);
+    if (known(d.remaining) && d.refillRate > 0 && d.remaining + 1e-9 < need) {
+      // Continuous refill: wait for the shortfall, not for the whole bucket.
+      const Duration until = fromSeconds((need - d.remaining) / d.refillRate);
+      if (until > w.wait) {
+        w.wait = until;
+        w.reason = std::string(dimensionName(dim)) + ": refill in " + fmtSeconds(toSeconds(until));
+      }
+      continue;
+    }
+    if (known(d.remaining) && d.hasReset && d.remaining + 1e-9 < need) {
       const Duration until = d.resetAt - now;
       if (until > w.wait) {
         w.wait = until;
@@ -82,7 +108,7 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
       }
       continue;
     }
-    const Duration b = d.bucket.timeUntil(c, now);
+    const Duration b = d.bucket.timeUntil(c + (dim == Dimension::Requests ? reserve : 0.0), now);
     if (b > w.wait) {
       w.wait = b;
       w.reason = std::string(dimensionName(dim)) + ": " + fmtSeconds(toSeconds(b));
@@ -134,6 +160,15 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     if (known(s->remaining)) {
       const double unseen = dim == Dimension::Requests ? inFlightOthers : 0;
       d.remaining = std::max(0.0, s->remaining - unseen);
+      d.refilledAt = now;
+    }
+    const bool continuous = s->dialect == "openai" || s->dialect == "anthropic";
+    if (continuous && s->resetInS && *s->resetInS > 0.001 && known(s->remaining) && s->remaining < s->limit) {
+      // reset = time until full: the refill rate is what is missing over that time.
+      const double rate = (s->limit - s->remaining) / *s->resetInS;
+      d.refillRate = d.refillRate > 0 ? 0.8 * d.refillRate + 0.2 * rate : rate;
+      d.windowS = s->limit / d.refillRate;
+      d.windowReported = true;
     }
     if (s->windowS && *s->windowS > 0) {
       d.windowS = *s->windowS;
@@ -160,11 +195,37 @@ void QuotaTracker::blockUntil(TimePoint until, EpochMs untilEpoch, std::string w
 }
 
 Duration QuotaTracker::onBare429(double baseS, double capS, TimePoint now, EpochMs nowEpoch) {
+  Dim& req = dims_[static_cast<int>(Dimension::Requests)];
+  if (now < blockedUntil_) return blockedUntil_ - now;  // same episode: already backing off
   ++consecutiveBare429_;
+  if (!known(req.limit)) {
+    // Nothing reported: pace at just under the rate that was getting through.
+    const double rate = std::max(0.5, 0.9 * std::max(okRate_, static_cast<double>(okThisSecond_)));
+    if (!learnedRate_ || rate < req.bucket.rate()) req.bucket.configure(rate, std::max(1.0, rate * 0.25), now);
+    learnedRate_ = true;
+    lastRateIncrease_ = now;
+  }
   const double s = std::min(capS, baseS * std::pow(2.0, std::min(consecutiveBare429_ - 1, 20)));
   blockUntil(now + fromSeconds(s), nowEpoch + static_cast<EpochMs>(s * 1000),
              "bare 429: backing off " + fmtSeconds(s), false);
   return fromSeconds(s);
+}
+
+void QuotaTracker::onSuccess(TimePoint now) {
+  consecutiveBare429_ = 0;
+  if (now - okSecondStart_ >= std::chrono::seconds(1)) {
+    okRate_ = okRate_ <= 0 ? okThisSecond_ : 0.5 * okRate_ + 0.5 * okThisSecond_;
+    okThisSecond_ = 0;
+    okSecondStart_ = now;
+  }
+  ++okThisSecond_;
+  // A learned rate creeps up (+2% a second) while nothing is refused, to find the limit again.
+  if (learnedRate_ && now - lastRateIncrease_ >= std::chrono::seconds(1)) {
+    Dim& req = dims_[static_cast<int>(Dimension::Requests)];
+    const double rate = req.bucket.rate() * 1.02;
+    req.bucket.configure(rate, std::max(1.0, rate * 0.25), now);
+    lastRateIncrease_ = now;
+  }
 }
 
 void QuotaTracker::refund(Dimension dim, double amount, TimePoint now) {

@@ -30,7 +30,10 @@ class QuotaTracker {
   // configuredPerMinute: per-dimension quota known from config (0 = learn from headers).
   QuotaTracker(double bucketFraction, std::array<double, kDimensionCount> configuredPerMinute, TimePoint now);
 
-  QuotaWait check(std::array<double, kDimensionCount> cost, TimePoint now, EpochMs nowEpoch);
+  // reserve: tokens of the local request bucket that this request must leave behind. Lower tiers pass a
+  // small reserve so a P2 flood never takes the token a P0 request arrives for.
+  QuotaWait check(std::array<double, kDimensionCount> cost, TimePoint now, EpochMs nowEpoch, double reserve = 0);
+  double reserveTokens() const;  // ~50 ms of the request rate (at least one token); 0 when no rate is known
   void onSend(std::array<double, kDimensionCount> cost, TimePoint now);
 
   // Applies what a response said. `inFlightOthers`: requests on this key still in flight, which the
@@ -39,9 +42,11 @@ class QuotaTracker {
                                         EpochMs nowEpoch);
   // Server-directed wait (Retry-After or an exhausted window). exhausted: beyond the cap.
   void blockUntil(TimePoint until, EpochMs untilEpoch, std::string why, bool exhausted);
-  // A bare 429 (nothing said): back off min(cap, base * 2^n) for the n-th in a row.
+  // A bare 429 (nothing said): back off min(cap, base * 2^n) for the n-th episode in a row (429s of
+  // requests already in flight when the first came back belong to the same episode), and learn a rate:
+  // the request bucket is set just under the success rate seen before the 429, then creeps up.
   Duration onBare429(double baseS, double capS, TimePoint now, EpochMs nowEpoch);
-  void onSuccess() { consecutiveBare429_ = 0; }
+  void onSuccess(TimePoint now);
   void refund(Dimension d, double amount, TimePoint now);
 
   DimensionState state(Dimension d, TimePoint now);
@@ -61,8 +66,13 @@ class QuotaTracker {
     double maxResetInS = 0;   // longest reset seen: an estimate of the window when none is reported
     bool windowReported = false;
     double configuredPerMinute = 0;
+    // Providers whose reset means "until fully replenished" (OpenAI, Anthropic) refill continuously:
+    // remaining grows at refillRate between responses instead of jumping at the reset.
+    double refillRate = 0;  // units per second, 0 = window semantics (wait for the reset)
+    TimePoint refilledAt{};
     TokenBucket bucket;
   };
+  void refill(Dim& d, TimePoint now);
   void retuneBucket(Dim& d, TimePoint now);
   static const QuotaScope* pick(const QuotaReading& r, Dimension d);
 
@@ -73,6 +83,12 @@ class QuotaTracker {
   std::string blockReason_;
   bool exhausted_ = false;
   int consecutiveBare429_ = 0;
+  // Headerless upstreams: a learned request rate (AIMD on rate), from a 1-second success counter.
+  bool learnedRate_ = false;
+  TimePoint lastRateIncrease_{};
+  TimePoint okSecondStart_{};
+  int okThisSecond_ = 0;
+  double okRate_ = 0;  // successes per second, smoothed
 };
 
 // "12:03:41" in UTC, for wait reasons.

@@ -143,7 +143,7 @@ class TestEngineSim : public QObject {
                       engineConfig(2, {{"adaptive", false}}));
     t.submit("g", Tier::P1, 200);
     QTRY_VERIFY_WITH_TIMEOUT(t.group("g") && t.group("g")->inFlight == 2, 5000);
-    QCOMPARE(t.sim().stats()["groups"]["g"]["max_concurrent"].get<int>(), 2);
+    QTRY_COMPARE_WITH_TIMEOUT(t.sim().stats()["groups"]["g"]["max_concurrent"].get<int>(), 2, 5000);
     t.engine().setGroupConcurrency("g", 9);
     QTRY_VERIFY_WITH_TIMEOUT(t.group("g")->inFlight == 9 && t.group("g")->concurrencyCeiling == 9, 5000);
     QTRY_COMPARE_WITH_TIMEOUT(t.sim().stats()["groups"]["g"]["max_concurrent"].get<int>(), 9, 5000);

@@ -22,7 +22,7 @@ QuotaScope scope(Dimension d, double limit, double remaining, std::optional<doub
   s.limit = limit;
   s.remaining = remaining;
   s.resetInS = resetIn;
-  s.dialect = "openai";
+  s.dialect = "x-ratelimit";  // window semantics: capacity returns at the reset
   return s;
 }
 }  // namespace
@@ -242,12 +242,54 @@ class TestRateLimitLogic : public QObject {
   void quotaTrackerBare429BacksOffExponentially() {
     QuotaTracker qt(1.0, {0, 0}, t0);
     QCOMPARE(qt.onBare429(1, 10, t0, 0), Duration(1s));
-    QCOMPARE(qt.onBare429(1, 10, t0, 0), Duration(2s));
-    QCOMPARE(qt.onBare429(1, 10, t0, 0), Duration(4s));
-    QCOMPARE(qt.onBare429(1, 10, t0, 0), Duration(8s));
-    QCOMPARE(qt.onBare429(1, 10, t0, 0), Duration(10s));
-    qt.onSuccess();
+    // 429s of requests that were already in flight belong to the same episode: no escalation.
+    QCOMPARE(qt.onBare429(1, 10, t0 + 100ms, 0), Duration(900ms));
+    QCOMPARE(qt.onBare429(1, 10, t0 + 1s, 0), Duration(2s));
+    QCOMPARE(qt.onBare429(1, 10, t0 + 3s, 0), Duration(4s));
+    QCOMPARE(qt.onBare429(1, 10, t0 + 7s, 0), Duration(8s));
+    QCOMPARE(qt.onBare429(1, 10, t0 + 15s, 0), Duration(10s));
+    qt.onSuccess(t0 + 30s);
     QCOMPARE(qt.onBare429(1, 10, t0 + 1min, 0), Duration(1s));
+  }
+
+  void quotaTrackerLearnsARateFromBare429s() {
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    TimePoint t = t0;
+    for (int i = 0; i < 200; ++i) qt.onSuccess(t += 10ms);  // ~100/s getting through
+    qt.onBare429(0.01, 1, t, 0);
+    t += 20ms;
+    // Paced just under what got through: a burst of 100 cannot go at once any more.
+    int sent = 0;
+    for (int i = 0; i < 100; ++i) {
+      if (qt.check({1, 0}, t, 0).wait == Duration::zero()) {
+        qt.onSend({1, 0}, t);
+        ++sent;
+      }
+    }
+    QVERIFY2(sent < 40, qPrintable(QString::number(sent)));
+    const double before = qt.state(Dimension::Requests, t).localTokens;
+    QVERIFY(known(before));
+  }
+
+  void quotaTrackerContinuousRefillWaitsForTheShortfallOnly() {
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    QuotaReading r;
+    // OpenAI: 60 per window, 0 left, full again in 60 s => one request per second comes back.
+    r.scopes.push_back(scope(Dimension::Requests, 60, 0, 60.0));
+    r.scopes.back().dialect = "openai";
+    qt.onResponse(r, 0, t0, 0);
+    QuotaWait w = qt.check({1, 0}, t0, 0);
+    QVERIFY2(w.wait >= 900ms && w.wait <= 1100ms, w.reason.c_str());
+    QCOMPARE(qt.check({1, 0}, t0 + 1100ms, 0).wait, Duration::zero());
+  }
+
+  void lowerTiersLeaveAReserveForP0() {
+    QuotaTracker qt(1.0, {600, 0}, t0);  // 10/s configured, burst 600
+    QVERIFY(qt.reserveTokens() >= 1.0);
+    for (int i = 0; i < 599; ++i) qt.onSend({1, 0}, t0);
+    // One token left: a P2 request (with reserve) waits, a P0 request goes.
+    QVERIFY(qt.check({1, 0}, t0, 0, qt.reserveTokens()).wait > Duration::zero());
+    QCOMPARE(qt.check({1, 0}, t0, 0, 0).wait, Duration::zero());
   }
 
   void quotaTrackerPacesTokensAndReportsLimitChanges() {
