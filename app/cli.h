@@ -16,7 +16,8 @@ namespace tg::cli {
 
 inline constexpr const char* kUsage =
     "usage:\n"
-    "  tollgate [--config FILE]              dashboard (default config: embedded simulator + demo workload)\n"
+    "  tollgate [--config FILE] [--history FILE|off]   dashboard (default: embedded simulator + demo workload)\n"
+    "  tollgate --replay HISTORY.db          replay a history file read-only (e.g. copied from another machine)\n"
     "  tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--duration S]\n"
     "               [--report report.json] [--history FILE|off] [--quiet]\n"
     "  tollgate headers [--status N] [--now EPOCH] [--max-wait S]   < raw response header lines\n"
