@@ -57,7 +57,7 @@ MainWindow::MainWindow(QWidget* parent)
   auto* scroll = new QScrollArea(this);
   scroll->setWidgetResizable(true);
   scroll->setWidget(cardsHost_);
-  scroll->setMinimumWidth(270);
+  scroll->setMinimumWidth(320);  // a card with four-digit queue depths fits without a scroll bar
 
   auto addDock = [this](const QString& title, const char* name, QWidget* w, Qt::DockWidgetArea area) {
     auto* dock = new QDockWidget(title, this);
@@ -72,7 +72,7 @@ MainWindow::MainWindow(QWidget* parent)
   auto* eventsDock = addDock(tr("Events"), "eventsDock", eventWidget_, Qt::BottomDockWidgetArea);
   workloadDock_->setVisible(false);
   workload_->setVisible(false);
-  resizeDocks({cardsDock, controlsDock}, {290, 320}, Qt::Horizontal);
+  resizeDocks({cardsDock, controlsDock}, {330, 300}, Qt::Horizontal);
   resizeDocks({eventsDock}, {200}, Qt::Vertical);
 
   auto* view = menuBar()->addMenu(tr("&View"));
