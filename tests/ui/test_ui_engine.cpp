@@ -5,6 +5,8 @@
 #include "engine_commands.h"
 #include "event_log_model.h"
 #include "group_card_widget.h"
+#include "history_reader.h"
+#include "history_store.h"
 #include "live_sample_source.h"
 #include "main_window.h"
 #include "sim_server.h"
@@ -45,6 +47,8 @@ json engineConfig(const json& sim) {
 
 // Engine + simulator + dashboard, wired the way app/main.cpp wires them.
 struct Rig {
+  QTemporaryDir historyDir;
+  std::unique_ptr<HistoryStore> history;  // the audit trail, fed like app/session.cpp feeds it
   std::unique_ptr<SimServer> sim;
   std::unique_ptr<Engine> engine;
   LiveSampleSource source;
@@ -60,7 +64,14 @@ struct Rig {
     ConfigLoader::bindSimulator(c, "http://127.0.0.1:" + std::to_string(port));
     engine = std::make_unique<Engine>(c.engine);
     bridge.connectTo(&source);
-    EngineCommands::attach(*engine, bridge);
+    std::string err;
+    history = HistoryStore::open(historyPath(), HistoryOptions{}, &err);
+    QVERIFY2(history, err.c_str());
+    engine->onSnapshot([this](SnapshotPtr s) { bridge.publishSnapshot(std::move(s)); });
+    engine->onEvent([this](const Event& e) {
+      history->append(e);
+      bridge.publishEvent(e);
+    });
     commands = std::make_unique<EngineCommands>(*engine);
     window = std::make_unique<MainWindow>();
     window->setSource(&source);
@@ -70,6 +81,7 @@ struct Rig {
     engine->start();
     window->show();
   }
+  std::string historyPath() const { return historyDir.filePath("history.db").toStdString(); }
   ~Rig() {
     engine->stop();  // before the bridge goes: its listeners run on the engine thread
     sim->stop();
@@ -182,6 +194,23 @@ class TestUiEngine : public QObject {
     QTRY_VERIFY(rig.window->card(QStringLiteral("g"))->fieldText("flags").contains(QStringLiteral("group paused")));
     // And it is a marker on the charts' time axis.
     QTRY_VERIFY_WITH_TIMEOUT(!rig.source.events(0, std::numeric_limits<EpochMs>::max()).empty(), 5000);
+    // And it is in history, as an audit record: what, before, after, who.
+    QVERIFY(rig.history->flush());
+    std::string err;
+    auto reader = HistoryReader::open(rig.historyPath(), HistoryReaderOptions{}, &err);
+    QVERIFY2(reader, err.c_str());
+    auto events = reader->events(0, std::numeric_limits<EpochMs>::max(), {}, {EventKind::OperatorAction});
+    QVERIFY2(events.ok(), events.error.c_str());
+    bool found = false;
+    for (const auto& e : events.value) {
+      if (e.detail.value("action", "") != "pause_group") continue;
+      found = true;
+      QCOMPARE(e.group, std::string("g"));
+      QCOMPARE(e.detail.value("actor", ""), std::string("operator"));
+      QCOMPARE(e.detail["before"].get<bool>(), false);
+      QCOMPARE(e.detail["after"].get<bool>(), true);
+    }
+    QVERIFY2(found, "pause_group not in history");
   }
 };
 
