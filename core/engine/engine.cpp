@@ -162,18 +162,34 @@ size_t onHeader(char* data, size_t size, size_t n, void* user) {
   return size * n;
 }
 
+// The number after "key": in a JSON text, or -1. Usage objects have unique keys, so a scan is enough and
+// saves a full DOM parse of every response body (the largest per-response cost in the overhead benchmark).
+std::int64_t jsonNumberAfter(std::string_view body, std::string_view key, std::size_t from) {
+  const std::size_t k = body.find(key, from);
+  if (k == std::string_view::npos) return -1;
+  std::size_t i = k + key.size();
+  while (i < body.size() && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r')) ++i;
+  if (i >= body.size() || body[i] != ':') return -1;
+  ++i;
+  while (i < body.size() && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r')) ++i;
+  std::int64_t v = 0;
+  bool any = false;
+  for (; i < body.size() && body[i] >= '0' && body[i] <= '9' && v < (std::int64_t{1} << 50); ++i) {
+    v = v * 10 + (body[i] - '0');
+    any = true;
+  }
+  return any ? v : -1;
+}
+
 std::int64_t usageTokens(const std::string& body) {
-  if (body.find("\"usage\"") == std::string::npos) return -1;
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return -1;
-  auto u = j.find("usage");
-  if (u == j.end() || !u->is_object()) return -1;
-  if (auto t = u->find("total_tokens"); t != u->end() && t->is_number()) return t->get<std::int64_t>();
+  const std::size_t u = body.find("\"usage\"");
+  if (u == std::string::npos) return -1;
+  if (auto t = jsonNumberAfter(body, "\"total_tokens\"", u); t >= 0) return t;
   std::int64_t sum = 0;
   bool any = false;
-  for (const char* k : {"input_tokens", "output_tokens", "prompt_tokens", "completion_tokens"}) {
-    if (auto t = u->find(k); t != u->end() && t->is_number()) {
-      sum += t->get<std::int64_t>();
+  for (const char* k : {"\"input_tokens\"", "\"output_tokens\"", "\"prompt_tokens\"", "\"completion_tokens\""}) {
+    if (auto t = jsonNumberAfter(body, k, u); t >= 0) {
+      sum += t;
       any = true;
     }
   }

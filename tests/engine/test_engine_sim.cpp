@@ -73,6 +73,16 @@ class TestEngineSim : public QObject {
     const double goodput = sum / static_cast<double>(perSecond.size());
     QVERIFY2(goodput >= 95.0, qPrintable(QString("goodput %1/s of 100/s; per second: %2").arg(goodput).arg(describe(perSecond))));
     QVERIFY2(goodput <= 101.0, qPrintable(describe(perSecond)));
+    // Token reservations are settled from the responses' usage (the simulator reports total_tokens).
+    std::int64_t tokens = 0;
+    {
+      std::lock_guard lock(t.collected.mutex);
+      for (const auto& r : t.collected.results) {
+        QVERIFY2(r.tokensUsed > 0 && r.tokensUsed <= 4 + 16, qPrintable(QString::number(r.tokensUsed)));
+        tokens += r.tokensUsed;
+      }
+    }
+    QCOMPARE(tokens, s["totals"]["tokens"].get<std::int64_t>());
   }
 
   void noRequestArrivesBeforeRetryAfter() {
