@@ -90,6 +90,32 @@ QColor ChartFrameBuilder::breakerColor(BreakerState state) {
   return Qt::gray;
 }
 
+namespace {
+
+// As ChartFrameBuilder::bandSpans, with the gap decision made per sample by the caller (`gapBefore`), so
+// downsampled samples tens of seconds apart join into one span instead of thousands of empty ones.
+struct BandSample {
+  double t;
+  BreakerState state;
+  bool gapBefore;
+};
+
+std::vector<BandSpan> joinBands(const std::vector<BandSample>& states, double lastDurationMs) {
+  std::vector<BandSpan> spans;
+  for (const auto& [t, st, gap] : states) {
+    if (!spans.empty() && spans.back().state == st && !gap) {
+      spans.back().toMs = t;
+    } else {
+      if (!spans.empty() && !gap) spans.back().toMs = t;  // close up to here
+      spans.push_back({t, t, st});
+    }
+  }
+  if (!spans.empty()) spans.back().toMs += lastDurationMs;
+  return spans;
+}
+
+}  // namespace
+
 std::vector<BandSpan> ChartFrameBuilder::bandSpans(
     const std::vector<std::pair<double, BreakerState>>& states, double maxGapMs, double lastDurationMs) {
   std::vector<BandSpan> spans;
@@ -163,7 +189,7 @@ ChartFrames ChartFrameBuilder::build(const SampleSource& source, EpochMs fromMs,
     LineData p50 = makeLine(g + QObject::tr(" p50"), g, c, Qt::DotLine, false);
     LineData inFlight = makeLine(g, g, c);
     LineData limit = makeLine(g + QObject::tr(" limit"), g, c, Qt::DashLine, false);
-    std::vector<std::pair<double, BreakerState>> states;
+    std::vector<BandSample> states;
     bool anyTokens = false;
     double lastInterval = 1000;
 
@@ -172,7 +198,8 @@ ChartFrames ChartFrameBuilder::build(const SampleSource& source, EpochMs fromMs,
       const double t = double(s.tsMs);
       // Missing samples (engine restart, history gap) are a gap in every line, not a straight bridge.
       // The first sample after a gap spans the gap, so the expected spacing is the previous sample's.
-      if (prevT > 0 && t - prevT > std::max(kMaxSampleGapMs, 2.5 * prevIntervalMs)) {
+      const bool gap = prevT > 0 && t - prevT > std::max(kMaxSampleGapMs, 2.5 * prevIntervalMs);
+      if (gap) {
         const double gapT = prevT + 1;
         for (LineData* l : {&reqRem, &reqLim, &tokRem, &tokLim, &r429, &p95, &p50, &inFlight, &limit})
           l->points.emplace_back(gapT, kUnknown);
@@ -190,7 +217,7 @@ ChartFrames ChartFrameBuilder::build(const SampleSource& source, EpochMs fromMs,
       p50.points.emplace_back(t, s.p50Ms);
       inFlight.points.emplace_back(t, s.inFlight);
       limit.points.emplace_back(t, s.concurrencyLimit);
-      states.emplace_back(t, s.breaker);
+      states.push_back({t, s.breaker, gap});
       lastInterval = s.intervalS * 1000;
       auto& q = queueByTs[s.tsMs];
       for (int tier = 0; tier < kTierCount; ++tier) q[tier] += s.queueDepth[tier];
@@ -212,7 +239,7 @@ ChartFrames ChartFrameBuilder::build(const SampleSource& source, EpochMs fromMs,
     latency.lines.push_back(std::move(p50));
     concurrency.lines.push_back(std::move(inFlight));
     concurrency.lines.push_back(std::move(limit));
-    breaker.bands.push_back({g, bandSpans(states, kMaxSampleGapMs, lastInterval)});
+    breaker.bands.push_back({g, joinBands(states, lastInterval)});
   }
 
   static const QColor tierColors[] = {QColor(0xd6, 0x27, 0x28), QColor(0xf2, 0x8e, 0x2b),

@@ -74,6 +74,7 @@ void HistorySampleSource::reload() {
   auto inc = reader_->incidents();
   if (inc.ok()) incidents_ = inc.value; else lastError_ = QString::fromStdString(inc.error);
   cacheFrom_ = cacheTo_ = -1;
+  bucketMs_ = 0;  // a growing file may have filled buckets read before
   ++revision_;
 }
 
@@ -107,6 +108,112 @@ void HistorySampleSource::setPointBudget(int points) {
   budget_ = std::max(16, points);
 }
 
+namespace {
+
+// The bucket size for a downsampled window: the smallest grid step that keeps the series within
+// `buckets` buckets. Steps are whole rollup rows where possible (10, 20, 30 s on the 10 s tier; whole
+// minutes on the 1 min tier), and a raw step gives way to the 10 s tier when that is at most twice as coarse:
+// reading rollup rows costs a fraction of aggregating raw rows.
+std::int64_t gridBucketMs(EpochMs windowMs, int buckets) {
+  const std::int64_t need = std::max<std::int64_t>(1, (windowMs + buckets - 1) / buckets);
+  static constexpr std::int64_t kRaw[] = {1'000, 2'000, 3'000, 5'000, 6'000};
+  static constexpr std::int64_t kTiered[] = {10'000, 20'000, 30'000, 60'000, 120'000, 180'000, 300'000,
+                                             600'000, 900'000, 1'200'000, 1'800'000, 3'600'000};
+  if (need <= 10'000 && 2 * need >= 10'000) return 10'000;
+  for (std::int64_t b : kRaw)
+    if (b >= need) return b;
+  for (std::int64_t b : kTiered)
+    if (b >= need) return b;
+  return (need + 3'600'000 - 1) / 3'600'000 * 3'600'000;
+}
+
+EpochMs floorTo(EpochMs t, std::int64_t step) { return t - ((t % step) + step) % step; }
+
+void appendBuckets(const std::vector<SampleSeries>& series, std::map<std::string, std::vector<Sample>>& out) {
+  for (const auto& ser : series) {
+    auto& v = out[ser.group];
+    v.reserve(v.size() + ser.buckets.size() * 2);
+    for (const auto& b : ser.buckets) {
+      v.push_back(bucketSample(ser.group, b, ser.bucketMs, false));
+      v.push_back(bucketSample(ser.group, b, ser.bucketMs, true));
+    }
+  }
+}
+
+}  // namespace
+
+bool HistorySampleSource::readBuckets(EpochMs fromMs, EpochMs toMs, std::int64_t bucketMs,
+                                      std::map<std::string, std::vector<Sample>>& out) const {
+  if (toMs <= fromMs) return true;
+  // Both ends on the grid and maxPoints = bucket count: the reader's bucket is exactly bucketMs, on the same
+  // grid, so pieces read separately line up.
+  const int count = int((toMs - fromMs) / bucketMs);
+  auto series = reader_->samples(fromMs, toMs, {}, count);
+  if (!series.ok()) {
+    lastError_ = QString::fromStdString(series.error);
+    return false;
+  }
+  appendBuckets(series.value, out);
+  return true;
+}
+
+void HistorySampleSource::fillBuckets(EpochMs fromMs, EpochMs toMs) const {
+  const std::int64_t b = gridBucketMs(toMs - fromMs, std::max(8, budget_ / 2));
+  const EpochMs a = floorTo(fromMs, b);
+  const EpochMs e = floorTo(toMs + 1, b);  // complete buckets end here; the rest is read every time
+  const bool overlap = b == bucketMs_ && a < bucketTo_ && e > bucketFrom_;
+  if (!overlap) {
+    buckets_.clear();
+    bucketMs_ = b;
+    bucketFrom_ = bucketTo_ = a;
+  }
+  if (a < bucketFrom_) {  // moved back: read the stretch before the cached buckets, then put it in front
+    std::map<std::string, std::vector<Sample>> front;
+    if (!readBuckets(a, bucketFrom_, b, front)) {
+      bucketMs_ = 0;
+      return;
+    }
+    for (auto& [g, v] : buckets_) {
+      auto& f = front[g];
+      f.insert(f.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
+    }
+    buckets_ = std::move(front);
+    bucketFrom_ = a;
+  }
+  if (e > bucketTo_) {
+    if (!readBuckets(bucketTo_, e, b, buckets_)) {
+      bucketMs_ = 0;
+      return;
+    }
+    bucketTo_ = e;
+  }
+  // Drop what the window has left behind (buckets are in time order per group).
+  if (bucketFrom_ < a || bucketTo_ > e) {
+    for (auto& [g, v] : buckets_) {
+      auto lo = std::lower_bound(v.begin(), v.end(), a, [](const Sample& s, EpochMs t) { return s.tsMs < t; });
+      auto hi = std::lower_bound(lo, v.end(), e, [](const Sample& s, EpochMs t) { return s.tsMs < t; });
+      v.erase(hi, v.end());
+      v.erase(v.begin(), lo);
+    }
+    bucketFrom_ = a;
+    bucketTo_ = e;
+  }
+  cache_ = buckets_;
+  if (toMs + 1 > e) {  // the newest, incomplete bucket: data after the playhead must not show
+    std::map<std::string, std::vector<Sample>> tail;
+    auto series = reader_->samples(e, toMs + 1, {}, 1);
+    if (series.ok()) {
+      appendBuckets(series.value, tail);
+      for (auto& [g, v] : tail) {
+        auto& c = cache_[g];
+        c.insert(c.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
+      }
+    } else {
+      lastError_ = QString::fromStdString(series.error);
+    }
+  }
+}
+
 void HistorySampleSource::fill(EpochMs fromMs, EpochMs toMs) const {
   if (fromMs == cacheFrom_ && toMs == cacheTo_ && budget_ == cacheBudget_) return;
   cacheFrom_ = fromMs;
@@ -122,20 +229,7 @@ void HistorySampleSource::fill(EpochMs fromMs, EpochMs toMs) const {
     for (auto& s : rows.value) cache_[s.group].push_back(std::move(s));
     return;
   }
-  // Two samples per bucket, so ask for half the budget in buckets.
-  auto series = reader_->samples(fromMs, toMs + 1, {}, std::max(8, budget_ / 2));
-  if (!series.ok()) {
-    lastError_ = QString::fromStdString(series.error);
-    return;
-  }
-  for (const auto& ser : series.value) {
-    auto& out = cache_[ser.group];
-    out.reserve(ser.buckets.size() * 2);
-    for (const auto& b : ser.buckets) {
-      out.push_back(bucketSample(ser.group, b, ser.bucketMs, false));
-      out.push_back(bucketSample(ser.group, b, ser.bucketMs, true));
-    }
-  }
+  fillBuckets(fromMs, toMs);
 }
 
 void HistorySampleSource::forEachSample(const std::string& group, EpochMs fromMs, EpochMs toMs,
@@ -152,8 +246,9 @@ void HistorySampleSource::forEachSample(const std::string& group, EpochMs fromMs
   fill(fromMs, toMs);
   auto it = cache_.find(group);
   if (it == cache_.end()) return;
-  for (const auto& s : it->second)
-    if (s.tsMs >= fromMs && s.tsMs <= toMs) fn(s);
+  const auto& v = it->second;
+  auto lo = std::lower_bound(v.begin(), v.end(), fromMs, [](const Sample& s, EpochMs t) { return s.tsMs < t; });
+  for (; lo != v.end() && lo->tsMs <= toMs; ++lo) fn(*lo);
 }
 
 std::vector<Event> HistorySampleSource::events(EpochMs fromMs, EpochMs toMs) const {

@@ -2,7 +2,10 @@
 // at a movable playhead. Reads go through the source's own HistoryReader (read-only; strict = immutable, for
 // a file copied from elsewhere), each one short. A window longer than the point budget is read downsampled
 // by SQLite: each bucket yields two samples (its minimum and its maximum), so spikes survive decimation.
-// Windows within the budget are read at full resolution. UI thread only.
+// Downsampled buckets sit on a fixed grid (multiples of the bucket size, chosen so whole 10 s / 1 min rollup
+// rows make a bucket whenever that costs at most half the resolution), so a moved playhead reuses the
+// buckets already read and fetches only the new stretch; the newest, incomplete bucket is read each time.
+// Windows within the budget are read at full resolution (exact counts). UI thread only.
 #pragma once
 
 #include "history_reader.h"
@@ -56,6 +59,10 @@ class HistorySampleSource : public SampleSource {
  private:
   HistorySampleSource(std::unique_ptr<HistoryReader> reader, QString path, QObject* parent);
   void fill(EpochMs fromMs, EpochMs toMs) const;
+  void fillBuckets(EpochMs fromMs, EpochMs toMs) const;
+  // Reads [fromMs, toMs) as buckets of exactly bucketMs (both ends on the grid) into `out`, per group.
+  bool readBuckets(EpochMs fromMs, EpochMs toMs, std::int64_t bucketMs,
+                   std::map<std::string, std::vector<Sample>>& out) const;
 
   std::unique_ptr<HistoryReader> reader_;
   QString path_;
@@ -70,6 +77,10 @@ class HistorySampleSource : public SampleSource {
   mutable EpochMs cacheFrom_ = -1, cacheTo_ = -1;
   mutable int cacheBudget_ = 0;
   mutable std::map<std::string, std::vector<Sample>> cache_;
+  // Downsampled windows: complete buckets of bucketMs over [bucketFrom_, bucketTo_), kept across playhead moves.
+  mutable std::int64_t bucketMs_ = 0;
+  mutable EpochMs bucketFrom_ = 0, bucketTo_ = 0;
+  mutable std::map<std::string, std::vector<Sample>> buckets_;
   mutable SnapshotPtr snapshot_;
   mutable EpochMs snapshotAt_ = -1;
   mutable QString lastError_;
