@@ -12,11 +12,66 @@
 #include "snapshot_bridge.h"
 
 #include <QApplication>
+#include <QFileDialog>
+#include <QMenu>
+#include <QMenuBar>
+#include <QProcess>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QTimer>
 
 namespace tg::cli {
+
+namespace {
+
+// File > Switch upstream: validate the chosen config first (a bad one is reported with file, JSON path and
+// expectation, and the current session keeps running), then restart on it. A restart rather than an
+// in-place swap: the old session stops cleanly (history flushed, every request answered) and the new one
+// gets its own engine, simulator and keys; the window layout and chart choices carry over (settings).
+void restartWith(const std::optional<std::string>& config, const std::optional<std::string>& history) {
+  QStringList args;
+  if (config) args << QStringLiteral("--config") << QString::fromStdString(*config);
+  if (history) args << QStringLiteral("--history") << QString::fromStdString(*history);
+  if (!QProcess::startDetached(QCoreApplication::applicationFilePath(), args)) {
+    QMessageBox::warning(nullptr, QObject::tr("Switch upstream"), QObject::tr("Could not start Tollgate again."));
+    return;
+  }
+  QApplication::quit();
+}
+
+void addUpstreamMenu(ui::MainWindow& window, std::optional<std::string> history) {
+  QMenu* file = new QMenu(QObject::tr("&File"), &window);
+  window.menuBar()->insertMenu(window.menuBar()->actions().value(0), file);
+  QAction* open = file->addAction(QObject::tr("Switch &upstream config..."));
+  open->setToolTip(QObject::tr("Run on another config: the simulator, or a real provider whose key comes from an environment variable"));
+  QObject::connect(open, &QAction::triggered, &window, [&window, history] {
+    const QString path = QFileDialog::getOpenFileName(&window, QObject::tr("Upstream config"), QString(),
+                                                      QObject::tr("Tollgate config (*.json)"));
+    if (path.isEmpty()) return;
+    try {
+      (void)loadConfig(path.toStdString());  // validates groups, keys (environment), simulator, workload
+    } catch (const std::exception& e) {
+      QMessageBox::warning(&window, QObject::tr("Switch upstream"), QString::fromStdString(e.what()));
+      return;
+    }
+    if (QMessageBox::question(&window, QObject::tr("Switch upstream"),
+                              QObject::tr("Stop this session and run on %1?").arg(path)) != QMessageBox::Yes)
+      return;
+    restartWith(path.toStdString(), history);
+  });
+  QAction* demo = file->addAction(QObject::tr("Switch to the built-in &simulator demo"));
+  QObject::connect(demo, &QAction::triggered, &window, [&window, history] {
+    if (QMessageBox::question(&window, QObject::tr("Switch upstream"),
+                              QObject::tr("Stop this session and run the built-in simulator demo?")) == QMessageBox::Yes)
+      restartWith(std::nullopt, history);
+  });
+  file->addSeparator();
+  QAction* quit = file->addAction(QObject::tr("&Quit"));
+  quit->setShortcut(QKeySequence::Quit);
+  QObject::connect(quit, &QAction::triggered, &window, &QWidget::close);
+}
+
+}  // namespace
 
 int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) {
   Args a(argvRest, {"--config", "--history", "--screenshot", "--screenshot-after", "--replay"}, {});
@@ -104,6 +159,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
       });
     }
   }
+  addUpstreamMenu(window, a.value("--history"));
   window.show();
   // --screenshot FILE [--screenshot-after S]: grab the window after S seconds (default 30) and quit;
   // used for the README picture and to look at the app as an operator sees it.
