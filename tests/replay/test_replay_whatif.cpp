@@ -81,7 +81,13 @@ class TestReplayWhatIf : public QObject {
     qInfo("re-drive as recorded: 429s %lld (recording %lld); %.1f s wall", (long long)base.redriven.total.r429,
           (long long)base.recorded.total.r429, base.wallS);
     QVERIFY(r.recorded.total.r429 > 0);
-    QVERIFY2(r.redriven.total.r429 < r.recorded.total.r429, r.toJson(*sc)["total"].dump().c_str());
+    QVERIFY(base.redriven.total.r429 > 0);
+    // Halving concurrency is compared with the unedited re-drive of the same scenario (same compression,
+    // same simulator schedule). The re-drive does not yet reproduce the recording's 429 count closely
+    // enough (58 re-driven vs 34 recorded here) for a comparison with the recording itself to be stable.
+    QVERIFY2(r.redriven.total.r429 < base.redriven.total.r429,
+             qPrintable(QString("halved %1, unedited %2, recorded %3")
+                            .arg(r.redriven.total.r429).arg(base.redriven.total.r429).arg(r.recorded.total.r429)));
     QVERIFY(r.redriven.total.arrivals > r.recorded.total.arrivals * 8 / 10);
 
     const QString reportPath = dir_.filePath("report.json");
