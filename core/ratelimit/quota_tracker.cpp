@@ -157,12 +157,16 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       change = QuotaChange{dim, d.limit, s->limit};
     if (d.configuredPerMinute <= 0 || !known(d.limit)) d.limit = s->limit;
     else d.limit = std::min(d.limit, s->limit);  // the server's word beats our config when lower
+    const bool timeToFull = s->dialect == "openai" || s->dialect == "anthropic";
+    if (timeToFull && known(s->remaining) && known(d.remaining) && d.hasReset && now < d.resetAt &&
+        s->remaining > d.remaining + inFlightOthers + 2 && d.refillEvidence < 3)
+      ++d.refillEvidence;  // grew back before the reset: this upstream refills continuously
     if (known(s->remaining)) {
       const double unseen = dim == Dimension::Requests ? inFlightOthers : 0;
       d.remaining = std::max(0.0, s->remaining - unseen);
       d.refilledAt = now;
     }
-    const bool continuous = s->dialect == "openai" || s->dialect == "anthropic";
+    const bool continuous = timeToFull && d.refillEvidence >= 2;
     if (continuous && s->resetInS && *s->resetInS > 0.001 && known(s->remaining) && s->remaining < s->limit) {
       // reset = time until full: the refill rate is what is missing over that time.
       const double rate = (s->limit - s->remaining) / *s->resetInS;

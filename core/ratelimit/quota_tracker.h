@@ -69,6 +69,10 @@ class QuotaTracker {
     // Providers whose reset means "until fully replenished" (OpenAI, Anthropic) refill continuously:
     // remaining grows at refillRate between responses instead of jumping at the reset.
     double refillRate = 0;  // units per second, 0 = window semantics (wait for the reset)
+    // The header dialect alone does not say how capacity returns: a fixed window speaking OpenAI headers
+    // refills at once at the reset. Continuous refill is assumed only after responses showed remaining
+    // growing back before the reset, beyond what requests in flight explain.
+    int refillEvidence = 0;
     TimePoint refilledAt{};
     TokenBucket bucket;
   };

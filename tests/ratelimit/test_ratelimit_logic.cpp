@@ -273,14 +273,33 @@ class TestRateLimitLogic : public QObject {
 
   void quotaTrackerContinuousRefillWaitsForTheShortfallOnly() {
     QuotaTracker qt(1.0, {0, 0}, t0);
+    auto reading = [](double remaining, double resetIn) {
+      QuotaReading r;
+      r.scopes.push_back(scope(Dimension::Requests, 60, remaining, resetIn));
+      r.scopes.back().dialect = "openai";
+      return r;
+    };
+    // Remaining grows back before the reset, twice: a continuously refilling upstream (a token bucket).
+    qt.onResponse(reading(10, 50.0), 0, t0, 0);
+    qt.onResponse(reading(20, 40.0), 0, t0 + 10s, 0);
+    qt.onResponse(reading(30, 30.0), 0, t0 + 20s, 0);
+    // 60 per window, 0 left, full again in 60 s => one request per second comes back.
+    qt.onResponse(reading(0, 60.0), 0, t0 + 30s, 0);
+    QuotaWait w = qt.check({1, 0}, t0 + 30s, 0);
+    QVERIFY2(w.wait >= 900ms && w.wait <= 1100ms, w.reason.c_str());
+    QCOMPARE(qt.check({1, 0}, t0 + 31100ms, 0).wait, Duration::zero());
+  }
+
+  void quotaTrackerOpenAiHeadersOnAFixedWindowWaitForTheReset() {
+    // The same dialect from a fixed window: remaining never grows before the reset, so nothing is
+    // assumed to come back early.
+    QuotaTracker qt(1.0, {0, 0}, t0);
     QuotaReading r;
-    // OpenAI: 60 per window, 0 left, full again in 60 s => one request per second comes back.
-    r.scopes.push_back(scope(Dimension::Requests, 60, 0, 60.0));
+    r.scopes.push_back(scope(Dimension::Requests, 60, 0, 2.0));
     r.scopes.back().dialect = "openai";
     qt.onResponse(r, 0, t0, 0);
-    QuotaWait w = qt.check({1, 0}, t0, 0);
-    QVERIFY2(w.wait >= 900ms && w.wait <= 1100ms, w.reason.c_str());
-    QCOMPARE(qt.check({1, 0}, t0 + 1100ms, 0).wait, Duration::zero());
+    QuotaWait w = qt.check({1, 0}, t0 + 500ms, 0);
+    QVERIFY2(w.wait >= 1400ms && w.wait <= 1500ms, w.reason.c_str());
   }
 
   void lowerTiersLeaveAReserveForP0() {
