@@ -8,7 +8,7 @@ namespace {
 constexpr const char* kSimUrl = "sim";
 constexpr double kBig = 1e12;
 
-BreakerConfig readBreaker(JsonObjectReader& r) {
+BreakerConfig readBreakerFields(JsonObjectReader& r) {
   BreakerConfig b;
   b.windowS = r.number("window_s", b.windowS, 0.1, 3600);
   b.minCalls = r.integer("min_calls", b.minCalls, 1, 1000000);
@@ -52,8 +52,7 @@ GroupConfig readGroup(JsonObjectReader& r) {
   g.tokensPerMinute = r.number("tokens_per_minute", 0, 0, kBig);
   g.bucketFraction = r.number("bucket_fraction", g.bucketFraction, 0.05, 1.0);
   if (const auto* b = r.child("breaker")) {
-    JsonObjectReader br(*b, r.file(), r.pathOf("breaker"));
-    g.breaker = readBreaker(br);
+    g.breaker = ConfigLoader::readBreaker(*b, r.file(), r.pathOf("breaker"));
   }
   if (const auto* h = r.child("headers")) {
     if (!h->is_object()) r.fail("headers", "expected an object of header names to string values");
@@ -141,6 +140,11 @@ TollgateConfig ConfigLoader::fromJson(const nlohmann::json& j, const std::string
   if (c.usesEmbeddedSimulator() && !c.simulator)
     throw ConfigError(file, "/simulator", "expected a simulator section, since a group's base_url is \"sim\"");
   return c;
+}
+
+BreakerConfig ConfigLoader::readBreaker(const nlohmann::json& j, const std::string& file, const std::string& path) {
+  JsonObjectReader r(j, file, path);
+  return readBreakerFields(r);
 }
 
 void ConfigLoader::bindSimulator(TollgateConfig& c, const std::string& url) {

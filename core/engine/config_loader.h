@@ -44,6 +44,9 @@ class ConfigLoader {
  public:
   static TollgateConfig fromFile(const std::string& path);
   static TollgateConfig fromJson(const nlohmann::json& j, const std::string& file);
+  // One "breaker" object (also used by what-if overrides): window_s, min_calls, failure_share, open_s,
+  // half_open_probes; unknown keys and out-of-range values are ConfigErrors at `path`.
+  static BreakerConfig readBreaker(const nlohmann::json& j, const std::string& file, const std::string& path);
   // Replaces base_url "sim" with the embedded simulator's URL.
   static void bindSimulator(TollgateConfig& c, const std::string& url);
 };

@@ -1,5 +1,7 @@
 #include "what_if_overrides.h"
 
+#include "config_loader.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -47,18 +49,7 @@ WhatIfOverrides WhatIfOverrides::fromJson(const nlohmann::json& j, const std::st
       if (g.has("bucket_fraction")) go.bucketFraction = g.number("bucket_fraction", 0.95, 0.05, 1.0);
       if (g.has("adaptive")) go.adaptive = g.boolean("adaptive", true);
       go.pausedTiers = readTiers(g.child("paused_tiers"), file, path + "/paused_tiers");
-      if (const auto* b = g.child("breaker")) {
-        if (!b->is_object()) g.fail("breaker", "expected an object");
-        JsonObjectReader br(*b, file, path + "/breaker");
-        BreakerConfig bc;
-        bc.windowS = br.number("window_s", bc.windowS, 0.1, 3600);
-        bc.minCalls = br.integer("min_calls", bc.minCalls, 1, 1000000);
-        bc.failureShare = br.number("failure_share", bc.failureShare, 0.01, 1.0);
-        bc.openS = br.number("open_s", bc.openS, 0.01, 3600);
-        bc.halfOpenProbes = br.integer("half_open_probes", bc.halfOpenProbes, 1, 1000);
-        br.finish();
-        go.breaker = bc;
-      }
+      if (const auto* b = g.child("breaker")) go.breaker = ConfigLoader::readBreaker(*b, file, path + "/breaker");
       g.finish();
       o.groups[it.key()] = go;
     }
