@@ -712,7 +712,7 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
   // A 503 with Retry-After is an overload, counted as 5xx, but its wait is honoured all the same.
   const bool serverWait = status >= 400 && (verdict.kind == QuotaVerdict::Kind::Throttled ||
                                             verdict.kind == QuotaVerdict::Kind::Exhausted);
-  if (auto change = k.quota.onResponse(reading, k.inFlight, now, nowEpoch)) {
+  if (auto change = k.quota.onResponse(reading, k.inFlight, now, nowEpoch, t->sentAt)) {
     const std::string dim(dimensionName(change->dimension));
     emit(EventKind::QuotaChange, Severity::Warn, g.cfg.name,
          "upstream " + dim + " limit changed " + std::to_string(static_cast<long long>(change->before)) + " -> " +

@@ -8,8 +8,11 @@
 namespace tg {
 namespace {
 
-// A window length from the longest reset seen: round up to a length providers actually use.
+// A window length from the longest reset seen: round up to a length providers actually use. Sub-second
+// resets (a time-compressed simulator, as in a what-if re-drive) are taken as they are, to the millisecond:
+// rounding them up to 1 s would pace a 1/10-s window at a tenth of its rate.
 double niceWindow(double s) {
+  if (s < 0.98) return std::max(0.001, std::ceil(s * 1000) / 1000);
   static constexpr double kWindows[] = {1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 86400};
   for (double w : kWindows)
     if (s <= w * 1.02) return w;
@@ -49,7 +52,7 @@ QuotaTracker::QuotaTracker(double bucketFraction, std::array<double, kDimensionC
 void QuotaTracker::retuneBucket(Dim& d, TimePoint now) {
   if (!known(d.limit) || d.limit <= 0) return;
   double window = d.windowS;
-  if (window <= 0) window = niceWindow(std::max(1.0, d.maxResetInS));
+  if (window <= 0) window = niceWindow(d.maxResetInS > 0 ? d.maxResetInS : 1.0);
   const double rate = fraction_ * d.limit / window;
   const double burst = std::max(1.0, fraction_ * d.limit);
   if (std::abs(rate - d.bucket.rate()) > 1e-9 || std::abs(burst - d.bucket.burst()) > 1e-9)
@@ -146,7 +149,8 @@ const QuotaScope* QuotaTracker::pick(const QuotaReading& r, Dimension dim) {
 }
 
 std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int inFlightOthers, TimePoint now,
-                                                    EpochMs nowEpoch) {
+                                                    EpochMs nowEpoch, std::optional<TimePoint> sentAt) {
+  const TimePoint sent = sentAt ? std::min(*sentAt, now) : now;
   std::optional<QuotaChange> change;
   for (int i = 0; i < kDimensionCount; ++i) {
     const auto dim = static_cast<Dimension>(i);
@@ -158,9 +162,13 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     if (d.configuredPerMinute <= 0 || !known(d.limit)) d.limit = s->limit;
     else d.limit = std::min(d.limit, s->limit);  // the server's word beats our config when lower
     const bool timeToFull = s->dialect == "openai" || s->dialect == "anthropic";
-    if (timeToFull && known(s->remaining) && known(d.remaining) && d.hasReset && now < d.resetAt &&
+    // Grew back while the window cannot have turned yet: this upstream refills continuously. "Cannot have
+    // turned": this response arrived before the earliest the previous reset could fall (its request's
+    // send time + the reset it told). Judged against the latest reset instead, a fixed window's ordinary
+    // turnover seen through response latency would pass for a refill.
+    if (timeToFull && known(s->remaining) && known(d.remaining) && d.hasReset && now < d.earliestResetAt &&
         s->remaining > d.remaining + inFlightOthers + 2 && d.refillEvidence < 3)
-      ++d.refillEvidence;  // grew back before the reset: this upstream refills continuously
+      ++d.refillEvidence;
     if (known(s->remaining)) {
       const double unseen = dim == Dimension::Requests ? inFlightOthers : 0;
       d.remaining = std::max(0.0, s->remaining - unseen);
@@ -182,6 +190,7 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       const double in = std::max(0.0, *s->resetInS);
       d.hasReset = true;
       d.resetAt = now + fromSeconds(in);
+      d.earliestResetAt = sent + fromSeconds(in);
       d.resetAtEpochMs = nowEpoch + static_cast<EpochMs>(in * 1000);
       if (!d.windowReported && d.configuredPerMinute <= 0) d.maxResetInS = std::max(d.maxResetInS, in);
     }

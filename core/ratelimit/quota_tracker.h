@@ -37,9 +37,10 @@ class QuotaTracker {
   void onSend(std::array<double, kDimensionCount> cost, TimePoint now);
 
   // Applies what a response said. `inFlightOthers`: requests on this key still in flight, which the
-  // server may not have counted yet. Returns a limit change worth an event, if any.
+  // server may not have counted yet. `sentAt`: when the request left (the server's figures were taken
+  // somewhere between sentAt and now); defaults to now. Returns a limit change worth an event, if any.
   std::optional<QuotaChange> onResponse(const QuotaReading& r, int inFlightOthers, TimePoint now,
-                                        EpochMs nowEpoch);
+                                        EpochMs nowEpoch, std::optional<TimePoint> sentAt = std::nullopt);
   // Server-directed wait (Retry-After or an exhausted window). exhausted: beyond the cap.
   void blockUntil(TimePoint until, EpochMs untilEpoch, std::string why, bool exhausted);
   // A bare 429 (nothing said): back off min(cap, base * 2^n) for the n-th episode in a row (429s of
@@ -60,7 +61,8 @@ class QuotaTracker {
     double limit = kUnknown;
     double remaining = kUnknown;  // estimate: reported minus what we sent since
     bool hasReset = false;
-    TimePoint resetAt{};
+    TimePoint resetAt{};         // latest the reset can be: receipt + reset (what waits honour)
+    TimePoint earliestResetAt{}; // earliest it can be: send + reset (what refill evidence is judged by)
     EpochMs resetAtEpochMs = 0;
     double windowS = 0;       // 0 = unknown
     double maxResetInS = 0;   // longest reset seen: an estimate of the window when none is reported

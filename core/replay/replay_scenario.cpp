@@ -108,7 +108,8 @@ std::optional<ReplayScenario> ReplayScenario::fromHistory(HistoryReader& reader,
   }
 
   // QuotaChange events are more precise in time than the per-second samples: they replace the sample-derived
-  // change nearest to them.
+  // change nearest to them. An event is stamped when the engine heard of the change, in the first response to
+  // a request the server took after it: the change itself came about one response latency earlier.
   for (const auto& e : sc.events) {
     if (e.kind == EventKind::Burst429Start && e.detail.contains("retry_after_s") && e.detail["retry_after_s"].is_number())
       sc.retryAfterSeenS.push_back(e.detail["retry_after_s"].get<double>());
@@ -116,8 +117,9 @@ std::optional<ReplayScenario> ReplayScenario::fromHistory(HistoryReader& reader,
     if (!e.detail.contains("after") || !e.detail["after"].is_number()) continue;
     for (auto& g : sc.groups) {
       if (g.name != e.group) continue;
-      const double at = double(e.tsMs - fromMs) / 1000.0, after = e.detail["after"].get<double>();
-      if (at < 0 || after <= 0) continue;
+      const double at = std::max(0.0, double(e.tsMs - fromMs) / 1000.0 - g.latencyMs / 1000.0);
+      const double after = e.detail["after"].get<double>();
+      if (e.tsMs < fromMs || after <= 0) continue;
       auto near = std::find_if(g.limitChanges.begin(), g.limitChanges.end(), [&](const auto& c) {
         return std::abs(c.first - at) <= 3 && std::abs(c.second - after) <= 0.05 * after;
       });

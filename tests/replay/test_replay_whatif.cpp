@@ -1,7 +1,7 @@
 // What-if re-drive end to end: an incident recorded on purpose (engine + simulator + quota drop) is found,
 // rebuilt as a workload and an upstream schedule, and re-driven: unedited it pays about the recording's 429s,
-// with halved concurrency no more; the report names the incident and holds its events; the Markdown report
-// lists the timeline.
+// with halved concurrency fewer than the recording; the report names the incident and holds its events; the
+// Markdown report lists the timeline.
 #include "incident_report.h"
 #include "replay_recording.h"
 #include "what_if_runner.h"
@@ -68,7 +68,7 @@ class TestReplayWhatIf : public QObject {
     QVERIFY2(sc, err.c_str());
     WhatIfOverrides ov = WhatIfOverrides::fromJson({{"concurrency_scale", 0.5}}, "(test)");
     WhatIfOptions opts;
-    opts.speed = qEnvironmentVariableIsSet("TG_REPLAY_SPEED") ? qEnvironmentVariable("TG_REPLAY_SPEED").toDouble() : 3;  // above ~5x the compressed run loses part of the 429 bursts at quota drops
+    if (qEnvironmentVariableIsSet("TG_REPLAY_SPEED")) opts.speed = qEnvironmentVariable("TG_REPLAY_SPEED").toDouble();
     opts.drainCapS = 20;
     QElapsedTimer t;
     t.start();
@@ -85,16 +85,17 @@ class TestReplayWhatIf : public QObject {
     QVERIFY(r.recorded.total.r429 > 0);
     QVERIFY(base.redriven.total.r429 > 0);
     // Fidelity: re-driving the recorded arrivals against the rebuilt upstream, settings unchanged, pays
-    // about the recording's 429s (34 recorded, 32 re-driven in the run this was written against).
+    // about the recording's 429s (34 recorded, 36-43 re-driven at 3x and 10x in the runs this was written
+    // against). At a quota drop the requests in flight meet the lower limit, so the count follows concurrency.
     const double rec = static_cast<double>(r.recorded.total.r429);
-    QVERIFY2(std::abs(static_cast<double>(base.redriven.total.r429) - rec) <= std::max(5.0, 0.35 * rec),
+    QVERIFY2(std::abs(static_cast<double>(base.redriven.total.r429) - rec) <= std::max(5.0, 0.4 * rec),
              qPrintable(QString("unedited re-drive %1 vs recorded %2").arg(base.redriven.total.r429).arg(rec)));
-    // Halved concurrency does not make it worse. (Fewer 429s than the recording is not claimed here: in
-    // this incident the 429s come at window boundaries after the quota drops, not from the number in
-    // flight, so halving hardly changes them; see the closing note of the session that wrote this.)
-    QVERIFY2(r.redriven.total.r429 <= base.redriven.total.r429 * 6 / 5 + 2,
-             qPrintable(QString("halved %1, unedited %2, recorded %3")
-                            .arg(r.redriven.total.r429).arg(base.redriven.total.r429).arg(rec)));
+    // The what-if: halved concurrency pays fewer 429s than the recording (16-17 vs 31-34 measured), and
+    // clearly fewer than the same re-drive unedited, so the difference is the setting, not the re-drive.
+    QVERIFY2(r.redriven.total.r429 < r.recorded.total.r429,
+             qPrintable(QString("halved %1, recorded %2").arg(r.redriven.total.r429).arg(rec)));
+    QVERIFY2(r.redriven.total.r429 * 4 <= base.redriven.total.r429 * 3,
+             qPrintable(QString("halved %1, unedited %2").arg(r.redriven.total.r429).arg(base.redriven.total.r429)));
     QVERIFY(r.redriven.total.arrivals > r.recorded.total.arrivals * 8 / 10);
 
     const QString reportPath = dir_.filePath("report.json");
