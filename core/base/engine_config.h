@@ -53,6 +53,9 @@ struct GroupConfig {
   double requestsPerMinute = 0;  // known quota per key, 0 = learn from headers
   double tokensPerMinute = 0;
   double bucketFraction = 0.98;  // local bucket runs at this fraction of the known quota
+  // Length of the upstream's quota window when its headers do not say (OpenAI's and Anthropic's don't);
+  // 0 = infer it from the longest reset seen, rounded up to a window length providers use (>= 1 s).
+  double quotaWindowS = 0;
   BreakerConfig breaker;
 };
 

@@ -51,6 +51,7 @@ GroupConfig readGroup(JsonObjectReader& r) {
   g.requestsPerMinute = r.number("requests_per_minute", 0, 0, kBig);
   g.tokensPerMinute = r.number("tokens_per_minute", 0, 0, kBig);
   g.bucketFraction = r.number("bucket_fraction", g.bucketFraction, 0.05, 1.0);
+  g.quotaWindowS = r.number("quota_window_s", 0, 0, 86400 * 31);
   if (const auto* b = r.child("breaker")) {
     g.breaker = ConfigLoader::readBreaker(*b, r.file(), r.pathOf("breaker"));
   }

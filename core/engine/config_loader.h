@@ -11,7 +11,8 @@
 //               "keys": [{"name": "a", "env": "OPENAI_API_KEY", "header": "Authorization", "prefix": "Bearer "}],
 //               "headers": {"anthropic-version": "2023-06-01"},   // sent with every request of the group
 //               "concurrency": 16, "min_concurrency": 1, "adaptive": true,
-//               "requests_per_minute": 0, "tokens_per_minute": 0, "bucket_fraction": 0.97,
+//               "requests_per_minute": 0, "tokens_per_minute": 0, "bucket_fraction": 0.98,
+//               "quota_window_s": 0,   // the upstream's window when its headers don't say; 0 = infer (>= 1 s)
 //               "breaker": {"window_s": 10, "min_calls": 20, "failure_share": 0.5, "open_s": 5, "half_open_probes": 3}}],
 //   "simulator": {...tollgate-sim config...},   // optional: run the simulator in-process; base_url "sim" points at it
 //   "workload": {...synthetic profile...},      // optional: the demo workload (synthetic_workload.h)

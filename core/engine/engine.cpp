@@ -211,7 +211,7 @@ class EngineLoop {
       auto g = std::make_unique<GroupRt>(gc, cfg_, now);
       for (const auto& kc : gc.keys) {
         KeyRt k{kc, keyFingerprint(kc.secret),
-                QuotaTracker(gc.bucketFraction, {gc.requestsPerMinute, gc.tokensPerMinute}, now), 0, {}};
+                QuotaTracker(gc.bucketFraction, {gc.requestsPerMinute, gc.tokensPerMinute}, now, gc.quotaWindowS), 0, {}};
         if (!kc.secret.empty()) {
           SecretRegistry::add(kc.secret);
           k.authLine = kc.header + ": " + kc.prefix + kc.secret;
@@ -222,7 +222,7 @@ class EngineLoop {
         KeyConfig none;
         none.name = "default";
         g->keys.push_back(KeyRt{none, keyFingerprint(""),
-                                QuotaTracker(gc.bucketFraction, {gc.requestsPerMinute, gc.tokensPerMinute}, now),
+                                QuotaTracker(gc.bucketFraction, {gc.requestsPerMinute, gc.tokensPerMinute}, now, gc.quotaWindowS),
                                 0, {}});
       }
       groups_.push_back(std::move(g));

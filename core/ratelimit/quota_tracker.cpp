@@ -8,11 +8,8 @@
 namespace tg {
 namespace {
 
-// A window length from the longest reset seen: round up to a length providers actually use. Sub-second
-// resets (a time-compressed simulator, as in a what-if re-drive) are taken as they are, to the millisecond:
-// rounding them up to 1 s would pace a 1/10-s window at a tenth of its rate.
+// A window length from the longest reset seen: round up to a length providers actually use.
 double niceWindow(double s) {
-  if (s < 0.98) return std::max(0.001, std::ceil(s * 1000) / 1000);
   static constexpr double kWindows[] = {1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 86400};
   for (double w : kWindows)
     if (s <= w * 1.02) return w;
@@ -37,8 +34,8 @@ std::string formatClock(EpochMs ms) {
 }
 
 QuotaTracker::QuotaTracker(double bucketFraction, std::array<double, kDimensionCount> configuredPerMinute,
-                           TimePoint now)
-    : fraction_(bucketFraction) {
+                           TimePoint now, double windowHintS)
+    : fraction_(bucketFraction), windowHintS_(windowHintS) {
   for (int i = 0; i < kDimensionCount; ++i) {
     dims_[i].configuredPerMinute = configuredPerMinute[i];
     if (configuredPerMinute[i] > 0) {
@@ -52,7 +49,9 @@ QuotaTracker::QuotaTracker(double bucketFraction, std::array<double, kDimensionC
 void QuotaTracker::retuneBucket(Dim& d, TimePoint now) {
   if (!known(d.limit) || d.limit <= 0) return;
   double window = d.windowS;
-  if (window <= 0) window = niceWindow(d.maxResetInS > 0 ? d.maxResetInS : 1.0);
+  // No window reported: the configured one, else the longest reset seen rounded up to a provider's window
+  // (a time-compressed what-if simulator has sub-second windows: it configures them).
+  if (window <= 0) window = windowHintS_ > 0 ? windowHintS_ : niceWindow(std::max(1.0, d.maxResetInS));
   const double rate = fraction_ * d.limit / window;
   const double burst = std::max(1.0, fraction_ * d.limit);
   if (std::abs(rate - d.bucket.rate()) > 1e-9 || std::abs(burst - d.bucket.burst()) > 1e-9)
@@ -162,13 +161,25 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     if (d.configuredPerMinute <= 0 || !known(d.limit)) d.limit = s->limit;
     else d.limit = std::min(d.limit, s->limit);  // the server's word beats our config when lower
     const bool timeToFull = s->dialect == "openai" || s->dialect == "anthropic";
-    // Grew back while the window cannot have turned yet: this upstream refills continuously. "Cannot have
-    // turned": this response arrived before the earliest the previous reset could fall (its request's
-    // send time + the reset it told). Judged against the latest reset instead, a fixed window's ordinary
-    // turnover seen through response latency would pass for a refill.
-    if (timeToFull && known(s->remaining) && known(d.remaining) && d.hasReset && now < d.earliestResetAt &&
-        s->remaining > d.remaining + inFlightOthers + 2 && d.refillEvidence < 3)
-      ++d.refillEvidence;
+    // Within one fixed window, remaining never grows. So a response B showing more remaining than an
+    // earlier response A, at the same limit, proves a continuous refill when B was certainly counted after A
+    // (A came back before B was sent) and before A's window could have turned (B came back before A's send
+    // time + the reset A told). Response latency can blur neither condition: a fixed window's turnover, seen
+    // late, does not pass for a refill, and a token bucket holding steady under load (remaining flat while
+    // we spend) does show one.
+    if (timeToFull && known(s->remaining) && d.refillEvidence < 3) {
+      for (const auto& a : d.seen)
+        if (a.receivedAt < sent && now + std::chrono::milliseconds(2) < a.earliestReset && a.limit == s->limit && s->remaining > a.remaining) {
+          ++d.refillEvidence;
+          d.seen.clear();  // one proof per batch of responses
+          break;
+        }
+      if (s->resetInS && d.refillEvidence < 3) {
+        d.seen.push_back({sent, now, sent + fromSeconds(std::max(0.0, *s->resetInS)), s->remaining, s->limit});
+        while (d.seen.size() > 32 || (!d.seen.empty() && d.seen.front().earliestReset <= now)) d.seen.pop_front();
+      }
+      if (d.refillEvidence >= 3) d.seen.clear();
+    }
     if (known(s->remaining)) {
       const double unseen = dim == Dimension::Requests ? inFlightOthers : 0;
       d.remaining = std::max(0.0, s->remaining - unseen);
@@ -190,7 +201,6 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       const double in = std::max(0.0, *s->resetInS);
       d.hasReset = true;
       d.resetAt = now + fromSeconds(in);
-      d.earliestResetAt = sent + fromSeconds(in);
       d.resetAtEpochMs = nowEpoch + static_cast<EpochMs>(in * 1000);
       if (!d.windowReported && d.configuredPerMinute <= 0) d.maxResetInS = std::max(d.maxResetInS, in);
     }

@@ -9,6 +9,7 @@
 #include "token_bucket.h"
 
 #include <array>
+#include <deque>
 #include <optional>
 #include <string>
 
@@ -27,8 +28,10 @@ struct QuotaChange {
 
 class QuotaTracker {
  public:
-  // configuredPerMinute: per-dimension quota known from config (0 = learn from headers).
-  QuotaTracker(double bucketFraction, std::array<double, kDimensionCount> configuredPerMinute, TimePoint now);
+  // configuredPerMinute: per-dimension quota known from config (0 = learn from headers). windowHintS: the
+  // upstream's window length when its headers do not report one (0 = infer from the resets seen).
+  QuotaTracker(double bucketFraction, std::array<double, kDimensionCount> configuredPerMinute, TimePoint now,
+               double windowHintS = 0);
 
   // reserve: tokens of the local request bucket that this request must leave behind. Lower tiers pass a
   // small reserve so a P2 flood never takes the token a P0 request arrives for.
@@ -61,8 +64,7 @@ class QuotaTracker {
     double limit = kUnknown;
     double remaining = kUnknown;  // estimate: reported minus what we sent since
     bool hasReset = false;
-    TimePoint resetAt{};         // latest the reset can be: receipt + reset (what waits honour)
-    TimePoint earliestResetAt{}; // earliest it can be: send + reset (what refill evidence is judged by)
+    TimePoint resetAt{};  // latest the reset can be: receipt + reset (what waits honour)
     EpochMs resetAtEpochMs = 0;
     double windowS = 0;       // 0 = unknown
     double maxResetInS = 0;   // longest reset seen: an estimate of the window when none is reported
@@ -75,6 +77,12 @@ class QuotaTracker {
     // refills at once at the reset. Continuous refill is assumed only after responses showed remaining
     // growing back before the reset, beyond what requests in flight explain.
     int refillEvidence = 0;
+    // Recent responses, oldest first, for that judgement (a few dozen; older ones age out).
+    struct Seen {
+      TimePoint sentAt, receivedAt, earliestReset;  // earliestReset: send + the reset it told
+      double remaining, limit;
+    };
+    std::deque<Seen> seen;
     TimePoint refilledAt{};
     TokenBucket bucket;
   };
@@ -83,6 +91,7 @@ class QuotaTracker {
   static const QuotaScope* pick(const QuotaReading& r, Dimension d);
 
   double fraction_;
+  double windowHintS_ = 0;
   std::array<Dim, kDimensionCount> dims_;
   TimePoint blockedUntil_{};
   EpochMs blockedUntilEpoch_ = 0;

@@ -50,6 +50,7 @@ EngineConfig WhatIfRunner::baseConfig(const ReplayScenario& sc, double speed) {
     gc.name = g.name;
     gc.keys.push_back(KeyConfig{"k1", "", "what-if-key", "Authorization", "Bearer "});
     gc.concurrency = std::max(1, g.concurrency);
+    gc.quotaWindowS = g.windowS / speed;  // the compressed simulator's window: its headers do not say
     gc.breaker.windowS /= speed;
     gc.breaker.openS /= speed;
     total += gc.concurrency;

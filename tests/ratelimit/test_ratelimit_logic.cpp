@@ -290,6 +290,54 @@ class TestRateLimitLogic : public QObject {
     QCOMPARE(qt.check({1, 0}, t0 + 31100ms, 0).wait, Duration::zero());
   }
 
+  // OpenAI-style headers (reset = until full) from a fixed 1-s window of 100, seen through 300 ms of latency
+  // and some jitter: each window's turnover arrives late, yet it must never pass for a continuous refill.
+  void fixedWindowSeenThroughLatencyIsNotTakenForARefill() {
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    int countedInWindow = 0, window = 0;
+    for (int i = 0; i < 50; ++i) {  // one request every 100 ms, counted 150 ms after sending
+      const double u = 0.1 * i + 0.15;  // server time, seconds from t0
+      if (int(u) != window) {
+        window = int(u);
+        countedInWindow = 0;
+      }
+      ++countedInWindow;
+      QuotaReading r;
+      r.scopes.push_back(scope(Dimension::Requests, 100, 100 - 9 * countedInWindow, std::ceil(u + 1e-9) - u));
+      r.scopes.back().dialect = "openai";
+      const TimePoint sent = t0 + std::chrono::milliseconds(100 * i);
+      // The last response of each window is handled 40 ms late (a busy loop): a receipt-anchored reset then
+      // falls after the next window's first response.
+      qt.onResponse(r, 2, sent + (i % 10 == 8 ? 340ms : 300ms), 0, sent);
+    }
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Requests, 100, 0, 0.5));
+    r.scopes.back().dialect = "openai";
+    qt.onResponse(r, 0, t0 + 5s, 0, t0 + 5s - 300ms);
+    const QuotaWait w = qt.check({1, 0}, t0 + 5s, 0);
+    QVERIFY2(w.reason.find("exhausted") != std::string::npos && w.wait >= 450ms, w.reason.c_str());
+  }
+
+  // A token bucket holding steady under load: remaining stays flat (5, 6, 5, 6...) while we keep spending,
+  // which a fixed window cannot do. Continuous refill is recognised, and an empty bucket waits for one token.
+  void tokenBucketHoldingSteadyIsRecognisedAsARefill() {
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    for (int i = 0; i < 20; ++i) {
+      const TimePoint sent = t0 + std::chrono::milliseconds(20 * i);
+      const double remaining = 5 + i % 2;
+      QuotaReading r;
+      r.scopes.push_back(scope(Dimension::Requests, 50, remaining, (50 - remaining) / 50));
+      r.scopes.back().dialect = "openai";
+      qt.onResponse(r, 1, sent + 30ms, 0, sent);
+    }
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Requests, 50, 0, 1.0));
+    r.scopes.back().dialect = "openai";
+    qt.onResponse(r, 0, t0 + 1s, 0, t0 + 1s - 30ms);
+    const QuotaWait w = qt.check({1, 0}, t0 + 1s, 0);
+    QVERIFY2(w.reason.find("refill") != std::string::npos && w.wait <= 100ms, w.reason.c_str());
+  }
+
   void quotaTrackerOpenAiHeadersOnAFixedWindowWaitForTheReset() {
     // The same dialect from a fixed window: remaining never grows before the reset, so nothing is
     // assumed to come back early.
@@ -300,6 +348,25 @@ class TestRateLimitLogic : public QObject {
     qt.onResponse(r, 0, t0, 0);
     QuotaWait w = qt.check({1, 0}, t0 + 500ms, 0);
     QVERIFY2(w.wait >= 1400ms && w.wait <= 1500ms, w.reason.c_str());
+  }
+
+  void unreportedWindowComesFromTheConfigElseFromResetsRoundedUp() {
+    // OpenAI-style: a limit of 100, no window in the headers. Inferred, the window is the longest reset
+    // rounded up to a provider's length (>= 1 s); a time-compressed simulator configures its 0.1 s window.
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Requests, 100, kUnknown, 0.05));
+    r.scopes.back().dialect = "openai";
+    QuotaTracker inferred(1.0, {0, 0}, t0);
+    QuotaTracker configured(1.0, {0, 0}, t0, 0.1);
+    inferred.onResponse(r, 0, t0, 0);
+    configured.onResponse(r, 0, t0, 0);
+    for (int i = 0; i < 100; ++i) {
+      inferred.onSend({1, 0}, t0);
+      configured.onSend({1, 0}, t0);
+    }
+    const QuotaWait wi = inferred.check({1, 0}, t0, 0), wc = configured.check({1, 0}, t0, 0);
+    QVERIFY2(wi.wait >= 9ms && wi.wait <= 11ms, wi.reason.c_str());  // 100 per 1 s
+    QVERIFY2(wc.wait > Duration::zero() && wc.wait <= 1100us, wc.reason.c_str());  // 100 per 0.1 s
   }
 
   void lowerTiersLeaveAReserveForP0() {
