@@ -17,6 +17,7 @@ namespace tgbench {
 namespace {
 
 constexpr const char* kRetryAfter = "retry-after:";
+constexpr const char* kRetryAfterMs = "retry-after-ms:";  // OpenAI's; the SDKs read it before Retry-After
 constexpr const char* kBody = R"({"max_tokens":16})";
 constexpr double kMaxPollS = 0.02;
 
@@ -25,15 +26,20 @@ struct Transfer {
   int request = -1;
   double startS = 0;
   double retryAfterS = -1;  // from the response, -1 = none
+  bool retryAfterFromMs = false;  // retryAfterS came from retry-after-ms: a plain Retry-After does not replace it
 };
 
 size_t discardBody(char*, size_t size, size_t n, void*) { return size * n; }
 
 size_t readHeader(char* data, size_t size, size_t n, void* user) {
   const size_t len = size * n;
+  auto* t = static_cast<Transfer*>(user);
+  const size_t mlen = std::char_traits<char>::length(kRetryAfterMs);
   const size_t klen = std::char_traits<char>::length(kRetryAfter);
-  if (len > klen && strncasecmp(data, kRetryAfter, klen) == 0) {
-    auto* t = static_cast<Transfer*>(user);
+  if (len > mlen && strncasecmp(data, kRetryAfterMs, mlen) == 0) {
+    t->retryAfterS = std::atof(std::string(data + mlen, len - mlen).c_str()) / 1000.0;
+    t->retryAfterFromMs = true;
+  } else if (len > klen && strncasecmp(data, kRetryAfter, klen) == 0 && !t->retryAfterFromMs) {
     t->retryAfterS = std::atof(std::string(data + klen, len - klen).c_str());
   }
   return len;
@@ -109,6 +115,7 @@ RunLog BaselineClient::run(const std::vector<Arrival>& arrivals, double duration
     t->request = idx;
     t->startS = now;
     t->retryAfterS = -1;
+    t->retryAfterFromMs = false;
     CURL* e = t->easy;
     check(curl_easy_setopt(e, CURLOPT_URL, url.c_str()), "CURLOPT_URL");
     check(curl_easy_setopt(e, CURLOPT_POSTFIELDS, kBody), "CURLOPT_POSTFIELDS");

@@ -17,6 +17,7 @@ nlohmann::json Scenario::simJson() const {
   groupsJson["default"] = {{"limit", 0}};
   return {{"dialect", dialect},
           {"retry_after", dialect != "none" && retryAfter},
+          {"retry_after_format", retryAfterFormat},
           {"group_by", "header"},
           {"default_group", "default"},
           {"seed", 1},

@@ -23,6 +23,7 @@ struct Scenario {
   std::vector<GroupSpec> groups;
   std::string dialect = "openai";
   bool retryAfter = true;
+  std::string retryAfterFormat = "seconds";  // the simulator's: "seconds", "http-date", or "ms" (+ retry-after-ms)
   std::string algorithm = "token-bucket";
   nlohmann::json latency = {{"distribution", "fixed"}, {"mean", 20}};
   int concurrencyPerGroup = 16;  // Tollgate's ceiling and the baselines' fixed concurrency

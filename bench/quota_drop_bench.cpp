@@ -1,7 +1,13 @@
 // quota_drop_bench: the upstream halves every quota mid-run (SimServer::scaleQuota("*", 0.5)). Per strategy:
 // how long until goodput is within 5% of the new quota, and how many 429s were paid after the drop.
 //
-//   quota_drop_bench [--seconds 30] [--drop-at 15] [--dialect openai] [--latency-ms 20] [--json FILE]
+//   quota_drop_bench [--seconds 30] [--drop-at 15] [--dialect openai] [--latency-ms 20]
+//                    [--retry-after-format ms|seconds|http-date] [--json FILE]
+//
+// The simulator's 429s carry retry-after-ms and a whole-second Retry-After (format "ms", the default), as
+// OpenAI's do; the SDKs and Tollgate read retry-after-ms first, and so does the Retry-After-only baseline.
+// With "seconds", a 429 just after the drop says "Retry-After: 1" for a wait of tens of milliseconds, and every
+// strategy that honours it loses a whole 1-s window to the rounding.
 //
 // Same three groups and workload (with the P2 flood) as goodput_bench. Settling: seconds are counted from the
 // drop; the settle time is the start of the first of three consecutive one-second windows whose goodput is
@@ -66,6 +72,7 @@ int main(int argc, char** argv) {
   Scenario sc;
   sc.groups = threeGroups();
   sc.dialect = args.text("dialect", "openai");
+  sc.retryAfterFormat = args.text("retry-after-format", "ms");
   sc.latency = {{"distribution", "fixed"}, {"mean", args.number("latency-ms", 20)}};
   if (args.number("bucket-fraction", 0) > 0) sc.groupExtra["bucket_fraction"] = args.number("bucket-fraction", 0);
   const double newQuota = sc.quotaPerS() / 2;
@@ -90,8 +97,9 @@ int main(int argc, char** argv) {
                     {"per_second", toJson(perSecond(log))}});
   }
 
-  std::printf("\nQuota drop: every quota halves at %.0f s (%.0f/s -> %.0f/s); %.0f s per run\n\n", dropS, sc.quotaPerS(),
-              newQuota, seconds);
+  std::printf("\nQuota drop: every quota halves at %.0f s (%.0f/s -> %.0f/s); %.0f s per run; 429s carry %s\n\n",
+              dropS, sc.quotaPerS(), newQuota, seconds,
+              sc.retryAfterFormat == "ms" ? "retry-after-ms + Retry-After" : ("Retry-After as " + sc.retryAfterFormat).c_str());
   TablePrinter t({"strategy", "settle s (+-5%)", "goodput after / new quota", "429s after drop", "429s first 5 s",
                   "429/s before drop", "429s after / Tollgate's"});
   const DropFigures& tgf = figs["tollgate"];
@@ -117,6 +125,7 @@ int main(int argc, char** argv) {
                        {"machine", machineJson()},
                        {"seconds", seconds},
                        {"drop_at_s", dropS},
+                       {"retry_after_format", sc.retryAfterFormat},
                        {"quota_per_s_before", sc.quotaPerS()},
                        {"quota_per_s_after", newQuota},
                        {"sim", sc.simJson()},
