@@ -2,7 +2,9 @@
 // no limit and no latency, in the same process and the same run. Runs alternate (bare, engine, bare, ...)
 // so both see the same neighbours on a shared machine; the figure is the ratio of the medians.
 //
-//   overhead_bench [--requests 20000] [--rounds 3] [--concurrency 16] [--json FILE]
+//   overhead_bench [--requests 20000] [--rounds 7] [--concurrency 16] [--only bare|engine] [--json FILE]
+//
+// --only runs one side (for a profiler: perf record, strace -c); no ratio is printed then.
 //
 // Both keep `concurrency` requests in flight on one connection pool, POST the same body with the same headers,
 // and stop after `requests` completions (or 60 s). CPU time of the whole process (client + in-process simulator)
@@ -140,9 +142,14 @@ Measured engineRun(const tg::EngineConfig& cfg, int requests) {
 int main(int argc, char** argv) {
   const Args args(argc, argv);
   const int requests = static_cast<int>(args.number("requests", 20000));
-  const int rounds = static_cast<int>(args.number("rounds", 3));
+  const int rounds = static_cast<int>(args.number("rounds", 7));  // a median of 7: the machine is shared
   const int concurrency = static_cast<int>(args.number("concurrency", 16));
   const std::string jsonPath = args.text("json", "build/bench-results/overhead_bench.json");
+  const std::string only = args.text("only", "");
+  if (!only.empty() && only != "bare" && only != "engine") {
+    std::fprintf(stderr, "overhead_bench: --only expects bare or engine, got '%s'\n", only.c_str());
+    return 2;
+  }
 
   const nlohmann::json simJson{{"dialect", "none"},
                                {"group_by", "header"},
@@ -165,6 +172,16 @@ int main(int argc, char** argv) {
   std::vector<double> bare, eng, bareCpu, engCpu;
   nlohmann::json rows = nlohmann::json::array();
   bareLoop(base + "/v1/chat/completions", std::min(2000, requests), concurrency);  // warm-up, not counted
+  if (!only.empty()) {
+    for (int r = 0; r < rounds; ++r) {
+      const Measured m = only == "bare" ? bareLoop(base + "/v1/chat/completions", requests, concurrency)
+                                        : engineRun(cfg.engine, requests);
+      std::printf("round %d: %s %.0f/s (%d ok), CPU %.1f us/request\n", r + 1, only.c_str(), m.perS(), m.ok,
+                  m.cpuS / m.done * 1e6);
+    }
+    sim.stop();
+    return 0;
+  }
   for (int r = 0; r < rounds; ++r) {
     const Measured b = bareLoop(base + "/v1/chat/completions", requests, concurrency);
     const Measured e = engineRun(cfg.engine, requests);

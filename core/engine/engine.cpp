@@ -259,7 +259,9 @@ class EngineLoop {
       std::lock_guard lock(cmdMutex_);
       commands_.push_back(std::move(fn));
     }
-    curl_multi_wakeup(multi_);
+    // One wakeup per loop turn is enough: a burst of submits would otherwise write (and the loop read) the
+    // wakeup socket once per request.
+    if (!wakePending_.exchange(true, std::memory_order_acq_rel)) curl_multi_wakeup(multi_);
   }
 
   SnapshotPtr latest() const {
@@ -406,6 +408,7 @@ class EngineLoop {
 
   std::mutex cmdMutex_;
   std::vector<std::function<void()>> commands_;
+  std::atomic<bool> wakePending_{false};  // a wakeup is written and the loop has not taken commands since
   std::thread thread_;
 
   mutable std::mutex snapMutex_;
@@ -907,6 +910,7 @@ void EngineLoop::run() {
   const Duration snapEvery = fromSeconds(cfg_.snapshotIntervalS);
   std::vector<std::function<void()>> cmds;
   while (true) {
+    wakePending_.store(false, std::memory_order_release);  // before taking: a later post wakes the next turn
     {
       std::lock_guard lock(cmdMutex_);
       cmds.swap(commands_);
