@@ -90,12 +90,25 @@ struct Pending {
 };
 using PendingPtr = std::unique_ptr<Pending>;
 
+struct Command {  // for the loop thread: a function to run, or a request to enqueue
+  std::function<void()> fn;
+  PendingPtr pending;
+};
+
+struct SlistFree {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+using SlistPtr = std::unique_ptr<curl_slist, SlistFree>;
+
 struct KeyRt {
   KeyConfig cfg;
   std::string fingerprint;
   QuotaTracker quota;
   int inFlight = 0;
   std::string authLine;  // "Authorization: Bearer ..." (never logged)
+  // Request header lists per tier for requests without headers of their own (the common case): built once,
+  // not per attempt (a dozen allocations each).
+  std::array<SlistPtr, kTierCount> headerCache{};
 };
 
 struct GroupRt {
@@ -130,6 +143,11 @@ struct GroupRt {
 struct Transfer {
   CURL* easy = nullptr;
   curl_slist* headerList = nullptr;
+  bool ownsHeaderList = true;  // false: the key's cached list
+  void freeHeaderList() {
+    if (ownsHeaderList) curl_slist_free_all(headerList);
+    headerList = nullptr;
+  }
   PendingPtr pending;
   GroupRt* group = nullptr;
   int key = 0;
@@ -254,10 +272,13 @@ class EngineLoop {
   }
 
   // Runs fn on the loop thread within one turn.
-  void post(std::function<void()> fn) {
+  void post(std::function<void()> fn) { post(Command{std::move(fn), nullptr}); }
+  // A submitted request, built on the caller's thread: no closure to allocate per request.
+  void post(PendingPtr p) { post(Command{{}, std::move(p)}); }
+  void post(Command c) {
     {
       std::lock_guard lock(cmdMutex_);
-      commands_.push_back(std::move(fn));
+      commands_.push_back(std::move(c));
     }
     // One wakeup per loop turn is enough: a burst of submits would otherwise write (and the loop read) the
     // wakeup socket once per request.
@@ -271,12 +292,8 @@ class EngineLoop {
 
   // Loop-thread only from here on ------------------------------------------------------------------
 
-  void enqueue(Request req, ResultCallback done) {
+  void enqueue(PendingPtr p) {
     const TimePoint now = Clock::now();
-    auto p = std::make_unique<Pending>();
-    p->req = std::move(req);
-    p->done = std::move(done);
-    p->submittedAt = now;
     p->queuedAt = now;
     p->last.id = p->req.id;
     p->last.group = p->req.group;
@@ -321,6 +338,7 @@ class EngineLoop {
 
   TimePoint dispatch(TimePoint now, EpochMs nowEpoch);
   void startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now);
+  curl_slist* buildHeaders(const GroupRt& g, const KeyRt& k, const Request& r) const;
   void complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch);
   void finish(PendingPtr p, TimePoint now);
   void shed(GroupRt& g, PendingPtr p, const std::string& why, TimePoint now);
@@ -407,7 +425,7 @@ class EngineLoop {
   std::uint64_t seq_ = 0;
 
   std::mutex cmdMutex_;
-  std::vector<std::function<void()>> commands_;
+  std::vector<Command> commands_;
   std::atomic<bool> wakePending_{false};  // a wakeup is written and the loop has not taken commands since
   std::thread thread_;
 
@@ -571,6 +589,26 @@ TimePoint EngineLoop::dispatch(TimePoint now, EpochMs nowEpoch) {
   return wake;
 }
 
+curl_slist* EngineLoop::buildHeaders(const GroupRt& g, const KeyRt& k, const Request& r) const {
+  curl_slist* h = nullptr;
+  h = curl_slist_append(h, "Expect:");
+  bool hasContentType = false;
+  for (const auto& [name, value] : g.cfg.headers) {
+    if (strcasecmp(name.c_str(), "content-type") == 0) hasContentType = true;
+    h = curl_slist_append(h, (name + ": " + value).c_str());
+  }
+  for (const auto& [name, value] : r.headers) {
+    if (strcasecmp(name.c_str(), "content-type") == 0) hasContentType = true;
+    h = curl_slist_append(h, (name + ": " + value).c_str());
+  }
+  if (!hasContentType && !r.body.empty()) h = curl_slist_append(h, "Content-Type: application/json");
+  if (!k.authLine.empty()) h = curl_slist_append(h, k.authLine.c_str());
+  if (!cfg_.tierHeader.empty())
+    h = curl_slist_append(h, (cfg_.tierHeader + ": " + std::string(tierName(r.tier))).c_str());
+  if (!cfg_.groupHeader.empty()) h = curl_slist_append(h, (cfg_.groupHeader + ": " + g.cfg.name).c_str());
+  return h;
+}
+
 void EngineLoop::startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now) {
   CURL* easy;
   if (!pool_.empty()) {
@@ -608,24 +646,15 @@ void EngineLoop::startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now)
     curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
     if (r.method != "POST") curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
   }
-  curl_slist* h = nullptr;
-  h = curl_slist_append(h, "Expect:");
-  bool hasContentType = false;
-  for (const auto& [name, value] : g.cfg.headers) {
-    if (strcasecmp(name.c_str(), "content-type") == 0) hasContentType = true;
-    h = curl_slist_append(h, (name + ": " + value).c_str());
+  if (r.headers.empty() && !r.body.empty()) {
+    SlistPtr& cached = k.headerCache[static_cast<std::size_t>(r.tier)];
+    if (!cached) cached.reset(buildHeaders(g, k, r));
+    t->headerList = cached.get();
+    t->ownsHeaderList = false;
+  } else {
+    t->headerList = buildHeaders(g, k, r);
   }
-  for (const auto& [name, value] : r.headers) {
-    if (strcasecmp(name.c_str(), "content-type") == 0) hasContentType = true;
-    h = curl_slist_append(h, (name + ": " + value).c_str());
-  }
-  if (!hasContentType && !r.body.empty()) h = curl_slist_append(h, "Content-Type: application/json");
-  if (!k.authLine.empty()) h = curl_slist_append(h, k.authLine.c_str());
-  if (!cfg_.tierHeader.empty())
-    h = curl_slist_append(h, (cfg_.tierHeader + ": " + std::string(tierName(r.tier))).c_str());
-  if (!cfg_.groupHeader.empty()) h = curl_slist_append(h, (cfg_.groupHeader + ": " + g.cfg.name).c_str());
-  t->headerList = h;
-  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->headerList);
 
   k.quota.onSend({1.0, p->tokenCost}, now);
   g.breaker.onSend();
@@ -684,7 +713,7 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
   curl_multi_remove_handle(multi_, easy);
   long status = 0;
   curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(t->headerList);
+  t->freeHeaderList();
   curl_easy_reset(easy);
   pool_.push_back(easy);
 
@@ -908,14 +937,17 @@ void EngineLoop::run() {
   TimePoint nextSweep = Clock::now();
   TimePoint nextSnapshot = Clock::now();
   const Duration snapEvery = fromSeconds(cfg_.snapshotIntervalS);
-  std::vector<std::function<void()>> cmds;
+  std::vector<Command> cmds;
   while (true) {
     wakePending_.store(false, std::memory_order_release);  // before taking: a later post wakes the next turn
     {
       std::lock_guard lock(cmdMutex_);
       cmds.swap(commands_);
     }
-    for (auto& c : cmds) c();
+    for (auto& c : cmds) {
+      if (c.pending) enqueue(std::move(c.pending));
+      else c.fn();
+    }
     cmds.clear();
     TimePoint now = Clock::now();
     EpochMs nowEpoch = nowEpochMs();
@@ -963,7 +995,7 @@ void EngineLoop::run() {
     std::unique_ptr<Transfer> t(tp);
     CURL* easy = t->easy;
     curl_multi_remove_handle(multi_, easy);
-    curl_slist_free_all(t->headerList);
+    t->freeHeaderList();
     curl_easy_cleanup(easy);
     t->pending->last.error = ErrorKind::Cancelled;
     t->pending->last.errorMessage = "engine stopped while in flight";
@@ -987,10 +1019,11 @@ void Engine::start() { loop_->start(); }
 void Engine::stop() { loop_->stop(); }
 
 void Engine::submit(Request request, ResultCallback done) {
-  // The lambda owns the request until the loop takes it.
-  auto r = std::make_shared<Request>(std::move(request));
-  auto d = std::make_shared<ResultCallback>(std::move(done));
-  loop_->post([this, r, d] { loop_->enqueue(std::move(*r), std::move(*d)); });
+  auto p = std::make_unique<Pending>();
+  p->req = std::move(request);
+  p->done = std::move(done);
+  p->submittedAt = Clock::now();
+  loop_->post(std::move(p));
 }
 
 void Engine::setGlobalConcurrency(int limit, const std::string& actor) {

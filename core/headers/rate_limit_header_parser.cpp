@@ -170,8 +170,14 @@ class Reader {
 
  private:
   const Field* find(std::string_view lowerName) const {
-    auto it = fields_.find(std::string(lowerName));
+    auto it = fields_.find(lowerName);
     return it == fields_.end() ? nullptr : &it->second;
+  }
+
+  // Any field whose lower-case name starts with `prefix`: families absent from a response cost one lookup.
+  bool hasPrefix(std::string_view prefix) const {
+    auto it = fields_.lower_bound(prefix);
+    return it != fields_.end() && std::string_view(it->first).substr(0, prefix.size()) == prefix;
   }
 
   void warn(const Field& f, const std::string& what) { r_.warnings.push_back(f.name + ": '" + f.value + "' " + what); }
@@ -324,6 +330,7 @@ class Reader {
 
   // x-ratelimit-{limit,remaining,reset}-{requests,tokens}, resets as Go durations ("6m0s").
   void readOpenAi() {
+    if (!hasPrefix(hdr::kOpenAiPrefix)) return;
     for (const char* scope : {"requests", "tokens"}) {
       const std::string suffix = std::string("-") + scope;
       const Field* limitF = find(std::string(hdr::kOpenAiPrefix) + "limit" + suffix);
@@ -342,6 +349,7 @@ class Reader {
 
   // anthropic-ratelimit-<scope>-{limit,remaining,reset}, resets as RFC 3339 times.
   void readAnthropic() {
+    if (!hasPrefix(hdr::kAnthropicPrefix)) return;
     for (const char* scope : {"requests", "tokens", "input-tokens", "output-tokens"}) {
       const std::string prefix = std::string(hdr::kAnthropicPrefix) + scope + "-";
       const Field* limitF = find(prefix + "limit");
@@ -466,7 +474,7 @@ class Reader {
   }
 
   double now_;
-  std::map<std::string, Field> fields_;
+  std::map<std::string, Field, std::less<>> fields_;  // by lower-case name; looked up without copies
   QuotaReading r_;
 };
 
