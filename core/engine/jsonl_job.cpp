@@ -154,17 +154,18 @@ nlohmann::json resultToJson(const Result& r) {
 JsonlJob::JsonlJob(Engine& engine, Options opts) : engine_(engine), opts_(std::move(opts)) {
   if (opts_.results.empty()) opts_.results = opts_.input + ".results.jsonl";
   if (opts_.rejects.empty()) opts_.rejects = opts_.input + ".rejects.jsonl";
+  s_->observer = opts_.observer;
 }
 
 JsonlJob::~JsonlJob() {
   cancel();
   if (feeder_.joinable()) feeder_.join();
-  // Wait for results of what was submitted: their callbacks write to our files.
-  std::unique_lock lock(mutex_);
-  cv_.wait_for(lock, std::chrono::seconds(30), [&] { return outstanding_ == 0; });
-  lock.unlock();
-  if (resultsFd_ >= 0) ::close(resultsFd_);
-  if (rejectsFd_ >= 0) ::close(rejectsFd_);
+  // Requests still in the engine hold s_: their results are written when they come, then the files close.
+}
+
+JsonlJob::Shared::~Shared() {
+  if (resultsFd >= 0) ::close(resultsFd);
+  if (rejectsFd >= 0) ::close(rejectsFd);
 }
 
 void JsonlJob::appendLine(int fd, const std::string& line) {
@@ -190,7 +191,8 @@ void JsonlJob::start() {
     std::int64_t n = 0;
     std::string line;
     while (std::getline(probe, line)) ++n;
-    progress_.totalLines = n;
+    std::lock_guard lock(s_->mutex);
+    s_->progress.totalLines = n;
   }
   cutTornTail(opts_.results);
   {
@@ -204,22 +206,23 @@ void JsonlJob::start() {
       else logWarn("job", opts_.results + ":" + std::to_string(n) + ": unreadable result row ignored");
     }
   }
-  resultsFd_ = openAppend(opts_.results);
-  rejectsFd_ = openAppend(opts_.rejects);
+  s_->resultsFd = openAppend(opts_.results);
+  s_->rejectsFd = openAppend(opts_.rejects);
   feeder_ = std::thread([this] { feed(); });
 }
 
 void JsonlJob::feed() {
+  Shared& s = *s_;
   std::ifstream in(opts_.input);
   std::string line;
   std::int64_t lineNo = 0;
   std::unordered_set<std::string> seen;
-  while (!cancel_ && std::getline(in, line)) {
+  while (!s.cancel && std::getline(in, line)) {
     ++lineNo;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) {
-      std::lock_guard lock(mutex_);
-      ++progress_.lines;
+      std::lock_guard lock(s.mutex);
+      ++s.progress.lines;
       continue;
     }
     std::string error;
@@ -230,71 +233,71 @@ void JsonlJob::feed() {
     }
     if (!req) {
       logWarn("job", opts_.input + ":" + std::to_string(lineNo) + ": " + error);
-      appendLine(rejectsFd_, nlohmann::json{{"line", lineNo}, {"error", error}, {"raw", line}}.dump());
-      std::lock_guard lock(mutex_);
-      ++progress_.lines;
-      ++progress_.rejected;
+      appendLine(s.rejectsFd, nlohmann::json{{"line", lineNo}, {"error", error}, {"raw", line}}.dump());
+      std::lock_guard lock(s.mutex);
+      ++s.progress.lines;
+      ++s.progress.rejected;
       continue;
     }
     {
-      std::unique_lock lock(mutex_);
-      ++progress_.lines;
+      std::unique_lock lock(s.mutex);
+      ++s.progress.lines;
       if (done_.count(req->id)) {
-        ++progress_.skipped;
+        ++s.progress.skipped;
         continue;
       }
-      cv_.wait(lock, [&] { return (outstanding_ < opts_.maxOutstanding && !paused_) || cancel_; });
-      if (cancel_) break;
-      ++outstanding_;
-      ++progress_.submitted;
+      s.cv.wait(lock, [&] { return (s.outstanding < opts_.maxOutstanding && !s.paused) || s.cancel; });
+      if (s.cancel) break;
+      ++s.outstanding;
+      ++s.progress.submitted;
     }
-    engine_.submit(std::move(*req), [this](const Result& r) { onResult(r); });
+    engine_.submit(std::move(*req), [shared = s_](const Result& r) { shared->onResult(r); });
   }
-  std::lock_guard lock(mutex_);
-  progress_.inputDone = true;
-  progress_.finished = outstanding_ == 0;
-  cv_.notify_all();
+  std::lock_guard lock(s.mutex);
+  s.progress.inputDone = true;
+  s.progress.finished = s.outstanding == 0;
+  s.cv.notify_all();
 }
 
-void JsonlJob::onResult(const Result& r) {
+void JsonlJob::Shared::onResult(const Result& r) {
   // Engine thread. A result cancelled by an engine stop is not written: the next run redoes it.
   if (r.error == ErrorKind::Cancelled) {
-    std::lock_guard lock(mutex_);
-    --outstanding_;
-    progress_.finished = progress_.inputDone && outstanding_ == 0;
-    cv_.notify_all();
+    std::lock_guard lock(mutex);
+    --outstanding;
+    progress.finished = progress.inputDone && outstanding == 0;
+    cv.notify_all();
     return;
   }
-  appendLine(resultsFd_, resultToJson(r).dump());
-  if (opts_.observer) opts_.observer(r);
-  std::lock_guard lock(mutex_);
-  --outstanding_;
-  if (r.ok()) ++progress_.succeeded;
-  else ++progress_.failed;
-  progress_.finished = progress_.inputDone && outstanding_ == 0;
-  cv_.notify_all();
+  appendLine(resultsFd, resultToJson(r).dump());
+  if (observer) observer(r);
+  std::lock_guard lock(mutex);
+  --outstanding;
+  if (r.ok()) ++progress.succeeded;
+  else ++progress.failed;
+  progress.finished = progress.inputDone && outstanding == 0;
+  cv.notify_all();
 }
 
 bool JsonlJob::waitFinished(double timeoutS) {
-  std::unique_lock lock(mutex_);
-  return cv_.wait_for(lock, std::chrono::duration<double>(timeoutS), [&] { return progress_.finished; });
+  std::unique_lock lock(s_->mutex);
+  return s_->cv.wait_for(lock, std::chrono::duration<double>(timeoutS), [&] { return s_->progress.finished; });
 }
 
 void JsonlJob::setPaused(bool paused) {
-  paused_ = paused;
-  std::lock_guard lock(mutex_);
-  cv_.notify_all();
+  s_->paused = paused;
+  std::lock_guard lock(s_->mutex);
+  s_->cv.notify_all();
 }
 
 void JsonlJob::cancel() {
-  cancel_ = true;
-  std::lock_guard lock(mutex_);
-  cv_.notify_all();
+  s_->cancel = true;
+  std::lock_guard lock(s_->mutex);
+  s_->cv.notify_all();
 }
 
 JobProgress JsonlJob::progress() const {
-  std::lock_guard lock(mutex_);
-  return progress_;
+  std::lock_guard lock(s_->mutex);
+  return s_->progress;
 }
 
 }  // namespace tg

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -54,7 +55,9 @@ class JsonlJob {
 
   // Thread-safe after construction. The engine must outlive the job.
   JsonlJob(Engine& engine, Options opts);
-  ~JsonlJob();  // waits for the writer; does not cancel requests in the engine
+  // Stops feeding and returns without waiting: requests already in the engine still complete, and their
+  // results are still written (the files stay open until the last one is in).
+  ~JsonlJob();
 
   // Opens files (throws std::runtime_error naming the file on failure), scans results for resume,
   // then feeds the engine from a background thread.
@@ -62,26 +65,32 @@ class JsonlJob {
   bool waitFinished(double timeoutS);  // true when every request has a result
   void cancel();                       // stops feeding; already submitted requests still complete
   void setPaused(bool paused);         // stops/resumes feeding; what is queued in the engine goes on
-  bool paused() const { return paused_; }
+  bool paused() const { return s_->paused; }
   JobProgress progress() const;
   const Options& options() const { return opts_; }
 
  private:
+  // What result callbacks touch: owned jointly by the job and every request still in the engine.
+  struct Shared {
+    std::function<void(const Result&)> observer;
+    int resultsFd = -1;
+    int rejectsFd = -1;
+    std::mutex mutex;
+    std::condition_variable cv;
+    JobProgress progress;
+    std::int64_t outstanding = 0;
+    std::atomic<bool> cancel{false};
+    std::atomic<bool> paused{false};
+    ~Shared();
+    void onResult(const Result& r);
+  };
   void feed();
-  void onResult(const Result& r);
-  void appendLine(int fd, const std::string& line);
+  static void appendLine(int fd, const std::string& line);
 
   Engine& engine_;
   Options opts_;
-  int resultsFd_ = -1;
-  int rejectsFd_ = -1;
   std::unordered_set<std::string> done_;
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  JobProgress progress_;
-  std::int64_t outstanding_ = 0;
-  std::atomic<bool> cancel_{false};
-  std::atomic<bool> paused_{false};
+  std::shared_ptr<Shared> s_ = std::make_shared<Shared>();
   std::thread feeder_;
 };
 

@@ -1,7 +1,14 @@
-// JSONL job lines: every field validated, errors name the field.
+// JSONL job lines: every field validated, errors name the field. A job dropped while its requests are in
+// flight (the dashboard replacing it) returns at once and still writes every result, against the simulator.
+#include "engine_fixture.h"
 #include "jsonl_job.h"
 
+#include <QElapsedTimer>
+#include <QTemporaryDir>
 #include <QtTest>
+
+#include <fstream>
+#include <set>
 
 using namespace tg;
 
@@ -63,6 +70,44 @@ class TestJsonlJob : public QObject {
     r.status = 200;
     r.body = R"({"a":1})";
     QCOMPARE(resultToJson(r)["body"]["a"].get<int>(), 1);
+  }
+
+  void droppingAJobInFlightReturnsAtOnceAndLosesNoResult() {
+    // 300 ms per response, 4 in flight: 12 requests take about a second.
+    const nlohmann::json simJson{{"dialect", "none"}, {"group_by", "header"}, {"default_group", "g"},
+                                 {"groups", {{"g", {{"limit", 0}}}}},
+                                 {"latency_ms", {{"distribution", "fixed"}, {"mean", 300}}}};
+    const nlohmann::json engineJson{
+        {"name", "jsonl-test"},
+        {"groups", nlohmann::json::array({{{"name", "g"}, {"base_url", "sim"}, {"concurrency", 4},
+                                           {"keys", nlohmann::json::array({{{"name", "k"}}})}}})}};
+    tgtest::EngineUnderTest eut(simJson, engineJson);
+    QTemporaryDir dir;
+    const std::string input = dir.filePath("job.jsonl").toStdString();
+    {
+      std::ofstream out(input);
+      for (int i = 0; i < 12; ++i)
+        out << nlohmann::json{{"id", "j" + std::to_string(i)}, {"group", "g"}, {"url", "/v1/chat/completions"}}.dump()
+            << "\n";
+    }
+    auto job = std::make_unique<JsonlJob>(eut.engine(), JsonlJob::Options{input, {}, {}, 20000, {}});
+    job->start();
+    QTRY_VERIFY_WITH_TIMEOUT(job->progress().submitted == 12, 5000);
+    QVERIFY(job->progress().done() < 12);  // still in flight
+    QElapsedTimer t;
+    t.start();
+    job.reset();
+    QVERIFY2(t.elapsed() < 200, qPrintable(QString("destructor took %1 ms").arg(t.elapsed())));
+    // The engine finishes them after the job object is gone; each result still lands in the file, once.
+    auto lines = [&] {
+      std::ifstream in(input + ".results.jsonl");
+      std::set<std::string> ids;
+      int n = 0;
+      for (std::string l; std::getline(in, l); ++n) ids.insert(nlohmann::json::parse(l)["id"].get<std::string>());
+      return std::make_pair(n, ids.size());
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(lines().first, 12, 10000);
+    QCOMPARE(lines().second, std::size_t(12));
   }
 };
 
