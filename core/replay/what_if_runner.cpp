@@ -22,15 +22,6 @@ struct Arrival {
   Tier tier;
 };
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return kUnknown;
-  const std::size_t k = std::min(v.size() - 1, std::size_t(p * double(v.size() - 1) + 0.5));
-  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(k), v.end());
-  return v[k];
-}
-
-nlohmann::json num(double v) { return known(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
 }  // namespace
 
 EngineConfig WhatIfRunner::baseConfig(const ReplayScenario& sc, double speed) {
@@ -213,8 +204,8 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
     return a.group != b.group ? a.group < b.group : a.tsMs < b.tsMs;
   });
   res.redriven = ReplaySummary::fromSamples(res.samples, sc.fromMs);
-  res.p0TotalP50Ms = percentile(p0Total, 0.5);
-  res.p0TotalP95Ms = percentile(p0Total, 0.95);
+  res.p0TotalP50Ms = summaryPercentile(p0Total, 0.5);
+  res.p0TotalP95Ms = summaryPercentile(p0Total, 0.95);
   if (opts.progress) opts.progress(1.0);
   res.ok = true;
   return res;
@@ -235,7 +226,7 @@ nlohmann::json WhatIfResult::toJson(const ReplayScenario& sc) const {
       {"simulator", simConfig},
       {"total", {{"recorded", recorded.total.toJson()}, {"redriven", redriven.total.toJson()}}},
       {"groups", groups},
-      {"redriven_p0_total_ms", {{"p50", num(p0TotalP50Ms)}, {"p95", num(p0TotalP95Ms)}}},
+      {"redriven_p0_total_ms", {{"p50", numberOrNull(p0TotalP50Ms)}, {"p95", numberOrNull(p0TotalP95Ms)}}},
   };
   if (sc.incident) {
     const Incident& i = *sc.incident;
