@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Everything the README's two commands need on a brand-new Debian 12 root (--no-install-recommends):
+# libqt6opengl6-dev because Debian's qt6-charts-dev needs Qt6OpenGL's CMake files without depending on them.
 PACKAGES=(cmake ninja-build g++ pkg-config
-          qt6-base-dev qt6-charts-dev libgl-dev
+          qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
           libcurl4-openssl-dev nlohmann-json3-dev libsqlite3-dev sqlite3
           libbenchmark-dev xvfb xauth)
 
@@ -21,8 +23,47 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# The Debian package that ships a CMake package's config file, for the message below.
+debian_package_for() {
+  case "$1" in
+    Qt6OpenGL) echo libqt6opengl6-dev ;;
+    Qt6Charts) echo qt6-charts-dev ;;
+    Qt6LinguistTools) echo qt6-l10n-tools ;;
+    Qt6*) echo qt6-base-dev ;;
+    CURL) echo libcurl4-openssl-dev ;;
+    nlohmann_json) echo nlohmann-json3-dev ;;
+    SQLite3) echo libsqlite3-dev ;;
+    benchmark) echo libbenchmark-dev ;;
+    *) echo "" ;;
+  esac
+}
+
 BUILD_DIR="${TOLLGATE_BUILD_DIR:-build}"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  log=$(mktemp)
+  if ! cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$log" 2>&1; then
+    # Name the missing piece instead of leaving a newcomer with a CMake trace (the trace stays in the log).
+    # ("-- Could NOT find X" lines are optional packages; a required one is indented under "CMake Error")
+    names=$( { grep -oE '(dependency|Could not find a package configuration file provided by) "?[A-Za-z0-9_]+' "$log";
+               grep -oE '^ +Could NOT find [A-Za-z0-9_]+' "$log"; } | awk '{print $NF}' | tr -d '"' | sort -u || true)
+    names+=$'\n'$(grep -oE 'Failed to find required Qt component "[A-Za-z0-9]+"' "$log" | grep -oE '"[A-Za-z0-9]+"' \
+              | tr -d '"' | sed 's/^/Qt6/' | sort -u || true)
+    cp "$log" "$BUILD_DIR/configure.log" 2>/dev/null || true
+    echo "setup: configuring the build failed (full CMake output: $BUILD_DIR/configure.log)." >&2
+    found=0
+    for n in $names; do
+      pkg=$(debian_package_for "$n")
+      if [ -n "$pkg" ]; then
+        echo "setup: CMake could not find $n: install the Debian package '$pkg' (apt-get install $pkg) and add it to PACKAGES in scripts/setup.sh." >&2
+      else
+        echo "setup: CMake could not find $n: install the Debian -dev package that ships it (apt-file search ${n}Config.cmake)." >&2
+      fi
+      found=1
+    done
+    [ "$found" -eq 1 ] || grep -E 'CMake Error|error' "$log" | head -5 >&2
+    rm -f "$log" "$BUILD_DIR/build.ninja"
+    exit 1
+  fi
+  rm -f "$log"
 fi
 cmake --build "$BUILD_DIR" -j "$(nproc)"
