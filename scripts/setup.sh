@@ -66,4 +66,5 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   fi
   rm -f "$log"
 fi
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+# TOLLGATE_SETUP_NO_BUILD=1: packages and configure only (scripts/check builds the targets it was asked for).
+[ "${TOLLGATE_SETUP_NO_BUILD:-0}" = 1 ] || cmake --build "$BUILD_DIR" -j "$(nproc)"
