@@ -710,6 +710,17 @@ int main(int argc, char** argv) {
   long maxFds = 0;
   for (const auto& s : procSamples) maxRss = std::max(maxRss, s.rssMb), maxFds = std::max(maxFds, s.fds);
   const double rssAllowed = std::max(kRssNoiseMb, kRssNoiseShare * warm->rssMb);
+  // Least-squares slope after warm-up, to tell steady growth from noise in a run that still passed.
+  double slopeKbPerMin = 0;
+  {
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (const auto& s : procSamples)
+      if (s.tS >= warm->tS) {
+        const double x = s.tS / 60, y = s.rssMb * 1024;
+        n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+      }
+    if (n >= 2 && n * sxx - sx * sx > 0) slopeKbPerMin = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  }
 
   std::printf("\nSoak figures\n\n");
   TablePrinter t({"measure", "value"});
@@ -730,7 +741,8 @@ int main(int argc, char** argv) {
   t.row({"upstream: retries after 429 / transient", std::to_string(quotaTotal) + " / " + std::to_string(transientTotal) +
                                                        " (budget allows " + fmt(allowedTransient, 0) + ")"});
   t.row({"RSS start / warm-up / end / max", fmt(procSamples.front().rssMb) + " / " + fmt(warm->rssMb) + " / " +
-                                                fmt(last.rssMb) + " / " + fmt(maxRss) + " MB"});
+                                                fmt(last.rssMb) + " / " + fmt(maxRss) + " MB (after warm-up " +
+                                                fmt(slopeKbPerMin, 0) + " kB/min)"});
   t.row({"fds start / warm-up / end / max", std::to_string(procSamples.front().fds) + " / " + std::to_string(warm->fds) +
                                                 " / " + std::to_string(last.fds) + " / " + std::to_string(maxFds)});
   t.row({"history file", fmt(historyBytes / 1024.0) + " kB, " +
@@ -790,6 +802,8 @@ int main(int argc, char** argv) {
              {"transient_retries", transientTotal},
              {"transient_allowed", allowedTransient},
              {"rss_mb", {procSamples.front().rssMb, warm->rssMb, last.rssMb}},
+             {"rss_slope_kb_per_min", slopeKbPerMin},
+             {"hidden_sends", hiddenSends},
              {"fds", {procSamples.front().fds, warm->fds, last.fds}},
              {"history_bytes", historyBytes},
              {"failures", v.failures}});
