@@ -29,6 +29,35 @@ bool containsToken(std::string_view list, std::string_view token) {
   return false;
 }
 
+// RFC 9110 5.6.2 tchar: what a method or a header name may contain.
+bool isTokenChar(unsigned char c) {
+  if (c >= '0' && c <= '9') return true;
+  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+}
+
+bool isToken(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return isTokenChar(static_cast<unsigned char>(c)); });
+}
+
+// Field values: visible characters, SP, HTAB and obs-text; never CR, LF, NUL or other controls.
+bool isFieldValue(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return c == '\t' || (c >= 0x20 && c != 0x7f);
+  });
+}
+
+// The offset of the first CR not followed by LF or LF not preceded by CR in `s`, or npos. A CR at the
+// very end may still be followed by its LF in data not yet received.
+std::size_t findBareLineEnd(std::string_view s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\n' && (i == 0 || s[i - 1] != '\r')) return i;
+    if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] != '\n') return i;
+  }
+  return std::string_view::npos;
+}
+
 HttpRequestParser::Outcome error(int status, std::string message) {
   HttpRequestParser::Outcome o;
   o.status = HttpRequestParser::Status::Error;
@@ -55,6 +84,11 @@ HttpRequestParser::Outcome HttpRequestParser::parse(std::string_view data, HttpR
   std::size_t start = 0;
   while (start + 1 < data.size() && data[start] == '\r' && data[start + 1] == '\n') start += 2;
   const auto headEnd = data.find("\r\n\r\n", start);
+  // Checked before waiting for more: a head that ends in bare LFs would otherwise never complete.
+  const std::string_view scanned =
+      data.substr(start, headEnd == std::string_view::npos ? std::string_view::npos : headEnd - start + 4);
+  if (findBareLineEnd(scanned) != std::string_view::npos)
+    return error(400, "bare CR or LF in the request head; lines must end with CRLF");
   if (headEnd == std::string_view::npos) {
     if (data.size() - start > kMaxHeaderBytes) return error(431, "request head larger than 64 KiB");
     return {};
@@ -69,11 +103,19 @@ HttpRequestParser::Outcome HttpRequestParser::parse(std::string_view data, HttpR
   const auto sp2 = line.rfind(' ');
   if (sp1 == std::string_view::npos || sp2 == sp1 || sp1 == 0) return error(400, "malformed request line");
   const std::string_view version = line.substr(sp2 + 1);
-  if (version.size() != 8 || version.substr(0, 7) != "HTTP/1.") return error(505, "only HTTP/1.x is supported");
+  if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || version[5] < '0' || version[5] > '9' ||
+      version[6] != '.' || version[7] < '0' || version[7] > '9')
+    return error(400, "malformed HTTP version in the request line");
+  if (version[5] != '1') return error(505, "only HTTP/1.x is supported");
   out = HttpRequest{};
-  out.method.assign(line.substr(0, sp1));
-  out.target.assign(trim(line.substr(sp1 + 1, sp2 - sp1 - 1)));
-  if (out.target.empty()) return error(400, "empty request target");
+  const std::string_view method = line.substr(0, sp1);
+  const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  if (!isToken(method)) return error(400, "malformed request method");
+  if (target.empty()) return error(400, "empty request target");
+  if (!isFieldValue(target) || target.find_first_of(" \t") != std::string_view::npos)
+    return error(400, "malformed request target");
+  out.method.assign(method);
+  out.target.assign(target);
   out.versionMinor = version[7] == '0' ? 0 : 1;
 
   bool chunked = false, haveLength = false, expectContinue = false;
@@ -88,6 +130,8 @@ HttpRequestParser::Outcome HttpRequestParser::parse(std::string_view data, HttpR
     if (colon == std::string_view::npos || colon == 0) return error(400, "malformed header line");
     std::string name(h.substr(0, colon));
     if (name.back() == ' ' || name.back() == '\t') return error(400, "whitespace before a header colon");
+    if (!isToken(name)) return error(400, "invalid character in a header name");
+    if (!isFieldValue(h.substr(colon + 1))) return error(400, "control character in header " + name);
     std::transform(name.begin(), name.end(), name.begin(),
                    [](char c) { return c >= 'A' && c <= 'Z' ? char(c | 0x20) : c; });
     const std::string_view value = trim(h.substr(colon + 1));

@@ -1,6 +1,8 @@
 // Incremental HTTP/1.1 request parser for the simulator: parses one request at a time from the front of a
 // connection's input buffer, so pipelined requests are handled one after another, in order.
 // Bodies are Content-Length only; chunked request bodies are refused with 411.
+// Line endings are strict CRLF: a bare LF or bare CR anywhere in the head is a 400 (RFC 9112 2.2 lets a
+// recipient reject them), so a header can never hide inside another one's value.
 // Stateless and thread-compatible.
 #pragma once
 
@@ -29,6 +31,9 @@ class HttpRequestParser {
  public:
   static constexpr std::size_t kMaxHeaderBytes = 64 * 1024;
   static constexpr std::size_t kMaxBodyBytes = 16 * 1024 * 1024;
+  // The most one request can occupy: a connection's input buffer must be able to hold this much, or a
+  // request the parser accepts could never complete.
+  static constexpr std::size_t kMaxRequestBytes = kMaxHeaderBytes + 4 + kMaxBodyBytes;
 
   enum class Status { NeedMore, Complete, Error };
   struct Outcome {

@@ -11,6 +11,8 @@ namespace {
 
 constexpr double kMaxLimit = 1e12;
 constexpr double kMaxWindowS = 366.0 * 24 * 3600;
+constexpr int kMaxConnections = 1000000;
+constexpr double kMaxTimeoutS = 24.0 * 3600;
 
 LimitAlgorithm parseAlgorithm(const std::string& s) {
   if (s == "sliding-window") return LimitAlgorithm::SlidingWindow;
@@ -126,6 +128,13 @@ SimConfig SimConfig::fromJson(const nlohmann::json& j, const std::string& file) 
     c.host = l.string("host", c.host);
     if (!isLoopbackHost(c.host)) l.fail("host", "expected a loopback host (127.0.0.1, ::1, localhost), got \"" + c.host + "\"");
     c.port = l.integer("port", c.port, 0, 65535);
+    l.finish();
+  }
+  if (const auto* conn = r.child("connections")) {
+    JsonObjectReader l(*conn, file, "/connections");
+    c.connections.maxConnections = l.integer("max", c.connections.maxConnections, 1, kMaxConnections);
+    c.connections.requestTimeoutS = l.number("request_timeout_s", c.connections.requestTimeoutS, 0.01, kMaxTimeoutS);
+    c.connections.idleTimeoutS = l.number("idle_timeout_s", c.connections.idleTimeoutS, 0.01, kMaxTimeoutS);
     l.finish();
   }
   c.dialect = parseDialect(r.string(

@@ -2,6 +2,9 @@
 //
 // {
 //   "listen":  {"host": "127.0.0.1", "port": 8787},     // loopback only (127.0.0.0/8, ::1, localhost)
+//   "connections": {"max": 1000,             // more are answered 503 and closed
+//                   "request_timeout_s": 30, // first byte of a request to its last; then 408 and close
+//                   "idle_timeout_s": 120},  // a keep-alive connection with nothing to do is closed
 //   "dialect": "x-ratelimit",          // x-ratelimit | openai | anthropic | github | ietf | ietf-structured | none
 //   "retry_after": true,               // send Retry-After on 429 (never with dialect "none")
 //   "retry_after_format": "seconds",   // seconds (rounded up) | http-date | ms (Retry-After-Ms + Retry-After)
@@ -69,6 +72,12 @@ struct SimLatencyConfig {
   double p95Ms = 0;  // uniform/lognormal; >= mean
 };
 
+struct SimConnectionLimits {
+  int maxConnections = 1000;
+  double requestTimeoutS = 30;
+  double idleTimeoutS = 120;
+};
+
 struct SimAction {
   enum class Kind { ScaleQuota, SetLimit, Errors, ResetConnections, Outage };
   Kind kind = Kind::ScaleQuota;
@@ -88,6 +97,7 @@ struct SimAction {
 struct SimConfig {
   std::string host = "127.0.0.1";
   int port = 8787;
+  SimConnectionLimits connections;
   SimDialect dialect = SimDialect::XRateLimit;
   bool retryAfter = true;
   RetryAfterFormat retryAfterFormat = RetryAfterFormat::Seconds;

@@ -29,6 +29,7 @@ const char* reason(int status) {
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
     case 411: return "Length Required";
     case 413: return "Payload Too Large";
     case 429: return "Too Many Requests";
@@ -67,6 +68,11 @@ int tierSlotOf(const HttpRequest& req) {
   return tier ? int(*tier) : 3;
 }
 
+// Requests asking for more than this are simply "more than any window allows"; the cap keeps the token
+// arithmetic (prompt + max_tokens, limiter costs as double) far from overflow.
+constexpr std::int64_t kMaxTokensCap = std::int64_t{1} << 50;
+
+// "max_tokens" of a JSON body, clamped to [0, kMaxTokensCap]; 0 when absent or not a number.
 std::int64_t maxTokensOf(const std::string& body) {
   const auto first = body.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || body[first] != '{') return 0;
@@ -74,7 +80,12 @@ std::int64_t maxTokensOf(const std::string& body) {
   if (j.is_discarded() || !j.is_object()) return 0;
   const auto it = j.find("max_tokens");
   if (it == j.end() || !it->is_number()) return 0;
-  return std::max<std::int64_t>(0, it->get<std::int64_t>());
+  if (it->is_number_unsigned())
+    return static_cast<std::int64_t>(std::min<std::uint64_t>(it->get<std::uint64_t>(), kMaxTokensCap));
+  if (it->is_number_integer()) return std::clamp<std::int64_t>(it->get<std::int64_t>(), 0, kMaxTokensCap);
+  const double v = it->get<double>();  // a float: converting an out-of-range one to an integer is undefined
+  if (!(v > 0)) return 0;
+  return v >= static_cast<double>(kMaxTokensCap) ? kMaxTokensCap : static_cast<std::int64_t>(v);
 }
 
 std::string fmt(double v) {

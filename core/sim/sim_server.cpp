@@ -27,8 +27,15 @@ namespace {
 
 constexpr std::uint64_t kListenTag = 0;
 constexpr std::uint64_t kWakeTag = 1;
-constexpr std::size_t kMaxPipelined = 1024;            // replies queued per connection before reading pauses
-constexpr std::size_t kMaxBufferedInput = 4 << 20;     // unparsed bytes per connection before reading pauses
+constexpr std::size_t kMaxPipelined = 1024;            // replies queued per connection before parsing pauses
+// Unparsed bytes per connection before reading pauses: one whole request of the largest size the parser
+// accepts must fit, or it could never complete.
+constexpr std::size_t kMaxBufferedInput = HttpRequestParser::kMaxRequestBytes;
+constexpr std::size_t kMaxBufferedOutput = 4 << 20;    // unsent reply bytes before parsing and reading pause
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(250);  // out of fds: retry accept after this
+constexpr auto kSweepInterval = std::chrono::milliseconds(50);   // how often timeouts are checked
+constexpr int kRequestTimeout = 408;
+constexpr int kServiceUnavailable = 503;
 constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr int kMaxEvents = 256;
 constexpr const char* kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -56,9 +63,12 @@ struct SimServer::Impl {
     std::size_t outOff = 0;
     std::deque<Slot> pending;
     std::uint64_t nextSeq = 0;
-    bool closing = false;      // read no more requests (Connection: close, protocol error, peer closed)
+    bool closing = false;      // parse no more; close once the queued replies are out
+    bool peerDone = false;     // the peer finished sending (EOF): answer what is buffered, then close
     bool continueSent = false;
     std::uint32_t events = 0;
+    TimePoint partialSince = TimePoint::max();  // when the unfinished request at the front was first seen
+    TimePoint lastActive{};                     // last byte in or out
   };
   struct Timer {
     TimePoint due;
@@ -85,12 +95,22 @@ struct SimServer::Impl {
   TimePoint nextSchedule = TimePoint::min();
   TimePoint now{};
   double wall = 0;
+  bool acceptPaused = false;  // out of file descriptors: the listening socket is not watched
+  TimePoint acceptResumeAt = TimePoint::max();
+  bool fdShortageLogged = false, overCapLogged = false;
+  TimePoint nextSweep = TimePoint::min();
 
   void run();
   void acceptAll();
+  void pauseAccepting(int err);
+  void resumeAccepting();
+  void refuseOverCap(int fd);
+  void expireConnections();
   void onEvent(std::uint64_t id, std::uint32_t ev);
   bool readConn(Conn& c);
-  bool processInput(Conn& c);
+  bool canParse(const Conn& c) const;
+  bool parseBuffered(Conn& c);
+  bool serve(Conn& c);
   void enqueue(Conn& c, SimReply reply);
   bool flush(Conn& c);
   void updateInterest(Conn& c);
@@ -220,6 +240,8 @@ void SimServer::Impl::closeFds() {
 int SimServer::Impl::timeoutMs() const {
   TimePoint next = nextSchedule;
   if (!timers.empty()) next = std::min(next, timers.top().due);
+  if (acceptPaused) next = std::min(next, acceptResumeAt);
+  if (!conns.empty()) next = std::min(next, nextSweep);
   if (next == TimePoint::max()) return 1000;
   const double ms = std::ceil(toSeconds(next - Clock::now()) * 1000);
   return static_cast<int>(std::clamp(ms, 0.0, 1000.0));
@@ -253,6 +275,8 @@ void SimServer::Impl::run() {
       }
     }
     fireTimers();
+    expireConnections();
+    if (acceptPaused && now >= acceptResumeAt) resumeAccepting();
     if (now >= nextSchedule) {
       std::lock_guard lock(mu);
       nextSchedule = responder.runSchedule(now);
@@ -268,15 +292,25 @@ void SimServer::Impl::acceptAll() {
     const int fd = ::accept4(listenFd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) logWarn("sim", errnoText("accept"));
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      // Out of descriptors or memory: the pending connection stays queued and the listening socket
+      // stays readable, so retrying at once would spin. Wait for a connection to close or a short timer.
+      pauseAccepting(errno);
       return;
     }
+    fdShortageLogged = false;
+    if (conns.size() >= static_cast<std::size_t>(config.connections.maxConnections)) {
+      refuseOverCap(fd);
+      continue;
+    }
+    overCapLogged = false;
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     const std::uint64_t id = nextConnId++;
     Conn& c = conns[id];
     c.fd = fd;
     c.id = id;
+    c.lastActive = now;
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = id;
@@ -290,6 +324,83 @@ void SimServer::Impl::acceptAll() {
   }
 }
 
+void SimServer::Impl::pauseAccepting(int err) {
+  if (!fdShortageLogged) {
+    logWarn("sim", std::string("accept: ") + std::strerror(err) + "; not accepting for now (" +
+                       std::to_string(conns.size()) + " connections open), again when one closes");
+    fdShortageLogged = true;  // once per shortage: a successful accept re-arms it
+  }
+  acceptResumeAt = now + kAcceptBackoff;
+  if (acceptPaused) return;
+  epoll_event ev{};
+  ev.events = 0;
+  ev.data.u64 = kListenTag;
+  if (::epoll_ctl(epollFd, EPOLL_CTL_MOD, listenFd, &ev) != 0) logWarn("sim", errnoText("epoll_ctl listen pause"));
+  acceptPaused = true;
+}
+
+void SimServer::Impl::resumeAccepting() {
+  if (!acceptPaused) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kListenTag;
+  if (::epoll_ctl(epollFd, EPOLL_CTL_MOD, listenFd, &ev) != 0) {
+    logWarn("sim", errnoText("epoll_ctl listen resume"));
+    return;
+  }
+  acceptPaused = false;
+  acceptResumeAt = TimePoint::max();
+}
+
+// Over the connection cap: a short 503 and an orderly close, without reading the request.
+void SimServer::Impl::refuseOverCap(int fd) {
+  if (!overCapLogged) {
+    logWarn("sim", "connection limit reached (" + std::to_string(config.connections.maxConnections) +
+                       "); refusing new connections with 503 until one closes");
+    overCapLogged = true;
+  }
+  std::string bytes;
+  {
+    std::lock_guard lock(mu);
+    bytes = responder.protocolError(kServiceUnavailable, "too many connections", wall).bytes;
+  }
+  if (::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN)
+    logDebug("sim", errnoText("send 503 to a refused connection"));
+  ::shutdown(fd, SHUT_WR);
+  ::close(fd);
+}
+
+// Answers 408 to a request that has been arriving for too long and closes connections idle for too long.
+void SimServer::Impl::expireConnections() {
+  if (now < nextSweep) return;
+  nextSweep = now + kSweepInterval;
+  const auto requestTimeout = fromSeconds(config.connections.requestTimeoutS);
+  const auto idleTimeout = fromSeconds(config.connections.idleTimeoutS);
+  std::vector<std::uint64_t> late, idle;
+  for (const auto& [id, c] : conns) {
+    if (!c.closing && c.partialSince != TimePoint::max() && now - c.partialSince >= requestTimeout)
+      late.push_back(id);
+    else if (c.in.empty() && c.pending.empty() && c.outOff == c.out.size() && now - c.lastActive >= idleTimeout)
+      idle.push_back(id);
+  }
+  for (const auto id : idle) closeConn(conns.at(id), false);
+  for (const auto id : late) {
+    Conn& c = conns.at(id);
+    SimReply r;
+    {
+      std::lock_guard lock(mu);
+      r = responder.protocolError(kRequestTimeout, "request not complete within " +
+                                                       std::to_string(config.connections.requestTimeoutS) + " s",
+                                  wall);
+    }
+    enqueue(c, std::move(r));
+    c.closing = true;
+    c.in.clear();
+    c.partialSince = TimePoint::max();
+    flush(c);
+  }
+}
+
 void SimServer::Impl::onEvent(std::uint64_t id, std::uint32_t ev) {
   auto it = conns.find(id);
   if (it == conns.end()) return;
@@ -298,11 +409,8 @@ void SimServer::Impl::onEvent(std::uint64_t id, std::uint32_t ev) {
     closeConn(c, false);
     return;
   }
-  if (ev & EPOLLIN) {
-    if (!readConn(c)) return;
-    if (!processInput(c)) return;
-  }
-  if (ev & EPOLLOUT) flush(c);
+  if ((ev & EPOLLIN) && !readConn(c)) return;
+  if (ev & (EPOLLIN | EPOLLOUT)) serve(c);
 }
 
 // Returns false when the connection was closed.
@@ -312,14 +420,15 @@ bool SimServer::Impl::readConn(Conn& c) {
     // first zero-filled 64 KiB per read, a third of the simulator's CPU under load (callgrind).
     static thread_local char chunk[kReadChunk];
     const ssize_t n = ::recv(c.fd, chunk, kReadChunk, 0);
-    if (n > 0) c.in.append(chunk, static_cast<std::size_t>(n));
     if (n > 0) {
+      c.in.append(chunk, static_cast<std::size_t>(n));
+      c.lastActive = now;
       if (static_cast<std::size_t>(n) < kReadChunk || c.in.size() >= kMaxBufferedInput) return true;
       continue;
     }
     if (n == 0) {
       // Peer finished sending: answer what it asked, then close.
-      c.closing = true;
+      c.peerDone = true;
       if (c.pending.empty() && c.out.size() == c.outOff && c.in.empty()) {
         closeConn(c, false);
         return false;
@@ -333,52 +442,67 @@ bool SimServer::Impl::readConn(Conn& c) {
   }
 }
 
-bool SimServer::Impl::processInput(Conn& c) {
+bool SimServer::Impl::canParse(const Conn& c) const {
+  return !c.closing && c.pending.size() < kMaxPipelined && c.out.size() - c.outOff < kMaxBufferedOutput;
+}
+
+// Parses buffered requests while there is room for their replies; returns true when it consumed any.
+bool SimServer::Impl::parseBuffered(Conn& c) {
   std::size_t off = 0;
-  bool stopParsing = false;
-  while (!stopParsing && off < c.in.size() && c.pending.size() < kMaxPipelined) {
+  bool needMore = false;
+  while (off < c.in.size() && canParse(c)) {
     HttpRequest req;
     const auto o = HttpRequestParser::parse(std::string_view(c.in).substr(off), req);
-    switch (o.status) {
-      case HttpRequestParser::Status::NeedMore:
-        if (o.expectContinue && !c.continueSent && c.pending.empty()) {
-          c.out += kContinue;
-          c.continueSent = true;
-        }
-        stopParsing = true;
-        break;
-      case HttpRequestParser::Status::Error: {
-        SimReply r;
-        {
-          std::lock_guard lock(mu);
-          r = responder.protocolError(o.errorStatus, o.errorMessage, wall);
-        }
-        enqueue(c, std::move(r));
-        c.closing = true;
-        off = c.in.size();
-        stopParsing = true;
-        break;
+    if (o.status == HttpRequestParser::Status::NeedMore) {
+      if (o.expectContinue && !c.continueSent && c.pending.empty()) {
+        c.out += kContinue;
+        c.continueSent = true;
       }
-      case HttpRequestParser::Status::Complete: {
-        off += o.consumed;
-        c.continueSent = false;
-        SimReply r;
-        {
-          std::lock_guard lock(mu);
-          r = responder.handle(req, now, wall);
-        }
-        if (r.closeAfter) stopParsing = true;
-        enqueue(c, std::move(r));
-        break;
-      }
+      needMore = true;
+      break;
     }
+    if (o.status == HttpRequestParser::Status::Error) {
+      SimReply r;
+      {
+        std::lock_guard lock(mu);
+        r = responder.protocolError(o.errorStatus, o.errorMessage, wall);
+      }
+      enqueue(c, std::move(r));
+      c.closing = true;
+      off = c.in.size();
+      break;
+    }
+    off += o.consumed;
+    c.continueSent = false;
+    c.partialSince = TimePoint::max();
+    SimReply r;
+    {
+      std::lock_guard lock(mu);
+      r = responder.handle(req, now, wall);
+    }
+    if (r.closeAfter) c.closing = true;
+    enqueue(c, std::move(r));
   }
   c.in.erase(0, off);
-  if (!c.pending.empty() && c.pending.back().reply.closeAfter) {
-    c.closing = true;
+  if (needMore && c.partialSince == TimePoint::max()) c.partialSince = now;
+  // After EOF a partial request can never complete.
+  if (c.peerDone && (needMore || c.in.empty())) c.closing = true;
+  if (c.closing) {
     c.in.clear();
+    c.partialSince = TimePoint::max();
   }
-  return flush(c);
+  return off > 0;
+}
+
+// Parses what is buffered and writes what is ready, until neither makes progress: replies that leave
+// make room for more of the buffered (pipelined) input, which the socket will not signal again.
+// Returns false when the connection was closed.
+bool SimServer::Impl::serve(Conn& c) {
+  for (;;) {
+    const bool parsed = parseBuffered(c);
+    if (!flush(c)) return false;
+    if (!parsed || c.in.empty() || !canParse(c)) return true;
+  }
 }
 
 void SimServer::Impl::enqueue(Conn& c, SimReply reply) {
@@ -402,8 +526,7 @@ void SimServer::Impl::fireTimers() {
     if (idx >= c.pending.size()) continue;
     c.pending[idx].ready = true;
     if (idx != 0) continue;  // an earlier reply on this connection is still due: keep the order
-    if (!flush(c)) continue;
-    if (!c.closing && !c.in.empty()) processInput(c);
+    serve(c);
   }
 }
 
@@ -427,6 +550,7 @@ bool SimServer::Impl::flush(Conn& c) {
     const ssize_t n = ::send(c.fd, c.out.data() + c.outOff, c.out.size() - c.outOff, MSG_NOSIGNAL);
     if (n > 0) {
       c.outOff += static_cast<std::size_t>(n);
+      c.lastActive = now;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -450,7 +574,8 @@ bool SimServer::Impl::flush(Conn& c) {
 }
 
 void SimServer::Impl::updateInterest(Conn& c) {
-  const bool canRead = !c.closing && c.pending.size() < kMaxPipelined && c.in.size() < kMaxBufferedInput;
+  const bool canRead = !c.closing && !c.peerDone && c.pending.size() < kMaxPipelined &&
+                       c.in.size() < kMaxBufferedInput && c.out.size() - c.outOff < kMaxBufferedOutput;
   const std::uint32_t want = (canRead ? EPOLLIN : 0u) | (c.outOff < c.out.size() ? EPOLLOUT : 0u);
   if (want == c.events) return;
   epoll_event ev{};
@@ -472,6 +597,7 @@ void SimServer::Impl::closeConn(Conn& c, bool abort) {
   }
   ::close(c.fd);
   conns.erase(c.id);
+  resumeAccepting();  // a descriptor is free again
 }
 
 }  // namespace tg

@@ -3,11 +3,13 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 SimTestClient::SimTestClient(int port) {
@@ -15,6 +17,7 @@ SimTestClient::SimTestClient(int port) {
   if (fd_ < 0) return;
   timeval tv{5, 0};
   ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);  // a server that stops reading fails the send
   const int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   sockaddr_in a{};
@@ -94,4 +97,15 @@ SimTestResponse SimTestClient::readResponse() {
   buf_.erase(0, headEnd + 4 + length);
   r.status = status;
   return r;
+}
+
+bool SimTestClient::shutdownWrite() { return fd_ >= 0 && ::shutdown(fd_, SHUT_WR) == 0; }
+
+bool SimTestClient::closedByPeer(int timeoutMs) {
+  if (fd_ < 0 || !buf_.empty()) return false;
+  pollfd p{fd_, POLLIN, 0};
+  if (::poll(&p, 1, timeoutMs) <= 0) return false;
+  char tmp[256];
+  const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+  return n == 0 || (n < 0 && errno == ECONNRESET);
 }

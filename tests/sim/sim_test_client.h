@@ -1,5 +1,5 @@
 // A tiny blocking HTTP/1.1 client for the simulator tests: one keep-alive connection to 127.0.0.1,
-// Content-Length responses only (all the simulator sends). Every read has a 5 s timeout.
+// Content-Length responses only (all the simulator sends). Every read and send has a 5 s timeout.
 #pragma once
 
 #include <map>
@@ -33,6 +33,9 @@ class SimTestClient {
                             const std::string& body);
   bool sendRaw(const std::string& bytes);
   SimTestResponse readResponse();
+  bool shutdownWrite();  // half-close: the server sees EOF after what was sent
+  // True when the server closes (EOF or reset) within `timeoutMs` with no more response bytes.
+  bool closedByPeer(int timeoutMs);
 
  private:
   int fd_ = -1;

@@ -37,6 +37,11 @@ void TestSimConfig::rejects_data() {
                                  << "expected one of fixed-window";
   QTest::newRow("bad dialect") << R"({"dialect":"stripe"})" << "/dialect" << "expected one of";
   QTest::newRow("port range") << R"({"listen":{"port":70000}})" << "/listen/port" << "expected an integer in";
+  QTest::newRow("zero connections") << R"({"connections":{"max":0}})" << "/connections/max" << "expected an integer in";
+  QTest::newRow("unknown connections key") << R"({"connections":{"timeout":1}})" << "/connections/timeout"
+                                           << "unknown key";
+  QTest::newRow("request timeout 0") << R"({"connections":{"request_timeout_s":0}})"
+                                     << "/connections/request_timeout_s" << "expected a number in";
   QTest::newRow("paths not strings") << R"({"groups":{"g":{"paths":["/a",3]}}})" << "/groups/g/paths/1"
                                      << "non-empty string";
   QTest::newRow("latency p95 < mean") << R"({"latency_ms":{"mean":10,"p95":5}})" << "/latency_ms/p95"

@@ -47,6 +47,22 @@ void TestSimProtocol::parser_data() {
   QTest::newRow("http/2 preface") << QByteArray("PRI * HTTP/2.0\r\n\r\n") << 2 << 505 << true << QByteArray();
   QTest::newRow("huge head") << QByteArray("GET / HTTP/1.1\r\nX: ") + QByteArray(70000, 'a') << 2 << 431 << true
                              << QByteArray();
+  // A bare LF must not hide the Content-Length that follows it inside the previous header's value.
+  QTest::newRow("bare LF hides a header") << QByteArray("POST / HTTP/1.1\r\nX-A: 1\nContent-Length: 5\r\n\r\nhello")
+                                          << 2 << 400 << true << QByteArray();
+  QTest::newRow("bare LF head") << QByteArray("GET / HTTP/1.1\nHost: x\n\n") << 2 << 400 << true << QByteArray();
+  QTest::newRow("bare LF, head not ended") << QByteArray("GET / HTTP/1.1\nHost: x") << 2 << 400 << true
+                                           << QByteArray();
+  QTest::newRow("bare CR") << QByteArray("GET / HTTP/1.1\r\nX-A: 1\rContent-Length: 5\r\n\r\n") << 2 << 400 << true
+                           << QByteArray();
+  QTest::newRow("CR at the end waits") << QByteArray("GET / HTTP/1.1\r\nHost: x\r") << 0 << 0 << true << QByteArray();
+  QTest::newRow("NUL in a value") << QByteArray("GET / HTTP/1.1\r\nX-A: a\0b\r\n\r\n", 28) << 2 << 400 << true
+                                  << QByteArray();
+  QTest::newRow("space in a name") << QByteArray("GET / HTTP/1.1\r\nX A: 1\r\n\r\n") << 2 << 400 << true << QByteArray();
+  QTest::newRow("space in the target") << QByteArray("GET /a b HTTP/1.1\r\n\r\n") << 2 << 400 << true << QByteArray();
+  QTest::newRow("bad version") << QByteArray("GET / HTTP/1.x\r\n\r\n") << 2 << 400 << true << QByteArray();
+  QTest::newRow("body over 16 MiB") << QByteArray("POST / HTTP/1.1\r\nContent-Length: 16777217\r\n\r\n") << 2 << 413
+                                    << true << QByteArray();
 }
 
 void TestSimProtocol::parser() {
