@@ -325,7 +325,7 @@ class TestEngineHostile : public QObject {
     // headroom minus its in-flight count is below -1; dispatch must still pick the key.
     RawHttpServer home([](const std::string&, int) {
       std::this_thread::sleep_for(20ms);
-      return RawHttpServer::status(200, "X-RateLimit-Remaining: 0\r\n");
+      return RawHttpServer::status(200, "X-RateLimit-Limit: 100\r\nX-RateLimit-Remaining: 0\r\n");
     });
     Engine e(configFor(home.url()));
     e.start();
