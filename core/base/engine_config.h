@@ -5,6 +5,7 @@
 #include "types.h"
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,9 @@ struct GroupConfig {
   // Length of the upstream's quota window when its headers do not say (OpenAI's and Anthropic's don't);
   // 0 = infer it from the longest reset seen, rounded up to a window length providers use (>= 1 s).
   double quotaWindowS = 0;
+  // Origins ("https://host[:port]") besides base_url's that absolute request URLs may name; the group's keys
+  // go to no other host.
+  std::vector<std::string> allowedHosts;
   BreakerConfig breaker;
 };
 
@@ -68,6 +72,7 @@ struct EngineConfig {
   double requestTimeoutS = 60;
   double connectTimeoutS = 10;
   double snapshotIntervalS = 0.25;
+  std::int64_t maxResponseBytes = 64 * 1024 * 1024;  // a longer response body fails the request (not retried)
   std::string tierHeader = "X-Tollgate-Tier";  // sent with every request, empty = none
   std::string groupHeader = "X-RateLimit-Group";  // sent with every request, empty = none
 

@@ -1,5 +1,6 @@
 #include "types.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace tg {
@@ -12,7 +13,17 @@ EpochMs nowEpochMs() {
 double toSeconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 Duration fromSeconds(double s) {
+  if (!(s == s)) return Duration::zero();  // NaN
+  // Converting a double beyond the integer range is undefined; clamp first, so `now + fromSeconds(x)`
+  // stays representable for any x from outside (headers, deadlines).
+  s = std::clamp(s, -kMaxDurationS, kMaxDurationS);
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
+}
+
+TimePoint addSaturating(TimePoint t, Duration d) {
+  if (d > Duration::zero() && t > TimePoint::max() - d) return TimePoint::max();
+  if (d < Duration::zero() && t < TimePoint::min() - d) return TimePoint::min();
+  return t + d;
 }
 
 std::string_view tierName(Tier t) {

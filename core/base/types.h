@@ -20,7 +20,11 @@ using Duration = Clock::duration;
 using EpochMs = std::int64_t;
 EpochMs nowEpochMs();
 double toSeconds(Duration d);
+// Saturates at +-kMaxDurationS (a century); NaN is zero. Never undefined, whatever the input.
+inline constexpr double kMaxDurationS = 100.0 * 365 * 86400;
 Duration fromSeconds(double s);
+// t + d, clamped to the representable range instead of overflowing.
+TimePoint addSaturating(TimePoint t, Duration d);
 
 enum class Tier : std::uint8_t { P0 = 0, P1 = 1, P2 = 2 };
 inline constexpr int kTierCount = 3;

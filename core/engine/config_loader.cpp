@@ -1,12 +1,14 @@
 #include "config_loader.h"
 
 #include <cstdlib>
+#include <limits>
 
 namespace tg {
 namespace {
 
 constexpr const char* kSimUrl = "sim";
 constexpr double kBig = 1e12;
+constexpr int kMinResponseBytes = 1024;
 
 BreakerConfig readBreakerFields(JsonObjectReader& r) {
   BreakerConfig b;
@@ -55,6 +57,16 @@ GroupConfig readGroup(JsonObjectReader& r) {
   if (const auto* b = r.child("breaker")) {
     g.breaker = ConfigLoader::readBreaker(*b, r.file(), r.pathOf("breaker"));
   }
+  if (const auto* a = r.child("allowed_hosts")) {
+    if (!a->is_array()) r.fail("allowed_hosts", "expected an array of origins such as \"https://api.example.com\"");
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const auto& h = (*a)[i];
+      if (!h.is_string() || (h.get<std::string>().rfind("http://", 0) != 0 && h.get<std::string>().rfind("https://", 0) != 0))
+        throw ConfigError(r.file(), r.pathOf("allowed_hosts") + "/" + std::to_string(i),
+                          "expected an http:// or https:// origin (scheme, host and optional port)");
+      g.allowedHosts.push_back(h.get<std::string>());
+    }
+  }
   if (const auto* h = r.child("headers")) {
     if (!h->is_object()) r.fail("headers", "expected an object of header names to string values");
     for (auto it = h->begin(); it != h->end(); ++it) {
@@ -94,6 +106,8 @@ TollgateConfig ConfigLoader::fromJson(const nlohmann::json& j, const std::string
   e.requestTimeoutS = r.number("request_timeout_s", e.requestTimeoutS, 0.01, 3600);
   e.connectTimeoutS = r.number("connect_timeout_s", e.connectTimeoutS, 0.01, 600);
   e.snapshotIntervalS = r.number("snapshot_interval_s", e.snapshotIntervalS, 0.05, 10);
+  e.maxResponseBytes = r.integer("max_response_bytes", static_cast<int>(e.maxResponseBytes), kMinResponseBytes,
+                                 std::numeric_limits<int>::max());
   e.tierHeader = r.string("tier_header", e.tierHeader);
   e.groupHeader = r.string("group_header", e.groupHeader);
   if (const auto* t = r.child("tiers")) {

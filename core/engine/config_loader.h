@@ -4,12 +4,15 @@
 // {
 //   "name": "demo", "global_concurrency": 64, "request_timeout_s": 60, "connect_timeout_s": 10,
 //   "snapshot_interval_s": 0.25, "tier_header": "X-Tollgate-Tier", "group_header": "X-RateLimit-Group",
+//   "max_response_bytes": 67108864,   // a longer response body fails its request (not retried); >= 1024
 //   "tiers": {"P0": {"capacity": 1000, "max_wait_s": 30}, "P1": {...}, "P2": {...}},
 //   "retry": {"max_attempts": 6, "budget_ratio": 0.1, "budget_min_retries": 10, "base_backoff_s": 0.25,
 //             "max_backoff_s": 10, "max_server_wait_s": 120, "default_429_wait_s": 1},
 //   "groups": [{"name": "interactive", "base_url": "http://127.0.0.1:8787" | "sim",
 //               "keys": [{"name": "a", "env": "OPENAI_API_KEY", "header": "Authorization", "prefix": "Bearer "}],
 //               "headers": {"anthropic-version": "2023-06-01"},   // sent with every request of the group
+//               "allowed_hosts": ["https://eu.api.example.com"],  // origins besides base_url's that absolute
+//                                  // request URLs may name; any other host is refused, so the keys go nowhere else
 //               "concurrency": 16, "min_concurrency": 1, "adaptive": true,
 //               "requests_per_minute": 0, "tokens_per_minute": 0, "bucket_fraction": 0.98,
 //               "quota_window_s": 0,   // the upstream's window when its headers don't say; 0 = infer (>= 1 s)

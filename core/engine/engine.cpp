@@ -14,12 +14,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <strings.h>
 #include <deque>
 #include <mutex>
 #include <queue>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 namespace tg {
@@ -30,6 +34,10 @@ constexpr auto kMaxPoll = std::chrono::milliseconds(250);
 constexpr double kLatencyWindowS = 10;
 constexpr double kBurstQuietS = 2;  // a 429 burst ends after this long without a 429
 constexpr const char* kScope = "engine";
+// A request's deadline from outside (JSONL "deadline", a profile's deadline_s) is clamped to this.
+constexpr double kMaxDeadlineS = 365.0 * 86400;
+// The only schemes a request may use: the key must never leave over another protocol.
+constexpr const char* kAllowedProtocols = "http,https";
 
 std::once_flag gCurlInit;
 
@@ -46,6 +54,100 @@ std::string endpointOf(const std::string& url) {
   if (start == std::string::npos) return "/";
   auto end = url.find_first_of("?#", start);
   return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+struct CurlUrlFree {
+  void operator()(CURLU* u) const { curl_url_cleanup(u); }
+};
+using CurlUrlPtr = std::unique_ptr<CURLU, CurlUrlFree>;
+
+// "scheme://host:port" of an absolute http(s) URL, lower-case with the port always spelled out, so two
+// spellings of one origin compare equal. Empty, with *why set, when `url` is not such a URL.
+std::string originOf(const std::string& url, std::string* why) {
+  CurlUrlPtr u(curl_url());
+  if (!u) {
+    *why = "out of memory parsing the URL";
+    return {};
+  }
+  if (CURLUcode rc = curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0); rc != CURLUE_OK) {
+    *why = std::string("malformed URL: ") + curl_url_strerror(rc);
+    return {};
+  }
+  std::string parts[3];
+  const CURLUPart which[3] = {CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT};
+  for (int i = 0; i < 3; ++i) {
+    char* text = nullptr;
+    if (CURLUcode rc = curl_url_get(u.get(), which[i], &text, CURLU_DEFAULT_PORT); rc != CURLUE_OK) {
+      *why = std::string("malformed URL: ") + curl_url_strerror(rc);
+      return {};
+    }
+    parts[i] = text;
+    curl_free(text);
+    for (char& c : parts[i]) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (parts[0] != "http" && parts[0] != "https") {
+    *why = "scheme \"" + parts[0] + "\" is not http or https";
+    return {};
+  }
+  return parts[0] + "://" + parts[1] + ":" + parts[2];
+}
+
+// RFC 9110 token characters (method names, header field names).
+bool isTchar(unsigned char c) {
+  return c != '\0' && (std::isalnum(c) || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr);
+}
+bool isToken(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return isTchar(static_cast<unsigned char>(c)); });
+}
+// A field value may hold visible characters, spaces, tabs and obs-text; never CR, LF, NUL or other controls.
+bool isFieldValue(std::string_view s) {
+  return std::none_of(s.begin(), s.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return (c < 0x20 && c != '\t') || c == 0x7f;
+  });
+}
+
+// Text from a request for an error message: control bytes as \xNN, at most kMaxShown characters.
+std::string printable(std::string_view s) {
+  constexpr std::size_t kMaxShown = 200;
+  std::string out;
+  for (char ch : s.substr(0, kMaxShown)) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  if (s.size() > kMaxShown) out += "...";
+  return out;
+}
+
+// Why a header would not go out as one well-formed line, or empty. `where` says whose header it is.
+std::string headerProblem(const std::string& name, const std::string& value, const std::string& where) {
+  if (!isToken(name)) return where + " header name \"" + printable(name) + "\" is not an HTTP token";
+  if (!isFieldValue(value))
+    return where + " header \"" + name + "\" has a control character (CR, LF, NUL) in its value";
+  return {};
+}
+
+// The one mapping from a transfer's CURLcode to the engine's error kinds. Kinds other than Network and
+// Timeout are permanent: the same request would fail the same way again, so it is not retried.
+ErrorKind errorKindForCurl(CURLcode rc) {
+  switch (rc) {
+    case CURLE_OK: return ErrorKind::None;
+    case CURLE_OPERATION_TIMEDOUT: return ErrorKind::Timeout;
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_NOT_BUILT_IN:
+    case CURLE_BAD_FUNCTION_ARGUMENT:
+    case CURLE_UNKNOWN_OPTION:
+      return ErrorKind::Config;
+    case CURLE_FILESIZE_EXCEEDED: return ErrorKind::Http;  // the response is over max_response_bytes
+    default: return ErrorKind::Network;
+  }
 }
 
 // Recent completions for p50/p95: a fixed ring, entries older than the window are ignored.
@@ -132,6 +234,10 @@ struct GroupRt {
   std::string shedReason;
   TimePoint lastErrorLog{};
   int suppressedErrors = 0;
+  // Origins of base_url and allowed_hosts: an absolute request URL must name one of them, since the
+  // group's keys go with every request.
+  std::vector<std::string> origins;
+  std::string configProblem;  // non-empty: the group's own config cannot be sent safely; requests fail with it
 
   GroupRt(const GroupConfig& c, const EngineConfig& ec, TimePoint now)
       : cfg(c),
@@ -153,6 +259,8 @@ struct Transfer {
   int key = 0;
   TimePoint sentAt;
   std::string body;
+  std::int64_t maxBody = 0;   // max_response_bytes
+  bool bodyTooLarge = false;  // the write callback refused more (a chunked body has no size up front)
   HeaderList headers;
   char error[CURL_ERROR_SIZE] = {0};
 };
@@ -165,8 +273,14 @@ struct Delayed {
 };
 
 size_t onBody(char* data, size_t size, size_t n, void* user) {
-  static_cast<Transfer*>(user)->body.append(data, size * n);
-  return size * n;
+  auto* t = static_cast<Transfer*>(user);
+  const size_t len = size * n;
+  if (t->body.size() + len > static_cast<std::uint64_t>(t->maxBody)) {
+    t->bodyTooLarge = true;
+    return 0;  // curl aborts the transfer with CURLE_WRITE_ERROR
+  }
+  t->body.append(data, len);
+  return len;
 }
 
 size_t onHeader(char* data, size_t size, size_t n, void* user) {
@@ -222,7 +336,10 @@ class EngineLoop {
  public:
   explicit EngineLoop(EngineConfig cfg)
       : cfg_(std::move(cfg)), retry_(cfg_.retry), budget_(cfg_.retry.budgetRatio, cfg_.retry.budgetMinRetries) {
-    std::call_once(gCurlInit, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    std::call_once(gCurlInit, [] {
+      if (CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK)
+        logError(kScope, std::string("curl_global_init: ") + curl_easy_strerror(rc));
+    });
     const TimePoint now = Clock::now();
     globalLimit_ = cfg_.globalConcurrency;
     for (const auto& gc : cfg_.groups) {
@@ -243,10 +360,14 @@ class EngineLoop {
                                 QuotaTracker(gc.bucketFraction, {gc.requestsPerMinute, gc.tokensPerMinute}, now, gc.quotaWindowS),
                                 0, {}});
       }
+      g->configProblem = checkGroup(*g);
+      if (!g->configProblem.empty()) logError(gc.name, g->configProblem);
       groups_.push_back(std::move(g));
     }
     multi_ = curl_multi_init();
-    curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+    if (!multi_) throw std::runtime_error("engine: curl_multi_init failed");
+    if (CURLMcode rc = curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, 0L); rc != CURLM_OK)
+      logError(kScope, std::string("curl_multi_setopt(CURLMOPT_MAX_HOST_CONNECTIONS): ") + curl_multi_strerror(rc));
     auto empty = std::make_shared<EngineSnapshot>();
     latest_ = empty;
   }
@@ -262,13 +383,22 @@ class EngineLoop {
   void start() {
     if (thread_.joinable()) return;
     stopRequested_ = false;
+    {
+      std::lock_guard lock(cmdMutex_);
+      closed_ = false;
+    }
     thread_ = std::thread([this] { run(); });
   }
 
+  // After stop() the command queue is closed: what was queued is answered (requests: Cancelled), and a
+  // later submit is answered at once on the caller's thread, so every submit gets exactly one callback.
   void stop() {
-    if (!thread_.joinable()) return;
-    post([this] { stopRequested_ = true; });
-    thread_.join();
+    if (thread_.joinable()) {
+      post([this] { stopRequested_ = true; });
+      thread_.join();  // run() closes the queue on its way out
+      return;
+    }
+    closeQueue(Clock::now());  // never started: answer what was queued
   }
 
   // Runs fn on the loop thread within one turn.
@@ -278,11 +408,21 @@ class EngineLoop {
   void post(Command c) {
     {
       std::lock_guard lock(cmdMutex_);
-      commands_.push_back(std::move(c));
+      if (!closed_) {
+        commands_.push_back(std::move(c));
+        c.pending = nullptr;
+      }
+    }
+    if (c.pending) {  // the loop is gone and will take nothing more
+      cancelStopped(std::move(c.pending), Clock::now());
+      return;
     }
     // One wakeup per loop turn is enough: a burst of submits would otherwise write (and the loop read) the
     // wakeup socket once per request.
-    if (!wakePending_.exchange(true, std::memory_order_acq_rel)) curl_multi_wakeup(multi_);
+    if (!wakePending_.exchange(true, std::memory_order_acq_rel)) {
+      if (CURLMcode rc = curl_multi_wakeup(multi_); rc != CURLM_OK)
+        logError(kScope, std::string("curl_multi_wakeup: ") + curl_multi_strerror(rc));
+    }
   }
 
   SnapshotPtr latest() const {
@@ -305,10 +445,16 @@ class EngineLoop {
       finish(std::move(p), now);
       return;
     }
-    if (!p->req.url.empty() && p->req.url.front() == '/') p->req.url = g->cfg.baseUrl + p->req.url;
+    if (std::string problem = g->configProblem.empty() ? checkRequest(*g, p->req) : g->configProblem;
+        !problem.empty()) {
+      p->last.error = ErrorKind::Config;
+      p->last.errorMessage = std::move(problem);
+      finish(std::move(p), now);
+      return;
+    }
     p->tokenCost = static_cast<double>(p->req.body.size()) / 4.0 + p->req.maxTokens;
     const auto& tc = cfg_.tiers[static_cast<int>(p->req.tier)];
-    const double deadlineS = p->req.deadlineS > 0 ? p->req.deadlineS : tc.maxWaitS;
+    const double deadlineS = std::min(p->req.deadlineS > 0 ? p->req.deadlineS : tc.maxWaitS, kMaxDeadlineS);
     const Tier tier = p->req.tier;
     if (g->draining) {
       p->last.error = ErrorKind::Cancelled;
@@ -336,6 +482,52 @@ class EngineLoop {
     return nullptr;
   }
 
+  // Why the group's own config cannot go out safely (base_url, allowed_hosts, headers), or empty. Fills
+  // g.origins.
+  std::string checkGroup(GroupRt& g) const {
+    std::string why;
+    const std::string base = originOf(g.cfg.baseUrl, &why);
+    if (base.empty()) return "base_url \"" + printable(g.cfg.baseUrl) + "\": " + why;
+    g.origins.push_back(base);
+    for (const auto& h : g.cfg.allowedHosts) {
+      const std::string o = originOf(h, &why);
+      if (o.empty()) return "allowed_hosts entry \"" + printable(h) + "\": " + why;
+      g.origins.push_back(o);
+    }
+    for (const auto& [name, value] : g.cfg.headers)
+      if (std::string p = headerProblem(name, value, "group"); !p.empty()) return p;
+    for (const auto& k : g.keys)  // names the header, never the secret
+      if (std::string p = headerProblem(k.cfg.header, k.cfg.prefix + k.cfg.secret, "key \"" + k.cfg.name + "\"");
+          !k.authLine.empty() && !p.empty())
+        return p;
+    if (!cfg_.groupHeader.empty())
+      if (std::string p = headerProblem(cfg_.groupHeader, g.cfg.name, "group_header"); !p.empty()) return p;
+    if (!cfg_.tierHeader.empty() && !isToken(cfg_.tierHeader))
+      return "tier_header \"" + printable(cfg_.tierHeader) + "\" is not an HTTP token";
+    return {};
+  }
+
+  // Joins a path to the group's base_url; returns why the request may not go out, or empty. An absolute
+  // URL must name the group's own origin (or one in allowed_hosts): the group's key goes with it.
+  // Method and headers must each make exactly one well-formed line, so nothing can be smuggled in.
+  static std::string checkRequest(const GroupRt& g, Request& r) {
+    if (!r.url.empty() && r.url.front() == '/') {
+      r.url = g.cfg.baseUrl + r.url;  // a path cannot change the authority that precedes it
+    } else {
+      std::string why;
+      const std::string origin = originOf(r.url, &why);
+      if (origin.empty())
+        return "url \"" + printable(r.url) + "\": " + why + " (expected a path starting with / or an http(s) URL)";
+      if (std::find(g.origins.begin(), g.origins.end(), origin) == g.origins.end())
+        return "url names " + origin + ", not the base_url of group \"" + g.cfg.name +
+               "\": the group's key goes only there (list other origins in the group's allowed_hosts)";
+    }
+    if (!isToken(r.method)) return "method \"" + printable(r.method) + "\" is not an HTTP token";
+    for (const auto& [name, value] : r.headers)
+      if (std::string p = headerProblem(name, value, "request"); !p.empty()) return p;
+    return {};
+  }
+
   TimePoint dispatch(TimePoint now, EpochMs nowEpoch);
   void startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now);
   curl_slist* buildHeaders(const GroupRt& g, const KeyRt& k, const Request& r) const;
@@ -350,6 +542,26 @@ class EngineLoop {
   void operatorAction(const std::string& action, const std::string& target, nlohmann::json before,
                       nlohmann::json after, const std::string& actor);
   void cancelAll(const std::string& why, TimePoint now);
+  // Closes the command queue and answers what it still holds; a request in it was never enqueued. Runs on
+  // the loop thread as it exits, or on the stopping thread when the loop never ran.
+  void closeQueue(TimePoint now) {
+    std::vector<Command> rest;
+    {
+      std::lock_guard lock(cmdMutex_);
+      closed_ = true;
+      rest.swap(commands_);
+    }
+    for (auto& c : rest)
+      if (c.pending) cancelStopped(std::move(c.pending), now);
+  }
+  void cancelStopped(PendingPtr p, TimePoint now) {
+    p->last.id = p->req.id;
+    p->last.group = p->req.group;
+    p->last.tier = p->req.tier;
+    p->last.error = ErrorKind::Cancelled;
+    p->last.errorMessage = "engine stopped";
+    finish(std::move(p), now);
+  }
 
  public:
   // Operator commands (loop thread).
@@ -426,6 +638,7 @@ class EngineLoop {
 
   std::mutex cmdMutex_;
   std::vector<Command> commands_;
+  bool closed_ = false;  // under cmdMutex_: the loop has exited (or never ran and stop() was called)
   std::atomic<bool> wakePending_{false};  // a wakeup is written and the loop has not taken commands since
   std::thread thread_;
 
@@ -559,7 +772,7 @@ TimePoint EngineLoop::dispatch(TimePoint now, EpochMs nowEpoch) {
         Pending& p = *g.queues.front(tier);
         const std::array<double, kDimensionCount> cost{1.0, p.tokenCost};
         int best = -1;
-        double bestHeadroom = -1;
+        double bestHeadroom = -std::numeric_limits<double>::infinity();  // any key check() allows beats none
         QuotaWait shortest;
         shortest.wait = Duration::max();
         for (std::size_t k = 0; k < g.keys.size(); ++k) {
@@ -578,7 +791,7 @@ TimePoint EngineLoop::dispatch(TimePoint now, EpochMs nowEpoch) {
         if (best < 0) {
           g.waitReason = shortest.reason;
           // Exhausted beyond the cap: shed is left to the deadline sweep, but don't spin on it.
-          wake = std::min(wake, now + shortest.wait);
+          wake = std::min(wake, addSaturating(now, shortest.wait));
           blocked[gi] = true;
           break;
         }
@@ -590,26 +803,42 @@ TimePoint EngineLoop::dispatch(TimePoint now, EpochMs nowEpoch) {
 }
 
 curl_slist* EngineLoop::buildHeaders(const GroupRt& g, const KeyRt& k, const Request& r) const {
-  curl_slist* h = nullptr;
-  h = curl_slist_append(h, "Expect:");
+  // Header names and values were checked when the group was set up and the request enqueued.
+  SlistPtr list;
+  bool ok = true;
+  auto add = [&](const std::string& line) {
+    if (!ok) return;
+    curl_slist* grown = curl_slist_append(list.get(), line.c_str());
+    if (!grown) {
+      ok = false;
+      return;
+    }
+    list.release();
+    list.reset(grown);
+  };
+  add("Expect:");
   bool hasContentType = false;
   for (const auto& [name, value] : g.cfg.headers) {
     if (strcasecmp(name.c_str(), "content-type") == 0) hasContentType = true;
-    h = curl_slist_append(h, (name + ": " + value).c_str());
+    add(name + ": " + value);
   }
   for (const auto& [name, value] : r.headers) {
     if (strcasecmp(name.c_str(), "content-type") == 0) hasContentType = true;
-    h = curl_slist_append(h, (name + ": " + value).c_str());
+    add(name + ": " + value);
   }
-  if (!hasContentType && !r.body.empty()) h = curl_slist_append(h, "Content-Type: application/json");
-  if (!k.authLine.empty()) h = curl_slist_append(h, k.authLine.c_str());
-  if (!cfg_.tierHeader.empty())
-    h = curl_slist_append(h, (cfg_.tierHeader + ": " + std::string(tierName(r.tier))).c_str());
-  if (!cfg_.groupHeader.empty()) h = curl_slist_append(h, (cfg_.groupHeader + ": " + g.cfg.name).c_str());
-  return h;
+  if (!hasContentType && !r.body.empty()) add("Content-Type: application/json");
+  if (!k.authLine.empty()) add(k.authLine);
+  if (!cfg_.tierHeader.empty()) add(cfg_.tierHeader + ": " + std::string(tierName(r.tier)));
+  if (!cfg_.groupHeader.empty()) add(cfg_.groupHeader + ": " + g.cfg.name);
+  return ok ? list.release() : nullptr;  // nullptr: out of memory (the partial list is freed)
 }
 
 void EngineLoop::startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now) {
+  KeyRt& k = g.keys[static_cast<std::size_t>(key)];
+  const bool first = p->attempts == 0;
+  ++p->attempts;
+  p->waitMs += toSeconds(now - p->queuedAt) * 1000.0;
+
   CURL* easy;
   if (!pool_.empty()) {
     easy = pool_.back();
@@ -617,34 +846,57 @@ void EngineLoop::startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now)
   } else {
     easy = curl_easy_init();
   }
-  auto* t = new Transfer;
+  auto t = std::make_unique<Transfer>();
   t->easy = easy;
   t->group = &g;
   t->key = key;
   t->sentAt = now;
-  KeyRt& k = g.keys[static_cast<std::size_t>(key)];
-  const bool first = p->attempts == 0;
-  ++p->attempts;
-  p->waitMs += toSeconds(now - p->queuedAt) * 1000.0;
+  t->maxBody = cfg_.maxResponseBytes;
+
+  // A transfer that cannot be set up fails here, with every resource returned and nothing counted in flight.
+  auto fail = [&](ErrorKind kind, std::string why) {
+    logError(g.cfg.name, why);
+    t->freeHeaderList();
+    if (easy) {
+      curl_easy_reset(easy);
+      pool_.push_back(easy);
+    }
+    ++g.counters.failed;
+    p->last.error = kind;
+    p->last.errorMessage = std::move(why);
+    finish(std::move(p), now);
+  };
+  if (!easy) return fail(ErrorKind::Network, "curl_easy_init failed");
 
   const Request& r = p->req;
-  curl_easy_setopt(easy, CURLOPT_URL, r.url.c_str());
-  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy, CURLOPT_PRIVATE, t);
-  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, onBody);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, t);
-  curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, onHeader);
-  curl_easy_setopt(easy, CURLOPT_HEADERDATA, t);
-  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t->error);
-  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(cfg_.requestTimeoutS * 1000));
-  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(cfg_.connectTimeoutS * 1000));
-  curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  CURLcode rc = CURLE_OK;
+  const char* failedOption = nullptr;
+  auto set = [&](CURLoption option, const char* name, auto value) {
+    if (rc != CURLE_OK) return;
+    rc = curl_easy_setopt(easy, option, value);
+    if (rc != CURLE_OK) failedOption = name;
+  };
+  set(CURLOPT_URL, "CURLOPT_URL", r.url.c_str());
+  set(CURLOPT_PROTOCOLS_STR, "CURLOPT_PROTOCOLS_STR", kAllowedProtocols);
+  set(CURLOPT_NOSIGNAL, "CURLOPT_NOSIGNAL", 1L);
+  set(CURLOPT_PRIVATE, "CURLOPT_PRIVATE", static_cast<void*>(t.get()));
+  set(CURLOPT_WRITEFUNCTION, "CURLOPT_WRITEFUNCTION", onBody);
+  set(CURLOPT_WRITEDATA, "CURLOPT_WRITEDATA", static_cast<void*>(t.get()));
+  set(CURLOPT_HEADERFUNCTION, "CURLOPT_HEADERFUNCTION", onHeader);
+  set(CURLOPT_HEADERDATA, "CURLOPT_HEADERDATA", static_cast<void*>(t.get()));
+  set(CURLOPT_ERRORBUFFER, "CURLOPT_ERRORBUFFER", t->error);
+  set(CURLOPT_MAXFILESIZE_LARGE, "CURLOPT_MAXFILESIZE_LARGE", static_cast<curl_off_t>(cfg_.maxResponseBytes));
+  set(CURLOPT_TIMEOUT_MS, "CURLOPT_TIMEOUT_MS", static_cast<long>(cfg_.requestTimeoutS * 1000));
+  set(CURLOPT_CONNECTTIMEOUT_MS, "CURLOPT_CONNECTTIMEOUT_MS", static_cast<long>(cfg_.connectTimeoutS * 1000));
+  set(CURLOPT_TCP_KEEPALIVE, "CURLOPT_TCP_KEEPALIVE", 1L);
   if (r.method == "GET") {
-    curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+    set(CURLOPT_HTTPGET, "CURLOPT_HTTPGET", 1L);
+  } else if (r.method == "HEAD") {
+    set(CURLOPT_NOBODY, "CURLOPT_NOBODY", 1L);
   } else {
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, r.body.c_str());
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
-    if (r.method != "POST") curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+    set(CURLOPT_POSTFIELDS, "CURLOPT_POSTFIELDS", r.body.c_str());
+    set(CURLOPT_POSTFIELDSIZE_LARGE, "CURLOPT_POSTFIELDSIZE_LARGE", static_cast<curl_off_t>(r.body.size()));
+    if (r.method != "POST") set(CURLOPT_CUSTOMREQUEST, "CURLOPT_CUSTOMREQUEST", r.method.c_str());
   }
   if (r.headers.empty() && !r.body.empty()) {
     SlistPtr& cached = k.headerCache[static_cast<std::size_t>(r.tier)];
@@ -654,7 +906,12 @@ void EngineLoop::startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now)
   } else {
     t->headerList = buildHeaders(g, k, r);
   }
-  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->headerList);
+  if (!t->headerList) return fail(ErrorKind::Network, "could not build the request's header list (out of memory)");
+  set(CURLOPT_HTTPHEADER, "CURLOPT_HTTPHEADER", t->headerList);
+  if (rc != CURLE_OK)
+    return fail(errorKindForCurl(rc), std::string("curl_easy_setopt(") + failedOption + "): " + curl_easy_strerror(rc));
+  if (CURLMcode mrc = curl_multi_add_handle(multi_, easy); mrc != CURLM_OK)
+    return fail(ErrorKind::Network, std::string("curl_multi_add_handle: ") + curl_multi_strerror(mrc));
 
   k.quota.onSend({1.0, p->tokenCost}, now);
   g.breaker.onSend();
@@ -665,10 +922,7 @@ void EngineLoop::startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now)
   if (first) budget_.onFirstAttempt();
   else ++g.counters.retries;
   t->pending = std::move(p);
-  active_.insert(t);
-  if (CURLMcode rc = curl_multi_add_handle(multi_, easy); rc != CURLM_OK) {
-    logError(kScope, std::string("curl_multi_add_handle: ") + curl_multi_strerror(rc));
-  }
+  active_.insert(t.release());
 }
 
 void EngineLoop::noteRateLimited(GroupRt& g, const QuotaReading& r, const QuotaVerdict& v, TimePoint now) {
@@ -707,12 +961,16 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
   CURL* easy = msg->easy_handle;
   const CURLcode rc = msg->data.result;
   Transfer* tp = nullptr;
-  curl_easy_getinfo(easy, CURLINFO_PRIVATE, &tp);
+  if (curl_easy_getinfo(easy, CURLINFO_PRIVATE, &tp) != CURLE_OK || !tp || !active_.count(tp)) {
+    logError(kScope, "a finished transfer that is not the engine's: ignored");
+    return;
+  }
   std::unique_ptr<Transfer> t(tp);
   active_.erase(tp);
-  curl_multi_remove_handle(multi_, easy);
+  if (CURLMcode mrc = curl_multi_remove_handle(multi_, easy); mrc != CURLM_OK)
+    logError(kScope, std::string("curl_multi_remove_handle: ") + curl_multi_strerror(mrc));
   long status = 0;
-  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  if (curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK) status = 0;
   t->freeHeaderList();
   curl_easy_reset(easy);
   pool_.push_back(easy);
@@ -727,9 +985,17 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
 
   ErrorKind kind = ErrorKind::None;
   std::string errText;
-  if (rc != CURLE_OK) {
-    kind = rc == CURLE_OPERATION_TIMEDOUT ? ErrorKind::Timeout : ErrorKind::Network;
+  // A failure that is the request's own, not the upstream's: no retry, and no mark against the upstream.
+  bool permanent = false;
+  if (t->bodyTooLarge || rc == CURLE_FILESIZE_EXCEEDED) {
+    kind = errorKindForCurl(CURLE_FILESIZE_EXCEEDED);
+    errText = "response body larger than max_response_bytes (" + std::to_string(cfg_.maxResponseBytes) + " bytes)";
+    t->body.clear();
+    permanent = true;  // the status stays: the upstream answered
+  } else if (rc != CURLE_OK) {
+    kind = errorKindForCurl(rc);
     errText = t->error[0] ? t->error : curl_easy_strerror(rc);
+    permanent = kind != ErrorKind::Network && kind != ErrorKind::Timeout;
     status = 0;
   } else {
     kind = errorKindForStatus(static_cast<int>(status));
@@ -746,9 +1012,10 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
                                             verdict.kind == QuotaVerdict::Kind::Exhausted);
   if (auto change = k.quota.onResponse(reading, k.inFlight, now, nowEpoch, t->sentAt)) {
     const std::string dim(dimensionName(change->dimension));
+    char text[96];  // %.0f: any double prints, where a cast to an integer of one out of range is undefined
+    std::snprintf(text, sizeof text, "%.0f -> %.0f", change->before, change->after);
     emit(EventKind::QuotaChange, Severity::Warn, g.cfg.name,
-         "upstream " + dim + " limit changed " + std::to_string(static_cast<long long>(change->before)) + " -> " +
-             std::to_string(static_cast<long long>(change->after)),
+         "upstream " + dim + " limit changed " + text,
          {{"dimension", dim}, {"before", change->before}, {"after", change->after}, {"key", k.fingerprint}});
   }
 
@@ -778,12 +1045,17 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
     } else if (verdict.kind == QuotaVerdict::Kind::Unknown429) {
       k.quota.onBare429(cfg_.retry.default429WaitS, cfg_.retry.maxBackoffS, now, nowEpoch);
     } else {
-      const auto until = nowEpoch + static_cast<EpochMs>(verdict.waitS * 1000);
-      k.quota.blockUntil(now + fromSeconds(verdict.waitS), until,
+      // A server-directed wait below the floor (Retry-After: 0) still holds the key that long: the
+      // upstream would otherwise be asked again at once, by every request queued on it.
+      const double waitS = std::max(verdict.waitS, cfg_.retry.baseBackoffS);
+      const auto until = nowEpoch + static_cast<EpochMs>(waitS * 1000);
+      k.quota.blockUntil(now + fromSeconds(waitS), until,
                          (reading.retryAfterS ? "Retry-After until " : "reset at ") + formatClock(until), false);
     }
     g.concurrency.onRateLimited(now);
     noteRateLimited(g, reading, verdict, now);
+  } else if (permanent) {
+    logError(g.cfg.name, errText + " (" + endpointOf(p->req.url) + ")");
   } else if (status >= 500 || status == 0) {
     if (serverWait) {
       const auto until = nowEpoch + static_cast<EpochMs>(verdict.waitS * 1000);
@@ -809,7 +1081,7 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
     g.concurrency.onSuccess(latencyMs / 1000.0, now);
     g.latency.add(now, latencyMs);
   }
-  if (auto tr = g.breaker.record(rateLimited || status >= 500 || status == 0, now)) {
+  if (auto tr = g.breaker.record(!permanent && (rateLimited || status >= 500 || status == 0), now)) {
     const std::string from(breakerStateName(tr->from)), to(breakerStateName(tr->to));
     emit(EventKind::BreakerTransition, tr->to == BreakerState::Open ? Severity::Warn : Severity::Info, g.cfg.name,
          "breaker " + from + " -> " + to, {{"from", from}, {"to", to}, {"failure_share", tr->failureShare},
@@ -834,7 +1106,10 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
   p->last.error = kind;
   p->last.errorMessage = errText.empty() && status >= 400 ? "HTTP " + std::to_string(status) : errText;
 
-  const RetryDecision d = retry_.decide(p->attempts, static_cast<int>(status), kind, rateLimited, exhausted, budget_);
+  const double serverWaitS = rateLimited && verdict.kind == QuotaVerdict::Kind::Throttled ? verdict.waitS : -1;
+  const RetryDecision d = permanent ? RetryDecision{RetryAction::Fail, 0, "not retried"}
+                                    : retry_.decide(p->attempts, static_cast<int>(status), kind, rateLimited,
+                                                    exhausted, budget_, serverWaitS);
   switch (d.action) {
     case RetryAction::Done:
       ++g.counters.completed;
@@ -974,12 +1249,15 @@ void EngineLoop::run() {
     }
     wake = std::min({wake, nextSnapshot, nextSweep, now + kMaxPoll});
     if (!delayed_.empty()) wake = std::min(wake, delayed_.top().at);
-    const auto timeoutMs = std::max<long long>(
-        0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now()).count() + 1);
+    const auto timeoutMs = std::clamp<long long>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now()).count() + 1, 0,
+        std::chrono::duration_cast<std::chrono::milliseconds>(kMaxPoll).count());
     int numfds = 0;
-    curl_multi_poll(multi_, nullptr, 0, static_cast<int>(timeoutMs), &numfds);
+    if (CURLMcode rc = curl_multi_poll(multi_, nullptr, 0, static_cast<int>(timeoutMs), &numfds); rc != CURLM_OK)
+      logError(kScope, std::string("curl_multi_poll: ") + curl_multi_strerror(rc));
     int running = 0;
-    curl_multi_perform(multi_, &running);
+    if (CURLMcode rc = curl_multi_perform(multi_, &running); rc != CURLM_OK)
+      logError(kScope, std::string("curl_multi_perform: ") + curl_multi_strerror(rc));
     int left = 0;
     now = Clock::now();
     nowEpoch = nowEpochMs();
@@ -989,12 +1267,14 @@ void EngineLoop::run() {
   }
 
   const TimePoint now = Clock::now();
+  closeQueue(now);
   cancelAll("engine stopped", now);
   // Abort what is still in flight; each gets its callback.
   for (Transfer* tp : std::exchange(active_, {})) {
     std::unique_ptr<Transfer> t(tp);
     CURL* easy = t->easy;
-    curl_multi_remove_handle(multi_, easy);
+    if (CURLMcode rc = curl_multi_remove_handle(multi_, easy); rc != CURLM_OK)
+      logError(kScope, std::string("curl_multi_remove_handle: ") + curl_multi_strerror(rc));
     t->freeHeaderList();
     curl_easy_cleanup(easy);
     t->pending->last.error = ErrorKind::Cancelled;

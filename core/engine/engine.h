@@ -28,11 +28,13 @@ class Engine {
   void onAttempt(std::function<void(const AttemptRecord&)> fn);
 
   void start();  // spawns the loop thread
-  void stop();   // cancels queued work, waits for the thread. Idempotent.
+  void stop();   // cancels queued and in-flight work (each gets its callback), waits for the thread. Idempotent.
 
   // --- thread-safe from here on ---
-  // Queues a request. The callback runs exactly once, on the engine thread. A request that cannot be
-  // admitted (unknown group, queue full, engine stopped) completes with an error, never silently.
+  // Queues a request. The callback runs exactly once: on the engine thread, or, when the engine has
+  // stopped, at once on the calling thread (ErrorKind::Cancelled). A request that cannot be admitted
+  // (unknown group, a URL naming a host the group does not allow, a header that would not make one HTTP
+  // line, queue full, engine stopped) completes with an error, never silently.
   void submit(Request request, ResultCallback done);
 
   // Operator commands: applied within one loop turn, each recorded as an OperatorAction event.

@@ -94,10 +94,10 @@ void SyntheticWorkload::run() {
                                 {"messages", {{{"role", "user"}, {"content", std::string(static_cast<std::size_t>(s.promptBytes), 'x')}}}}}
                      .dump();
         ++submitted_;
-        engine_.submit(std::move(r), [this](const Result& res) {
-          ++completed_;
-          if (res.ok()) ++succeeded_;
-          if (onResult_) onResult_(res);
+        engine_.submit(std::move(r), [shared = s_](const Result& res) {
+          ++shared->completed;
+          if (res.ok()) ++shared->succeeded;
+          if (shared->onResult) shared->onResult(res);
         });
       }
     }

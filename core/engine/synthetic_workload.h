@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -43,6 +44,8 @@ struct WorkloadProfile {
 class SyntheticWorkload {
  public:
   SyntheticWorkload(Engine& engine, WorkloadProfile profile);
+  // Stops feeding and returns without waiting for what is queued in the engine: those requests still
+  // complete, and their results still reach onResult's function (the state they touch outlives this object).
   ~SyntheticWorkload();
   void start();
   void stop();
@@ -50,19 +53,24 @@ class SyntheticWorkload {
   bool paused() const { return paused_; }
   bool finished() const { return finished_; }
   std::int64_t submitted() const { return submitted_; }
-  std::int64_t completed() const { return completed_; }
-  std::int64_t succeeded() const { return succeeded_; }
+  std::int64_t completed() const { return s_->completed; }
+  std::int64_t succeeded() const { return s_->succeeded; }
   const WorkloadProfile& profile() const { return profile_; }
-  // Called for every result (engine thread); set before start().
-  void onResult(std::function<void(const Result&)> fn) { onResult_ = std::move(fn); }
+  // Called for every result (engine thread), also after this object is gone; set before start().
+  void onResult(std::function<void(const Result&)> fn) { s_->onResult = std::move(fn); }
 
  private:
+  // What result callbacks touch: owned jointly by the workload and every request still in the engine.
+  struct Shared {
+    std::atomic<std::int64_t> completed{0}, succeeded{0};
+    std::function<void(const Result&)> onResult;  // written before start() only
+  };
   void run();
   Engine& engine_;
   WorkloadProfile profile_;
   std::atomic<bool> stop_{false}, paused_{false}, finished_{false};
-  std::atomic<std::int64_t> submitted_{0}, completed_{0}, succeeded_{0};
-  std::function<void(const Result&)> onResult_;
+  std::atomic<std::int64_t> submitted_{0};
+  std::shared_ptr<Shared> s_ = std::make_shared<Shared>();
   std::thread thread_;
 };
 

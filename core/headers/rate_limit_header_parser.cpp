@@ -50,6 +50,9 @@ constexpr double kMaxPlausibleWaitS = 400.0 * 86400.0;
 // X-RateLimit-Reset carries a delta, epoch seconds or epoch milliseconds; magnitude tells them apart.
 constexpr double kEpochMsAbove = 1e12;
 constexpr double kEpochSAbove = 1e9;
+// A count (limit, remaining, used, policy parameter) above this is malformed: no quota is that large, and
+// it keeps every count exact in a double and convertible to a 64-bit integer without overflow.
+constexpr double kMaxPlausibleCount = 1e15;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -195,6 +198,7 @@ class Reader {
     auto v = parseDecimal(text);
     if (!v) warn(f, "is not a number");
     else if (*v < 0) warn(f, "is negative, ignored");
+    else if (*v > kMaxPlausibleCount) warn(f, "is out of range, ignored");
     else return v;
     return std::nullopt;
   }
@@ -369,7 +373,7 @@ class Reader {
     auto it = item.params.find(key);
     if (it == item.params.end()) return std::nullopt;
     auto v = parseDecimal(it->second);
-    if (!v || *v < 0) {
+    if (!v || *v < 0 || *v > kMaxPlausibleCount) {
       r_.warnings.push_back(f.name + ": '" + item.text + "' has a bad " + key + "=" + it->second);
       return std::nullopt;
     }

@@ -1,7 +1,9 @@
 // What to do after a failed attempt, and a budget that keeps retries from multiplying load.
 //  - 429 (or a rate-limit 403/503): wait exactly what the quota picture says, then go again. Such a
 //    retry is gated by the quota picture itself (the group waits until the server's time), so it
-//    cannot storm; it does not spend the budget.
+//    cannot storm; it does not spend the budget. A server-directed wait below the base backoff
+//    (Retry-After: 0) gates nothing: that retry waits the base backoff plus full jitter, spends the
+//    budget and counts against max_attempts like any other.
 //  - 5xx, timeouts, resets: full-jitter exponential backoff, spending the retry budget.
 //  - other 4xx: fail with the response.
 // Not thread-safe: owned by the engine loop.
@@ -49,8 +51,9 @@ class RetryPolicy {
 
   // attempt: 1-based number of the attempt that just finished.
   // rateLimited: the response was a rate-limit response; exhausted: its wait is beyond the cap.
+  // serverWaitS: the wait the rate-limit response directed, negative when it named none.
   RetryDecision decide(int attempt, int status, ErrorKind kind, bool rateLimited, bool exhausted,
-                       RetryBudget& budget);
+                       RetryBudget& budget, double serverWaitS = -1);
   double backoffS(int attempt);  // full jitter: U(0, min(max, base * 2^(attempt-1)))
 
  private:

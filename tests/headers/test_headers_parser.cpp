@@ -106,8 +106,20 @@ class TestHeaderParser : public QObject {
                                    << "'inf' is not a number";
     QTest::newRow("NaN limit") << "X-RateLimit-Limit: NaN" << "requests[requests,x-ratelimit] | warn=1"
                                << "X-RateLimit-Limit: 'NaN' is not a number";
-    QTest::newRow("huge limit is still a number") << "X-RateLimit-Limit: 99999999999999999999"
-                                                  << "requests[requests,x-ratelimit] L=1e+20" << "";
+    // Beyond any real quota, and beyond what converts to a 64-bit count: malformed, not a limit.
+    QTest::newRow("huge limit is out of range") << "X-RateLimit-Limit: 99999999999999999999"
+                                                << "requests[requests,x-ratelimit] | warn=1"
+                                                << "X-RateLimit-Limit: '99999999999999999999' is out of range";
+    QTest::newRow("1e19 limit is out of range") << "X-RateLimit-Limit: 1e19\nX-RateLimit-Remaining: 5"
+                                                << "requests[requests,x-ratelimit] R=5 | warn=1"
+                                                << "X-RateLimit-Limit: '1e19' is out of range";
+    QTest::newRow("largest plausible count") << "X-RateLimit-Remaining: 1000000000000000"
+                                             << "requests[requests,x-ratelimit] R=1e+15" << "";
+    QTest::newRow("openai huge remaining") << "x-ratelimit-limit-requests: 100\nx-ratelimit-remaining-requests: 1e300"
+                                           << "requests[requests,openai] L=100 | warn=1"
+                                           << "'1e300' is out of range";
+    QTest::newRow("structured huge quota") << "RateLimit-Policy: \"d\";q=1e19;w=10"
+                                           << "d[requests,ietf-structured] W=10 | warn=1" << "has a bad q=1e19";
     QTest::newRow("overflowing limit") << "X-RateLimit-Limit: 1e999" << "requests[requests,x-ratelimit] | warn=1"
                                        << "X-RateLimit-Limit: '1e999' is not a number";
     QTest::newRow("negative reset") << "X-RateLimit-Reset: -5" << "requests[requests,x-ratelimit] | warn=1"

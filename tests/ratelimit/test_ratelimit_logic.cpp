@@ -9,6 +9,9 @@
 
 #include <QtTest>
 
+#include <cmath>
+#include <limits>
+
 using namespace tg;
 using namespace std::chrono_literals;
 
@@ -157,6 +160,46 @@ class TestRateLimitLogic : public QObject {
     QVERIFY(d.delayS >= 0 && d.delayS <= c.baseBackoffS);
     QCOMPARE(p.decide(2, 0, ErrorKind::Timeout, false, false, budget).action, RetryAction::RetryAfterBackoff);
     QCOMPARE(p.decide(3, 500, ErrorKind::Http, false, false, budget).action, RetryAction::Fail);  // out of attempts
+  }
+
+  void retryAfterZeroHasAFloorAndSpendsTheBudget() {
+    RetryConfig c;
+    c.maxAttempts = 3;
+    c.baseBackoffS = 0.25;
+    RetryPolicy p(c, 5);
+    RetryBudget budget(0.1, 2);
+    // A wait the server named at or above the floor is the quota picture's business, free of the budget.
+    QCOMPARE(p.decide(1, 429, ErrorKind::RateLimited, true, false, budget, 1.0).action, RetryAction::RetryAfterQuota);
+    QCOMPARE(budget.tokens(), 2.0);
+    for (int attempt = 1; attempt <= 2; ++attempt) {
+      const auto d = p.decide(attempt, 429, ErrorKind::RateLimited, true, false, budget, 0.0);
+      QCOMPARE(d.action, RetryAction::RetryAfterBackoff);
+      QVERIFY2(d.delayS >= c.baseBackoffS && d.delayS <= c.baseBackoffS * (1 + 2 * attempt), qPrintable(QString::number(d.delayS)));
+    }
+    QCOMPARE(budget.tokens(), 0.0);
+    QCOMPARE(p.decide(1, 429, ErrorKind::RateLimited, true, false, budget, 0.0).action, RetryAction::Fail);  // budget
+    budget.onFirstAttempt();
+    for (int i = 0; i < 20; ++i) budget.onFirstAttempt();
+    QCOMPARE(p.decide(3, 429, ErrorKind::RateLimited, true, false, budget, 0.1).action, RetryAction::Fail);  // attempts
+  }
+
+  void timeFromOutsideSaturates() {
+    // Seconds from headers or deadlines convert without undefined behaviour, and adding them to now stays
+    // representable.
+    QCOMPARE(fromSeconds(std::nan("")), Duration::zero());
+    QVERIFY(fromSeconds(1e10) > fromSeconds(1e9));
+    QCOMPARE(fromSeconds(1e300), fromSeconds(kMaxDurationS));
+    QCOMPARE(fromSeconds(-1e300), fromSeconds(-kMaxDurationS));
+    QCOMPARE(fromSeconds(std::numeric_limits<double>::infinity()), fromSeconds(kMaxDurationS));
+    QVERIFY(t0 + fromSeconds(1e19) > t0);
+    QCOMPARE(addSaturating(t0, Duration::max()), TimePoint::max());
+    QCOMPARE(addSaturating(TimePoint::min() + 1s, -2s), TimePoint::min());
+    QCOMPARE(addSaturating(TimePoint::max() - 1s, 2s), TimePoint::max());
+    QCOMPARE(addSaturating(t0, 5s), t0 + 5s);
+    // A bucket with a vanishing rate answers a long wait, not an overflowed one.
+    TokenBucket b(1e-300, 1, t0);
+    QVERIFY(b.tryAcquire(1, t0));
+    QVERIFY(b.timeUntil(1, t0) > 24h * 365);
   }
 
   void retryBackoffIsFullJitterAndCapped() {

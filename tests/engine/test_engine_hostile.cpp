@@ -1,0 +1,390 @@
+// The engine against hostile requests and a hostile upstream, over loopback: keys never go to a host the
+// group did not name, nothing can be smuggled into the request head, every submit gets exactly one
+// callback (also around stop), server-directed waits have a floor, bodies have a cap.
+#include "config_loader.h"
+#include "engine.h"
+#include "raw_http_server.h"
+#include "synthetic_workload.h"
+
+#include <QtTest>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+using namespace tg;
+using namespace tgtest;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kSecret = "sk-test-secret-1234567890";
+
+EngineConfig configFor(const std::string& baseUrl) {
+  EngineConfig c;
+  c.name = "hostile";
+  GroupConfig g;
+  g.name = "g";
+  g.baseUrl = baseUrl;
+  g.concurrency = 4;
+  g.adaptive = false;
+  KeyConfig k;
+  k.name = "k";
+  k.secret = kSecret;
+  g.keys.push_back(k);
+  c.groups.push_back(g);
+  c.requestTimeoutS = 10;
+  c.connectTimeoutS = 5;
+  return c;
+}
+
+// Results by callback, counting calls per request id so a double callback shows.
+struct Results {
+  std::mutex mutex;
+  std::vector<Result> all;
+  std::atomic<int> calls{0};
+
+  ResultCallback callback() {
+    return [this](const Result& r) {
+      std::lock_guard lock(mutex);
+      all.push_back(r);
+      ++calls;
+    };
+  }
+  Result at(std::size_t i) {
+    std::lock_guard lock(mutex);
+    return all.at(i);
+  }
+  int countIds(const std::string& id) {
+    std::lock_guard lock(mutex);
+    int n = 0;
+    for (const auto& r : all) n += r.id == id;
+    return n;
+  }
+};
+
+Request request(const std::string& id, const std::string& url = "/v1/x") {
+  Request r;
+  r.id = id;
+  r.group = "g";
+  r.url = url;
+  r.body = R"({"max_tokens":1})";
+  return r;
+}
+
+QByteArray describe(const Result& r) {
+  return QByteArray::fromStdString(r.id + ": " + std::string(errorKindName(r.error)) + " status " +
+                                   std::to_string(r.status) + " attempts " + std::to_string(r.attempts) + ": " +
+                                   r.errorMessage);
+}
+
+}  // namespace
+
+class TestEngineHostile : public QObject {
+  Q_OBJECT
+ private slots:
+  // --- item 3: the group's key goes only to the group's hosts ---
+  void keyGoesToNoOtherHost() {
+    RawHttpServer home, other;
+    Engine e(configFor(home.url()));
+    e.start();
+    Results res;
+    e.submit(request("steal", other.url() + "/steal"), res.callback());
+    e.submit(request("home-absolute", home.url() + "/v1/x"), res.callback());
+    e.submit(request("no-scheme", "127.0.0.1:" + std::to_string(other.port()) + "/steal"), res.callback());
+    e.submit(request("relative", "steal"), res.callback());
+    e.submit(request("userinfo", home.url() + "@127.0.0.1:" + std::to_string(other.port()) + "/steal"),
+             res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 5, 10000);
+    e.stop();
+    QCOMPARE(other.count(), 0);
+    QVERIFY(other.allBytes().find(kSecret) == std::string::npos);
+    for (int i = 0; i < 5; ++i) {
+      const Result r = res.at(static_cast<std::size_t>(i));
+      if (r.id == "home-absolute") {
+        QVERIFY2(r.ok(), describe(r));
+        continue;
+      }
+      QVERIFY2(r.error == ErrorKind::Config && r.attempts == 0, describe(r));
+      QVERIFY2(r.errorMessage.find(kSecret) == std::string::npos, describe(r));
+    }
+    for (int i = 0; i < 5; ++i) {
+      const Result r = res.at(static_cast<std::size_t>(i));
+      if (r.id != "steal") continue;
+      // Names the host it refused and the group.
+      QVERIFY2(r.errorMessage.find("127.0.0.1:" + std::to_string(other.port())) != std::string::npos, describe(r));
+      QVERIFY2(r.errorMessage.find("\"g\"") != std::string::npos, describe(r));
+    }
+    QCOMPARE(home.count(), 1);
+    QVERIFY(home.allBytes().find(std::string("Authorization: Bearer ") + kSecret) != std::string::npos);
+  }
+
+  void allowedHostsAdmitListedOrigins() {
+    RawHttpServer home, other, third;
+    const nlohmann::json j{
+        {"groups",
+         {{{"name", "g"},
+           {"base_url", home.url()},
+           {"allowed_hosts", {other.url()}},
+           {"keys", {{{"name", "k"}}}}}}}};
+    const TollgateConfig c = ConfigLoader::fromJson(j, "(test)");
+    QCOMPARE(c.engine.groups[0].allowedHosts.size(), std::size_t{1});
+    Engine e(c.engine);
+    e.start();
+    Results res;
+    e.submit(request("other", other.url() + "/ok"), res.callback());
+    e.submit(request("third", third.url() + "/no"), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 2, 10000);
+    e.stop();
+    QCOMPARE(other.count(), 1);
+    QCOMPARE(third.count(), 0);
+    // A malformed entry is a config error naming its path.
+    nlohmann::json bad = j;
+    bad["groups"][0]["allowed_hosts"] = {"ftp://x"};
+    try {
+      ConfigLoader::fromJson(bad, "(test)");
+      QFAIL("expected a ConfigError");
+    } catch (const ConfigError& err) {
+      QVERIFY2(std::string(err.what()).find("/groups/0/allowed_hosts/0") != std::string::npos, err.what());
+    }
+  }
+
+  void malformedUrlFailsAtOnce() {
+    RawHttpServer home;
+    Engine e(configFor(home.url()));
+    e.start();
+    Results res;
+    e.submit(request("bad", "http://[::1/x"), res.callback());
+    e.submit(request("space", "http://exa mple.com/x"), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 2, 10000);
+    for (int i = 0; i < 2; ++i) {
+      const Result r = res.at(static_cast<std::size_t>(i));
+      QVERIFY2(r.error == ErrorKind::Config && r.attempts <= 1, describe(r));
+    }
+  }
+
+  // --- item 4: nothing smuggled into the request head ---
+  void injectedHeadersAndMethodsAreRefused() {
+    RawHttpServer home;
+    Engine e(configFor(home.url()));
+    e.start();
+    Results res;
+    Request a = request("crlf-value");
+    a.headers = {{"X-A", "1\r\nX-Injected: yes"}};
+    e.submit(a, res.callback());
+    Request b = request("lf-value");
+    b.headers = {{"X-B", "1\nX-Injected: yes"}};
+    e.submit(b, res.callback());
+    Request c = request("bad-name");
+    c.headers = {{"X-Injected: yes\r\nX-C", "1"}};
+    e.submit(c, res.callback());
+    Request d = request("method");
+    d.method = "DELETE /x HTTP/1.1\r\nX-Injected: yes\r\n\r\nGET";
+    e.submit(d, res.callback());
+    Request n = request("nul");
+    n.headers = {{"X-N", std::string("1\0X-Injected: yes", 17)}};
+    e.submit(n, res.callback());
+    Request ok = request("tab-ok");
+    ok.headers = {{"X-Ok", "a\tb"}};
+    ok.method = "PATCH";
+    e.submit(ok, res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 6, 10000);
+    e.stop();
+    QVERIFY2(home.allBytes().find("X-Injected") == std::string::npos, home.allBytes().c_str());
+    QCOMPARE(home.count(), 1);
+    QVERIFY(home.allBytes().rfind("PATCH /v1/x HTTP/1.1\r\n", 0) == 0);
+    for (int i = 0; i < 6; ++i) {
+      const Result r = res.at(static_cast<std::size_t>(i));
+      if (r.id == "tab-ok") {
+        QVERIFY2(r.ok(), describe(r));
+        continue;
+      }
+      QVERIFY2(r.error == ErrorKind::Config && r.attempts == 0, describe(r));
+      if (r.id == "crlf-value") QVERIFY2(r.errorMessage.find("X-A") != std::string::npos, describe(r));
+      if (r.id == "method") QVERIFY2(r.errorMessage.find("method") != std::string::npos, describe(r));
+    }
+  }
+
+  // --- item 6: exactly one callback per submit, around stop too ---
+  void submitAfterStopCallsBackOnce() {
+    RawHttpServer home;
+    Results res;
+    {
+      Engine e(configFor(home.url()));
+      e.start();
+      e.stop();
+      e.submit(request("after-stop"), res.callback());
+      QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 5000);
+      QCOMPARE(res.at(0).error, ErrorKind::Cancelled);
+    }
+    {
+      // Never started: the destructor answers what was queued.
+      Engine e(configFor(home.url()));
+      e.submit(request("never-started"), res.callback());
+    }
+    QCOMPARE(res.calls.load(), 2);
+    QCOMPARE(res.at(1).error, ErrorKind::Cancelled);
+  }
+
+  void submitsRacingStopCallBackOnce() {
+    RawHttpServer home;
+    for (int round = 0; round < 5; ++round) {
+      Results res;
+      std::atomic<int> submitted{0};
+      auto e = std::make_unique<Engine>(configFor(home.url()));
+      e->start();
+      std::thread feeder([&] {
+        for (int i = 0; i < 2000; ++i) {
+          e->submit(request("r" + std::to_string(i)), res.callback());
+          ++submitted;
+        }
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(2 * round));
+      e->stop();
+      feeder.join();
+      QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), submitted.load(), 5000);
+      e.reset();
+      QCOMPARE(res.calls.load(), 2000);
+      for (int i = 0; i < 2000; i += 97) QCOMPARE(res.countIds("r" + std::to_string(i)), 1);
+    }
+  }
+
+  void inFlightAtStopCallsBack() {
+    RawHttpServer slow([](const std::string&, int) { return RawHttpServer::Reply{{}, true}; });
+    Engine e(configFor(slow.url()));
+    e.start();
+    Results res;
+    e.submit(request("slow"), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(slow.count(), 1, 5000);
+    e.stop();
+    QCOMPARE(res.calls.load(), 1);
+    QCOMPARE(res.at(0).error, ErrorKind::Cancelled);
+  }
+
+  // --- item 11: Retry-After: 0 does not hammer ---
+  void retryAfterZeroIsSpacedAndBounded() {
+    RawHttpServer limited([](const std::string&, int) { return RawHttpServer::status(429, "Retry-After: 0\r\n"); });
+    EngineConfig c = configFor(limited.url());
+    c.retry.maxBackoffS = 0.5;
+    Engine e(c);
+    e.start();
+    Results res;
+    e.submit(request("limited"), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 30000);
+    const Result r = res.at(0);
+    QVERIFY2(!r.ok() && r.attempts <= c.retry.maxAttempts, describe(r));
+    const auto got = limited.received();
+    QCOMPARE(static_cast<int>(got.size()), r.attempts);
+    for (std::size_t i = 1; i < got.size(); ++i) {
+      const double gapS = std::chrono::duration<double>(got[i].at - got[i - 1].at).count();
+      QVERIFY2(gapS >= 0.9 * c.retry.baseBackoffS, qPrintable(QString("attempt %1 came %2 s after the one before")
+                                                                   .arg(i + 1).arg(gapS)));
+    }
+  }
+
+  // --- item 10: response bodies have a cap ---
+  void oversizedBodyFailsNamingTheLimit() {
+    const std::string big(200 * 1024, 'x');
+    RawHttpServer sized([&](const std::string&, int) { return RawHttpServer::status(200, {}, big); });
+    RawHttpServer chunked([&](const std::string&, int) {
+      std::string raw = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+      for (int i = 0; i < 20; ++i) raw += "2800\r\n" + std::string(0x2800, 'y') + "\r\n";
+      return RawHttpServer::Reply{raw + "0\r\n\r\n", false};
+    });
+    for (RawHttpServer* s : {&sized, &chunked}) {
+      EngineConfig c = configFor(s->url());
+      c.maxResponseBytes = 64 * 1024;
+      Engine e(c);
+      e.start();
+      Results res;
+      e.submit(request("big"), res.callback());
+      QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
+      const Result r = res.at(0);
+      QVERIFY2(!r.ok() && r.attempts == 1, describe(r));
+      QVERIFY2(r.errorMessage.find("65536") != std::string::npos, describe(r));
+      QVERIFY(r.body.size() <= 64 * 1024);
+    }
+  }
+
+  // --- item 7/10: numbers from outside never overflow time or counts ---
+  void hugeDeadlineIsClamped() {
+    RawHttpServer home;
+    Engine e(configFor(home.url()));
+    e.start();
+    Results res;
+    Request r = request("far");
+    r.deadlineS = 1e10;
+    e.submit(r, res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 5000);
+    QVERIFY2(res.at(0).ok(), describe(res.at(0)));
+  }
+
+  void zeroRemainingWithoutResetStillFlows() {
+    // remaining 0 and no reset: check() lets requests go (nothing says when capacity returns), and the key's
+    // headroom minus its in-flight count is below -1; dispatch must still pick the key.
+    RawHttpServer home([](const std::string&, int) {
+      std::this_thread::sleep_for(20ms);
+      return RawHttpServer::status(200, "X-RateLimit-Limit: 100\r\nX-RateLimit-Remaining: 0\r\n");
+    });
+    Engine e(configFor(home.url()));
+    e.start();
+    Results res;
+    for (int i = 0; i < 8; ++i) e.submit(request("z" + std::to_string(i)), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 8, 10000);
+    for (int i = 0; i < 8; ++i) QVERIFY2(res.at(static_cast<std::size_t>(i)).ok(), describe(res.at(static_cast<std::size_t>(i))));
+  }
+
+  void outOfRangeLimitIsNoEvent() {
+    RawHttpServer home([](const std::string&, int i) {
+      return RawHttpServer::status(200, i == 0 ? "X-RateLimit-Limit: 100\r\n" : "X-RateLimit-Limit: 1e19\r\n");
+    });
+    Engine e(configFor(home.url()));
+    std::mutex m;
+    std::vector<std::string> messages;
+    e.onEvent([&](const Event& ev) {
+      std::lock_guard lock(m);
+      messages.push_back(ev.message);
+    });
+    e.start();
+    Results res;
+    e.submit(request("a"), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 5000);
+    e.submit(request("b"), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 2, 5000);
+    e.stop();
+    std::lock_guard lock(m);
+    for (const auto& msg : messages) QVERIFY2(msg.find("limit changed") == std::string::npos, msg.c_str());
+  }
+
+  // --- item 5: a workload destroyed while its requests are queued ---
+  void workloadDestroyedWithQueuedRequests() {
+    RawHttpServer home;
+    Engine e(configFor(home.url()));
+    e.setGroupPaused("g", true);  // everything the workload submits stays queued
+    e.start();
+    WorkloadProfile p;
+    WorkloadStream s;
+    s.group = "g";
+    s.rate = 500;
+    s.path = "/v1/x";
+    s.promptBytes = 10;
+    p.streams.push_back(s);
+    auto results = std::make_shared<std::atomic<int>>(0);
+    std::int64_t submitted = 0;
+    {
+      SyntheticWorkload w(e, p);
+      w.onResult([results](const Result&) { ++*results; });
+      w.start();
+      QTRY_VERIFY_WITH_TIMEOUT(w.submitted() >= 20, 5000);
+      w.stop();
+      submitted = w.submitted();
+    }  // destroyed with its requests queued
+    e.setGroupPaused("g", false);  // now their callbacks arrive
+    QTRY_COMPARE_WITH_TIMEOUT(static_cast<std::int64_t>(results->load()), submitted, 10000);
+    e.stop();
+  }
+};
+
+QTEST_GUILESS_MAIN(TestEngineHostile)
+#include "test_engine_hostile.moc"
