@@ -261,6 +261,11 @@ struct Transfer {
   std::string body;
   std::int64_t maxBody = 0;   // max_response_bytes
   bool bodyTooLarge = false;  // the write callback refused more (a chunked body has no size up front)
+  // libcurl sends a request again by itself when a reused connection dies before any response byte; each
+  // send is counted here (CURLOPT_PREREQFUNCTION) so it is an attempt that spends the retry budget.
+  EngineLoop* loop = nullptr;
+  int sends = 0;
+  bool resendRefused = false;
   HeaderList headers;
   char error[CURL_ERROR_SIZE] = {0};
 };
@@ -530,6 +535,8 @@ class EngineLoop {
 
   TimePoint dispatch(TimePoint now, EpochMs nowEpoch);
   void startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now);
+  bool allowResend(Transfer& t);
+  static int onPrereq(void* user, char*, char*, int, int);
   curl_slist* buildHeaders(const GroupRt& g, const KeyRt& k, const Request& r) const;
   void complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch);
   void finish(PendingPtr p, TimePoint now);
@@ -848,6 +855,7 @@ void EngineLoop::startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now)
   }
   auto t = std::make_unique<Transfer>();
   t->easy = easy;
+  t->loop = this;
   t->group = &g;
   t->key = key;
   t->sentAt = now;
@@ -884,6 +892,8 @@ void EngineLoop::startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now)
   set(CURLOPT_WRITEDATA, "CURLOPT_WRITEDATA", static_cast<void*>(t.get()));
   set(CURLOPT_HEADERFUNCTION, "CURLOPT_HEADERFUNCTION", onHeader);
   set(CURLOPT_HEADERDATA, "CURLOPT_HEADERDATA", static_cast<void*>(t.get()));
+  set(CURLOPT_PREREQFUNCTION, "CURLOPT_PREREQFUNCTION", &EngineLoop::onPrereq);
+  set(CURLOPT_PREREQDATA, "CURLOPT_PREREQDATA", static_cast<void*>(t.get()));
   set(CURLOPT_ERRORBUFFER, "CURLOPT_ERRORBUFFER", t->error);
   set(CURLOPT_MAXFILESIZE_LARGE, "CURLOPT_MAXFILESIZE_LARGE", static_cast<curl_off_t>(cfg_.maxResponseBytes));
   set(CURLOPT_TIMEOUT_MS, "CURLOPT_TIMEOUT_MS", static_cast<long>(cfg_.requestTimeoutS * 1000));
@@ -923,6 +933,28 @@ void EngineLoop::startTransfer(GroupRt& g, int key, PendingPtr p, TimePoint now)
   else ++g.counters.retries;
   t->pending = std::move(p);
   active_.insert(t.release());
+}
+
+// Called by libcurl (on the loop thread) right before each send of a transfer.
+int EngineLoop::onPrereq(void* user, char*, char*, int, int) {
+  auto* t = static_cast<Transfer*>(user);
+  return t->loop->allowResend(*t) ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT;
+}
+
+// A second send of one transfer is libcurl retrying on a reused connection that died before answering: the
+// upstream may have counted the first one, so it is an attempt like any other retry, within max_attempts and
+// the retry budget. Refused, the transfer fails as a lost connection and the retry policy decides.
+bool EngineLoop::allowResend(Transfer& t) {
+  if (++t.sends == 1) return true;
+  Pending& p = *t.pending;
+  if (p.attempts >= cfg_.retry.maxAttempts || !budget_.trySpend()) {
+    t.resendRefused = true;
+    return false;
+  }
+  ++p.attempts;
+  ++t.group->counters.sends;
+  ++t.group->counters.retries;
+  return true;
 }
 
 void EngineLoop::noteRateLimited(GroupRt& g, const QuotaReading& r, const QuotaVerdict& v, TimePoint now) {
@@ -992,6 +1024,10 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
     errText = "response body larger than max_response_bytes (" + std::to_string(cfg_.maxResponseBytes) + " bytes)";
     t->body.clear();
     permanent = true;  // the status stays: the upstream answered
+  } else if (t->resendRefused) {
+    kind = ErrorKind::Network;
+    errText = "connection lost before the response (libcurl's own resend refused: attempts or retry budget spent)";
+    status = 0;
   } else if (rc != CURLE_OK) {
     kind = errorKindForCurl(rc);
     errText = t->error[0] ? t->error : curl_easy_strerror(rc);

@@ -11,7 +11,13 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <poll.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 using namespace tg;
 using namespace tgtest;
@@ -78,6 +84,90 @@ QByteArray describe(const Result& r) {
                                    std::to_string(r.status) + " attempts " + std::to_string(r.attempts) + ": " +
                                    r.errorMessage);
 }
+
+
+// A keep-alive upstream: answers the first request on each connection with 200 and keeps the connection;
+// a request that arrives on an already used connection is read and dropped unanswered (the connection
+// closes), the way a server that closed an idle connection looks to the client. Counts every request it
+// reads per X-Id, so a resend libcurl makes by itself shows.
+class DroppingKeepAliveServer {
+ public:
+  DroppingKeepAliveServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 16) != 0)
+      throw std::runtime_error("bind/listen failed");
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~DroppingKeepAliveServer() {
+    stop_ = true;
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int count(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    int n = 0;
+    for (const auto& s : ids_) n += s == id;
+    return n;
+  }
+
+ private:
+  static bool readable(int fd, int ms) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, ms) > 0;
+  }
+  // One request head (the tests send bodies small enough to arrive with it), or "" when the peer closed.
+  std::string readHead(int c) {
+    std::string in;
+    char buf[4096];
+    while (!stop_ && in.find("\r\n\r\n") == std::string::npos) {
+      if (!readable(c, 50)) continue;
+      const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+      if (n <= 0) return {};
+      in.append(buf, static_cast<std::size_t>(n));
+    }
+    return in;
+  }
+  void run() {
+    std::vector<int> open;
+    while (!stop_) {
+      if (readable(fd_, 20)) open.push_back(::accept(fd_, nullptr, nullptr));
+      for (auto it = open.begin(); it != open.end();) {
+        const int c = *it;
+        if (!readable(c, 0)) { ++it; continue; }
+        const std::string head = readHead(c);
+        if (head.empty()) { ::close(c); it = open.erase(it); continue; }
+        const auto at = head.find("X-Id: ");
+        {
+          std::lock_guard lock(mutex_);
+          ids_.push_back(at == std::string::npos ? "" : head.substr(at + 6, head.find("\r\n", at) - at - 6));
+        }
+        if (served_.insert(c).second) {
+          static const char kOk[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+          (void)!::send(c, kOk, sizeof kOk - 1, MSG_NOSIGNAL);
+          ++it;
+        } else {
+          served_.erase(c);
+          ::close(c);
+          it = open.erase(it);
+        }
+      }
+    }
+    for (int c : open) ::close(c);
+  }
+  int fd_ = -1, port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mutex_;
+  std::vector<std::string> ids_;
+  std::set<int> served_;
+};
 
 }  // namespace
 
@@ -280,6 +370,44 @@ class TestEngineHostile : public QObject {
       const double gapS = std::chrono::duration<double>(got[i].at - got[i - 1].at).count();
       QVERIFY2(gapS >= 0.9 * c.retry.baseBackoffS, qPrintable(QString("attempt %1 came %2 s after the one before")
                                                                    .arg(i + 1).arg(gapS)));
+    }
+  }
+
+
+  // --- the fault soak's finding: libcurl's own resend on a dead reused connection is an attempt ---
+  void libcurlResendIsACountedAttempt() {
+    for (const bool budget : {false, true}) {
+      DroppingKeepAliveServer up;
+      EngineConfig c = configFor(up.url());
+      c.groups[0].concurrency = 1;
+      c.retry.maxAttempts = 3;
+      c.retry.baseBackoffS = 0.05;
+      c.retry.maxBackoffS = 0.1;
+      if (!budget) {
+        c.retry.budgetRatio = 0;
+        c.retry.budgetMinRetries = 0;
+      }
+      Engine e(c);
+      e.start();
+      Results res;
+      for (const char* id : {"first", "second"}) {
+        Request r = request(id);
+        r.headers.emplace_back("X-Id", id);
+        e.submit(r, res.callback());
+        QTRY_COMPARE_WITH_TIMEOUT(res.countIds(id), 1, 20000);
+      }
+      e.stop();
+      const Result second = res.at(1);
+      // Every send the upstream saw is an attempt the result reports: none behind the engine's back.
+      QVERIFY2(up.count("second") == second.attempts,
+               qPrintable(QString("budget %1: upstream saw %2 sends, the result says %3 attempts (%4)")
+                              .arg(budget).arg(up.count("second")).arg(second.attempts).arg(describe(second).constData())));
+      if (!budget) {
+        QCOMPARE(second.attempts, 1);  // no budget: libcurl's resend is refused, not made silently
+        QVERIFY2(!second.ok(), describe(second));
+      } else {
+        QVERIFY2(second.attempts >= 2 && second.attempts <= c.retry.maxAttempts, describe(second));
+      }
     }
   }
 
