@@ -51,9 +51,10 @@ JsonParse parseJsonText(std::string_view text, int maxDepth) {
   } catch (const TooDeep&) {
     r.value = nullptr;
     r.error = "nested deeper than " + std::to_string(maxDepth) + " levels";
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, or out_of_range for a number past double (1e400). The message quotes the input.
     r.value = nullptr;
-    r.error = toValidUtf8(e.what());  // the message quotes the input it stopped at
+    r.error = toValidUtf8(e.what());
   }
   return r;
 }

@@ -84,6 +84,8 @@ class TestBaseHostileInput : public QObject {
     QVERIFY2(p.error.find("line 1") != std::string::npos, p.error.c_str());
     QVERIFY(isValidUtf8(p.error));
     QVERIFY(!parseJsonText("").ok());
+    const JsonParse huge = parseJsonText(R"({"deadline": 1e400})");  // out_of_range, not parse_error
+    QVERIFY2(huge.error.find("1e400") != std::string::npos, huge.error.c_str());
   }
 
   void base64RoundTripsRfc4648Vectors_data() {
