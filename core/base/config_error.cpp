@@ -59,12 +59,9 @@ int JsonObjectReader::integer(const std::string& key, int def, int min, int max)
   if (!it->is_number_integer()) fail(key, "expected an integer, got " + shown(*it));
   const std::string range = "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got ";
   // Above INT64_MAX nlohmann holds the value unsigned; reading it as signed would report a wrapped number.
-  if (it->is_number_unsigned()) {
-    const auto u = it->get<std::uint64_t>();
-    if (max < 0 || u > static_cast<std::uint64_t>(max)) fail(key, range + std::to_string(u));
-    return static_cast<int>(u);
-  }
-  const auto v = it->get<std::int64_t>();
+  if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(max))
+    fail(key, range + std::to_string(it->get<std::uint64_t>()));
+  const auto v = it->get<std::int64_t>();  // in int64 range now
   if (v < min || v > max) fail(key, range + std::to_string(v));
   return static_cast<int>(v);
 }

@@ -130,6 +130,11 @@ class TestBaseHostileInput : public QObject {
       QCOMPARE(e.path(), std::string("/global_concurrency"));
       QVERIFY2(std::string(e.what()).find("got 18446744073709551615") != std::string::npos, e.what());
     }
+    // Non-negative integers are held unsigned too: the lower bound still applies.
+    const auto zero = nlohmann::json::parse(R"({"c": 0, "d": 7})");
+    JsonObjectReader z(zero, "cfg.json", "");
+    QVERIFY_THROWS_EXCEPTION(ConfigError, z.integer("c", 1, 1, 100000));
+    QCOMPARE(z.integer("d", 1, 1, 100000), 7);
     try {
       r.integer("b", 1, 1, 100000);
       QFAIL("accepted INT64_MIN");
