@@ -171,7 +171,7 @@ class TestBaseHostileInput : public QObject {
     const std::string path = dir.filePath("deep.json").toStdString();
     {
       std::ofstream out(path);
-      out << R"({"groups": [], "simulator": )" << std::string(4'000'000, '[');
+      out << R"({"groups": [], "simulator": )" << std::string(4'000'000, '[') << std::string(4'000'000, ']') << "}";
     }
     try {
       readJsonFile(path);

@@ -73,7 +73,7 @@ class TestCliHostile : public QObject {
                                                          group + "]}")
                             << "/global_concurrency: expected an integer in [1, 100000], got 18446744073709551615";
     QTest::newRow("deep simulator") << QByteArray::fromStdString(R"({"groups": [)" + group + R"(], "simulator": )" +
-                                                                 std::string(4000000, '['))
+                                                                 std::string(4000000, '[') + std::string(4000000, ']') + "}")
                                     << "nested deeper than 256 levels";
     QTest::newRow("1e400") << QByteArray(R"({"request_timeout_s": 1e400, "groups": []})") << "1e400";
     QTest::newRow("bytes in a key") << QByteArray("{\"na\xFF\xFEme\": 1, \"groups\": []}") << "invalid JSON";
