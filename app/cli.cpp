@@ -2,6 +2,7 @@
 
 #include "headers_command.h"
 #include "history_command.h"
+#include "json_text.h"
 #include "log.h"
 #include "probe.h"
 #include "session.h"
@@ -9,7 +10,9 @@
 #include <QFile>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -20,6 +23,9 @@ namespace tg::cli {
 namespace {
 
 std::atomic<bool> gInterrupted{false};
+
+// A probe step is a concurrency: the most a group may be configured with.
+constexpr int kMaxProbeStep = 100000;
 
 void onSignal(int) { gInterrupted = true; }
 
@@ -79,14 +85,21 @@ bool Args::has(const std::string& flag) const {
 std::optional<double> Args::number(const std::string& flag, std::string* error) const {
   auto v = value(flag);
   if (!v) return std::nullopt;
-  try {
-    std::size_t used = 0;
-    double d = std::stod(*v, &used);
-    if (used == v->size()) return d;
-  } catch (...) {
-  }
-  *error = flag + ": expected a number, got \"" + *v + "\"";
+  // from_chars reads the whole word or fails: no leading blanks, no "4abc", no hex; inf/nan are refused below.
+  double d = 0;
+  const char* first = v->data();
+  const char* last = v->data() + v->size();
+  const auto [end, ec] = std::from_chars(first, last, d, std::chars_format::general);
+  if (!v->empty() && ec == std::errc() && end == last && std::isfinite(d) && d >= 0 && d <= kMaxNumber) return d;
+  *error = flag + ": expected a number from 0 to 1e15, got \"" + *v + "\"";
   return std::nullopt;
+}
+
+std::optional<int> parsePositiveInt(const std::string& text, int max) {
+  int n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n <= 0 || n > max) return std::nullopt;
+  return n;
 }
 
 TollgateConfig loadConfig(const std::optional<std::string>& path) {
@@ -94,9 +107,9 @@ TollgateConfig loadConfig(const std::optional<std::string>& path) {
   QFile f(":/tollgate/demo.json");
   if (!f.open(QIODevice::ReadOnly)) throw ConfigError("(embedded demo.json)", "", "cannot open the resource");
   const QByteArray bytes = f.readAll();
-  auto j = nlohmann::json::parse(bytes.constData(), bytes.constData() + bytes.size(), nullptr, false);
-  if (j.is_discarded()) throw ConfigError("(embedded demo.json)", "", "invalid JSON");
-  return ConfigLoader::fromJson(j, "(embedded demo.json)");
+  JsonParse j = parseJsonText(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+  if (!j.ok()) throw ConfigError("(embedded demo.json)", "", "invalid JSON: " + j.error);
+  return ConfigLoader::fromJson(j.value, "(embedded demo.json)");
 }
 
 int runCommand(const std::vector<std::string>& argv) {
@@ -184,13 +197,13 @@ int runCommand(const std::vector<std::string>& argv) {
   }
   if (auto path = a.value("--report")) {
     std::ofstream out(*path);
-    out << report.dump(2) << "\n";
+    out << dumpJson(report, 2) << "\n";
     if (!out) {
       std::fprintf(stderr, "tollgate run: cannot write the report to %s\n", path->c_str());
       return 1;
     }
   }
-  if (!quiet) std::printf("%s\n", report.dump(2).c_str());
+  if (!quiet) std::printf("%s\n", dumpJson(report, 2).c_str());
   return 0;
 }
 
@@ -217,15 +230,13 @@ int probeCommand(const std::vector<std::string>& argv) {
     while (pos <= steps->size()) {
       const auto comma = steps->find(',', pos);
       const std::string item = steps->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      try {
-        const int n = std::stoi(item);
-        if (n <= 0) throw std::out_of_range("non-positive");
-        o.steps.push_back(n);
-      } catch (...) {
-        std::fprintf(stderr, "tollgate probe: --steps: expected positive integers separated by commas, got \"%s\"\n",
-                     item.c_str());
+      const auto n = parsePositiveInt(item, kMaxProbeStep);
+      if (!n) {
+        std::fprintf(stderr, "tollgate probe: --steps: expected integers from 1 to %d separated by commas, got \"%s\"\n",
+                     kMaxProbeStep, item.c_str());
         return 2;
       }
+      o.steps.push_back(*n);
       if (comma == std::string::npos) break;
       pos = comma + 1;
     }

@@ -33,6 +33,9 @@ class Args {
   const std::string& error() const { return error_; }
   std::optional<std::string> value(const std::string& flag) const;
   bool has(const std::string& flag) const;
+  // Every number on the command line is a count, a duration or an epoch time: finite, 0..kMaxNumber, and
+  // the whole word ("4abc", "nan", "-1", "1e400" are errors naming the flag).
+  static constexpr double kMaxNumber = 1e15;
   std::optional<double> number(const std::string& flag, std::string* error) const;
 
  private:
@@ -40,6 +43,9 @@ class Args {
   std::vector<std::string> switches_;
   std::string error_;
 };
+
+// The whole of `text` as an integer in [1, max], else nothing.
+std::optional<int> parsePositiveInt(const std::string& text, int max);
 
 // Loads --config FILE, or the embedded demo config when absent. Throws ConfigError.
 TollgateConfig loadConfig(const std::optional<std::string>& path);

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include "history_reader.h"
+#include "json_text.h"
 #include "session.h"
 #include "what_if_runner.h"
 
@@ -105,7 +106,7 @@ int replayCommand(const std::vector<std::string>& args) {
   printRow("total", r.recorded.total, r.redriven.total);
   if (auto out = a.value("--report")) {
     std::ofstream f(*out);
-    f << r.toJson(*sc).dump(2) << "\n";
+    f << dumpJson(r.toJson(*sc), 2) << "\n";  // group names and messages come from the history file
     if (!f) {
       std::fprintf(stderr, "tollgate replay: cannot write %s\n", out->c_str());
       return 1;

@@ -1,5 +1,7 @@
 #include "event_log_model.h"
 
+#include "json_text.h"
+
 #include <QApplication>
 #include <QDateTime>
 #include <QStyle>
@@ -49,7 +51,7 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
       }
       return {};
     case Qt::ToolTipRole:
-      return QString::fromStdString(e.detail.empty() ? e.message : e.message + "\n" + e.detail.dump(2));
+      return QString::fromStdString(e.detail.empty() ? e.message : e.message + "\n" + tg::dumpJson(e.detail, 2));
     case Qt::DecorationRole:
       if (index.column() != Severity || e.severity == tg::Severity::Info) return {};
       return QApplication::style()->standardIcon(e.severity == tg::Severity::Error

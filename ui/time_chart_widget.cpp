@@ -51,8 +51,9 @@ QString formatValue(double v) {
 }  // namespace
 
 TimeChartWidget::TimeChartWidget(ChartKind kind, QWidget* parent)
-    : QChartView(parent), kind_(kind), chart_(new QChart), xAxis_(new QDateTimeAxis) {
-  setChart(chart_);  // the view owns the chart
+    // The chart goes in through the constructor: QChartView(parent) makes a default chart of its own, and a
+    // later setChart() releases that one without deleting it.
+    : QChartView(new QChart, parent), kind_(kind), chart_(chart()), xAxis_(new QDateTimeAxis) {
   setObjectName(QStringLiteral("chart_") + chartKey(kind));
   setRenderHint(QPainter::Antialiasing, true);
   setMouseTracking(true);

@@ -1,13 +1,26 @@
 #include "config_error.h"
 
+#include "json_text.h"
+
 #include <fstream>
 #include <sstream>
 
 namespace tg {
+namespace {
+constexpr std::size_t kMaxQuotedValue = 60;  // an error quotes at most this much of a bad value
 
+// A bad value as an error message shows it: short, valid UTF-8, never the whole of a large array.
+std::string shown(const nlohmann::json& v) {
+  std::string text = dumpJson(v);
+  if (text.size() > kMaxQuotedValue) text = toValidUtf8(text.substr(0, kMaxQuotedValue)) + "...";
+  return text;
+}
+}  // namespace
+
+// Path and expectation quote keys and values from the file, which need not be UTF-8.
 ConfigError::ConfigError(std::string file, std::string path, std::string expected)
-    : std::runtime_error(file + ": " + (path.empty() ? "/" : path) + ": " + expected),
-      file_(std::move(file)), path_(std::move(path)), expected_(std::move(expected)) {}
+    : std::runtime_error(file + ": " + toValidUtf8(path.empty() ? "/" : path) + ": " + toValidUtf8(expected)),
+      file_(std::move(file)), path_(toValidUtf8(path)), expected_(toValidUtf8(expected)) {}
 
 JsonObjectReader::JsonObjectReader(const nlohmann::json& j, std::string file, std::string path)
     : j_(j), file_(std::move(file)), path_(std::move(path)) {
@@ -43,11 +56,13 @@ int JsonObjectReader::integer(const std::string& key, int def, int min, int max)
   seen_.insert(key);
   auto it = j_.find(key);
   if (it == j_.end()) return def;
-  if (!it->is_number_integer()) fail(key, "expected an integer, got " + it->dump());
-  const auto v = it->get<long long>();
-  if (v < min || v > max)
-    fail(key, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
-                  std::to_string(v));
+  if (!it->is_number_integer()) fail(key, "expected an integer, got " + shown(*it));
+  const std::string range = "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got ";
+  // Above INT64_MAX nlohmann holds the value unsigned; reading it as signed would report a wrapped number.
+  if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(max))
+    fail(key, range + std::to_string(it->get<std::uint64_t>()));
+  const auto v = it->get<std::int64_t>();  // in int64 range now
+  if (v < min || v > max) fail(key, range + std::to_string(v));
   return static_cast<int>(v);
 }
 
@@ -55,7 +70,7 @@ bool JsonObjectReader::boolean(const std::string& key, bool def) {
   seen_.insert(key);
   auto it = j_.find(key);
   if (it == j_.end()) return def;
-  if (!it->is_boolean()) fail(key, "expected true or false, got " + it->dump());
+  if (!it->is_boolean()) fail(key, "expected true or false, got " + shown(*it));
   return it->get<bool>();
 }
 
@@ -73,7 +88,7 @@ std::string JsonObjectReader::string(const std::string& key, const std::string& 
     list += list.empty() ? "" : ", ";
     list += a;
   }
-  fail(key, "expected one of " + list + ", got \"" + v + "\"");
+  fail(key, "expected one of " + list + ", got " + shown(nlohmann::json(v)));
 }
 
 std::string JsonObjectReader::requiredString(const std::string& key,
@@ -94,13 +109,14 @@ void JsonObjectReader::finish() const {
 }
 
 nlohmann::json readJsonFile(const std::string& file) {
-  std::ifstream in(file);
+  std::ifstream in(file, std::ios::binary);
   if (!in) throw ConfigError(file, "", "cannot open file");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(file, "", std::string("invalid JSON: ") + e.what());
-  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError(file, "", "cannot read file");
+  JsonParse parsed = parseJsonText(text.str());
+  if (!parsed.ok()) throw ConfigError(file, "", "invalid JSON: " + parsed.error);
+  return std::move(parsed.value);
 }
 
 }  // namespace tg

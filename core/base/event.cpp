@@ -1,5 +1,7 @@
 #include "event.h"
 
+#include "json_text.h"
+
 #include <array>
 #include <utility>
 
@@ -46,8 +48,8 @@ nlohmann::json toJson(const Event& e) {
   return {{"ts_ms", e.tsMs},
           {"kind", eventKindName(e.kind)},
           {"severity", severityName(e.severity)},
-          {"group", e.group},
-          {"message", e.message},
+          {"group", toValidUtf8(e.group)},        // both may quote upstream header values
+          {"message", toValidUtf8(e.message)},
           {"detail", e.detail}};
 }
 

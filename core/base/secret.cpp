@@ -1,5 +1,7 @@
 #include "secret.h"
 
+#include "json_text.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
@@ -34,14 +36,52 @@ void SecretRegistry::add(const std::string& secret) {
   secrets().push_back(secret);
 }
 
-std::string SecretRegistry::redact(std::string text) {
-  std::lock_guard lock(gMutex);
-  for (const auto& s : secrets()) {
+namespace {
+std::string redactWith(const std::vector<std::string>& list, std::string text) {
+  for (const auto& s : list) {
     const std::string fp = keyFingerprint(s);
     for (auto pos = text.find(s); pos != std::string::npos; pos = text.find(s, pos + fp.size()))
       text.replace(pos, s.size(), fp);
   }
   return text;
+}
+
+std::vector<std::string> snapshot() {
+  std::lock_guard lock(gMutex);
+  return secrets();
+}
+}  // namespace
+
+std::string SecretRegistry::redact(std::string text) {
+  std::lock_guard lock(gMutex);
+  return redactWith(secrets(), std::move(text));
+}
+
+std::string SecretRegistry::dumpRedacted(const nlohmann::json& j, int indent) {
+  const std::vector<std::string> list = snapshot();
+  if (list.empty()) return dumpJson(j, indent);
+  nlohmann::json copy = j;
+  // Iterative: the value may be as deep as kMaxJsonDepth, and the walk must not care.
+  std::vector<nlohmann::json*> todo{&copy};
+  while (!todo.empty()) {
+    nlohmann::json* v = todo.back();
+    todo.pop_back();
+    if (v->is_string()) {
+      *v = redactWith(list, v->get<std::string>());
+    } else if (v->is_object()) {
+      bool keyHasSecret = false;
+      for (auto it = v->begin(); it != v->end() && !keyHasSecret; ++it) keyHasSecret = redactWith(list, it.key()) != it.key();
+      if (keyHasSecret) {
+        nlohmann::json rebuilt = nlohmann::json::object();
+        for (auto it = v->begin(); it != v->end(); ++it) rebuilt[redactWith(list, it.key())] = std::move(it.value());
+        *v = std::move(rebuilt);
+      }
+      for (auto& child : *v) todo.push_back(&child);
+    } else if (v->is_array()) {
+      for (auto& child : *v) todo.push_back(&child);
+    }
+  }
+  return redactWith(list, dumpJson(copy, indent));
 }
 
 }  // namespace tg

@@ -2,6 +2,8 @@
 // that leaves the process (logs, history, exports).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <string_view>
 
@@ -16,6 +18,10 @@ class SecretRegistry {
   static void add(const std::string& secret);  // ignores secrets shorter than 4 characters
   // Replaces every registered secret in `text` with its fingerprint.
   static std::string redact(std::string text);
+  // The text of `j` as written out (results, rejects, exports): every string and object key is redacted
+  // before serialising, so a secret the JSON form would escape is caught too, and the text once more after.
+  // Never throws: bytes that are not UTF-8 come out as U+FFFD.
+  static std::string dumpRedacted(const nlohmann::json& j, int indent = -1);
 };
 
 }  // namespace tg

@@ -1,8 +1,12 @@
 #include "jsonl_job.h"
 
+#include "json_text.h"
 #include "log.h"
+#include "secret.h"
 
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -12,6 +16,26 @@
 
 namespace tg {
 namespace {
+
+// Far above any model's output limit, far below INT_MAX: a larger max_tokens is a mistake, and letting it
+// through would overflow the token reservation.
+constexpr long long kMaxJobTokens = 100'000'000;
+// A request may wait at most a week for its first send (the longest tier max_wait_s); longer overflows the
+// engine's clock arithmetic.
+constexpr double kMaxJobDeadlineS = 7 * 86400.0;
+
+// Outside bytes kept exactly: as text when they are UTF-8, else base64 under `<field>_base64`.
+void putBytes(nlohmann::json& j, const std::string& field, const std::string& bytes) {
+  if (isValidUtf8(bytes)) j[field] = bytes;
+  else j[field + "_base64"] = base64Encode(SecretRegistry::redact(bytes));
+}
+
+// Header names and values go onto the wire as given: a CR or LF would start a header of its own.
+bool hasControlChars(const std::string& s) {
+  for (unsigned char c : s)
+    if (c < 0x20 && c != '\t') return true;
+  return s.find('\x7f') != std::string::npos;
+}
 
 int openAppend(const std::string& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -44,11 +68,12 @@ void cutTornTail(const std::string& path) {
 }  // namespace
 
 std::optional<Request> parseJobLine(const std::string& line, std::string* error) {
-  auto j = nlohmann::json::parse(line, nullptr, false);
-  if (j.is_discarded()) {
-    *error = "not valid JSON";
+  JsonParse parsed = parseJsonText(line);
+  if (!parsed.ok()) {
+    *error = "not valid JSON: " + parsed.error;
     return std::nullopt;
   }
+  const nlohmann::json& j = parsed.value;
   if (!j.is_object()) {
     *error = "expected a JSON object";
     return std::nullopt;
@@ -67,7 +92,9 @@ std::optional<Request> parseJobLine(const std::string& line, std::string* error)
     *error = "\"id\": expected a string or integer";
     return std::nullopt;
   }
-  r.id = id->is_string() ? id->get<std::string>() : std::to_string(id->get<long long>());
+  r.id = id->is_string() ? id->get<std::string>()
+         : id->is_number_unsigned() ? std::to_string(id->get<unsigned long long>())
+                                    : std::to_string(id->get<long long>());
   if (r.id.empty()) {
     *error = "\"id\": must not be empty";
     return std::nullopt;
@@ -109,23 +136,33 @@ std::optional<Request> parseJobLine(const std::string& line, std::string* error)
         *error = "\"headers\"/\"" + it.key() + "\": expected a string";
         return std::nullopt;
       }
+      if (it.key().empty() || hasControlChars(it.key()) || hasControlChars(it->get<std::string>())) {
+        *error = "\"headers\"/\"" + it.key() + "\": expected a header name and value without control characters";
+        return std::nullopt;
+      }
       r.headers.emplace_back(it.key(), it->get<std::string>());
     }
   }
-  if (auto b = j.find("body"); b != j.end()) r.body = b->is_string() ? b->get<std::string>() : b->dump();
+  if (auto b = j.find("body"); b != j.end()) r.body = b->is_string() ? b->get<std::string>() : dumpJson(*b);
   if (auto m = j.find("max_tokens"); m != j.end()) {
-    if (!m->is_number_integer() || m->get<long long>() < 0) {
-      *error = "\"max_tokens\": expected a non-negative integer";
+    // Unsigned first: above INT64_MAX nlohmann keeps the value unsigned, and a signed read would wrap.
+    const bool inRange = m->is_number_unsigned() ? m->get<unsigned long long>() <= kMaxJobTokens
+                         : m->is_number_integer() ? m->get<long long>() >= 0 && m->get<long long>() <= kMaxJobTokens
+                                                  : false;
+    if (!inRange) {
+      *error = "\"max_tokens\": expected an integer in [0, " + std::to_string(kMaxJobTokens) + "], got " + dumpJson(*m);
       return std::nullopt;
     }
     r.maxTokens = m->get<int>();
   }
   if (auto d = j.find("deadline"); d != j.end()) {
-    if (!d->is_number() || d->get<double>() <= 0) {
-      *error = "\"deadline\": expected a positive number of seconds";
+    const double v = d->is_number() ? d->get<double>() : 0;
+    if (!d->is_number() || !std::isfinite(v) || v <= 0 || v > kMaxJobDeadlineS) {
+      *error = "\"deadline\": expected a positive number of seconds, at most " +
+               std::to_string(static_cast<long long>(kMaxJobDeadlineS)) + ", got " + dumpJson(*d);
       return std::nullopt;
     }
-    r.deadlineS = d->get<double>();
+    r.deadlineS = v;
   }
   return r;
 }
@@ -142,11 +179,13 @@ nlohmann::json resultToJson(const Result& r) {
                    {"total_ms", std::round(r.totalMs * 10) / 10},
                    {"tokens", r.tokensUsed}};
   if (r.ok()) {
-    auto body = nlohmann::json::parse(r.body, nullptr, false);
-    j["body"] = body.is_discarded() ? nlohmann::json(r.body) : body;
+    // JSON when it parses (within kMaxJsonDepth), else the text, else the exact bytes in base64.
+    JsonParse body = parseJsonText(r.body);
+    if (body.ok()) j["body"] = std::move(body.value);
+    else putBytes(j, "body", r.body);
   } else {
     j["error"] = errorKindName(r.error);
-    j["message"] = r.errorMessage;
+    j["message"] = toValidUtf8(r.errorMessage);
   }
   return j;
 }
@@ -201,7 +240,7 @@ void JsonlJob::start() {
     std::int64_t n = 0;
     while (std::getline(in, line)) {
       ++n;
-      auto j = nlohmann::json::parse(line, nullptr, false);
+      const nlohmann::json j = parseJsonText(line).value;
       if (j.is_object() && j.contains("id") && j["id"].is_string()) done_.insert(j["id"].get<std::string>());
       else logWarn("job", opts_.results + ":" + std::to_string(n) + ": unreadable result row ignored");
     }
@@ -233,7 +272,9 @@ void JsonlJob::feed() {
     }
     if (!req) {
       logWarn("job", opts_.input + ":" + std::to_string(lineNo) + ": " + error);
-      appendLine(s.rejectsFd, nlohmann::json{{"line", lineNo}, {"error", error}, {"raw", line}}.dump());
+      nlohmann::json reject{{"line", lineNo}, {"error", error}};
+      putBytes(reject, "raw", line);
+      appendLine(s.rejectsFd, SecretRegistry::dumpRedacted(reject));
       std::lock_guard lock(s.mutex);
       ++s.progress.lines;
       ++s.progress.rejected;
@@ -268,7 +309,7 @@ void JsonlJob::Shared::onResult(const Result& r) {
     cv.notify_all();
     return;
   }
-  appendLine(resultsFd, resultToJson(r).dump());
+  appendLine(resultsFd, SecretRegistry::dumpRedacted(resultToJson(r)));
   if (observer) observer(r);
   std::lock_guard lock(mutex);
   --outstanding;

@@ -1,5 +1,7 @@
 #include "headers_command.h"
 
+#include "json_text.h"
+
 #include "quota_verdict.h"
 #include "rate_limit_header_parser.h"
 #include "time_formats.h"
@@ -180,7 +182,7 @@ int runHeadersCommand(const std::vector<std::string>& args, std::istream& in, st
   const std::optional<int> status = o.status ? o.status : head.status;
   const QuotaReading reading = RateLimitHeaderParser::parse(head.headers, now);
   const QuotaVerdict verdict = decideVerdict(reading, status.value_or(0), now, o.maxWaitS);
-  out << toJson(reading, verdict, status, now).dump(2) << "\n";
+  out << dumpJson(toJson(reading, verdict, status, now), 2) << "\n";
   return 0;
 }
 

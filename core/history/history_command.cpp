@@ -1,6 +1,7 @@
 #include "history_command.h"
 
 #include "history_reader.h"
+#include "json_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -143,7 +144,7 @@ int cmdIncidents(const Args& a, std::ostream& out, std::ostream& err) {
         << joined(i.reasons) << "\n  peak 429/s " << num(i.peak429PerS) << ", total 429s " << i.total429 << ", shed "
         << i.shed << "\n  operator actions: " << i.operatorActions.size() << "\n";
     for (const auto& e : i.operatorActions)
-      out << "    " << formatIsoUtc(e.tsMs) << " " << e.message << " " << e.detail.dump() << "\n";
+      out << "    " << formatIsoUtc(e.tsMs) << " " << e.message << " " << dumpJson(e.detail) << "\n";
     return kExitOk;
   }
   auto res = r->incidents();
@@ -171,7 +172,7 @@ bool parseRange(const Args& a, EpochMs* from, EpochMs* to, std::ostream& err) {
     auto t = parseHistoryTime(it->second, now);
     if (!t) {
       err << "history " << a.command << ": " << name << ": cannot read '" << it->second
-          << "' as a time (epoch ms, 2026-11-29T02:00:00Z, now, -15m)\n";
+          << "' as a time between 0000-01-01 and 9999-12-31 (epoch ms, 2026-11-29T02:00:00Z, now, -15m)\n";
       return false;
     }
     *(std::string(name) == "--from" ? from : to) = *t;
@@ -304,7 +305,7 @@ int cmdExport(const Args& a, std::ostream& out, std::ostream& err) {
       std::stable_sort(res.value.begin(), res.value.end(), [](const Sample& x, const Sample& y) { return x.tsMs < y.tsMs; });
       for (const auto& s : res.value) {
         if (csv) writeSampleCsv(*o, s);
-        else *o << sampleJson(s).dump() << "\n";
+        else *o << dumpJson(sampleJson(s)) << "\n";
       }
       rows += res.value.size();
     }
@@ -318,11 +319,11 @@ int cmdExport(const Args& a, std::ostream& out, std::ostream& err) {
     for (const auto& e : res.value) {
       if (csv)
         *o << e.tsMs << "," << eventKindName(e.kind) << "," << severityName(e.severity) << "," << csvField(e.group) << ","
-           << csvField(e.message) << "," << csvField(e.detail.dump()) << "\n";
+           << csvField(toValidUtf8(e.message)) << "," << csvField(dumpJson(e.detail)) << "\n";
       else {
         auto j = toJson(e);
         j["type"] = "event";
-        *o << j.dump() << "\n";
+        *o << dumpJson(j) << "\n";
       }
     }
     rows = res.value.size();
@@ -339,11 +340,10 @@ int cmdExport(const Args& a, std::ostream& out, std::ostream& err) {
            << q.requests << "," << q.r429 << "," << q.r5xx << "," << q.netErrors << "," << q.retries << ","
            << csvNum(q.avgLatencyMs) << "," << csvNum(q.p95LatencyMs) << "\n";
       else
-        *o << nlohmann::json{{"type", "requests"}, {"minute_ms", q.minuteMs}, {"group", q.group},
+        *o << dumpJson(nlohmann::json{{"type", "requests"}, {"minute_ms", q.minuteMs}, {"group", q.group},
                              {"key_fingerprint", q.keyFingerprint}, {"endpoint", q.endpoint}, {"requests", q.requests},
                              {"r429", q.r429}, {"r5xx", q.r5xx}, {"net_errors", q.netErrors}, {"retries", q.retries},
-                             {"avg_latency_ms", jsonNum(q.avgLatencyMs)}, {"p95_latency_ms", jsonNum(q.p95LatencyMs)}}
-                  .dump()
+                             {"avg_latency_ms", jsonNum(q.avgLatencyMs)}, {"p95_latency_ms", jsonNum(q.p95LatencyMs)}})
            << "\n";
     }
     rows = res.value.size();
@@ -389,8 +389,12 @@ int cmdCheck(const Args& a, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 std::optional<EpochMs> parseHistoryTime(const std::string& t, EpochMs nowMs) {
+  const auto inRange = [](EpochMs v) -> std::optional<EpochMs> {
+    if (v < kMinHistoryMs || v > kMaxHistoryMs) return std::nullopt;
+    return v;
+  };
   if (t.empty()) return std::nullopt;
-  if (t == "now") return nowMs;
+  if (t == "now") return inRange(nowMs);
   if (t[0] == '-' && t.size() >= 3) {
     char* end = nullptr;
     const double v = std::strtod(t.c_str() + 1, &end);
@@ -401,12 +405,15 @@ std::optional<EpochMs> parseHistoryTime(const std::string& t, EpochMs nowMs) {
     else if (unit == "m") mul = 60'000;
     else if (unit == "h") mul = 3'600'000;
     else if (unit == "d") mul = 86'400'000;
-    if (!mul || end == t.c_str() + 1 || !(v >= 0)) return std::nullopt;
-    return nowMs - static_cast<EpochMs>(std::llround(v * static_cast<double>(mul)));
+    if (!mul || end == t.c_str() + 1 || !(v >= 0) || !inRange(nowMs)) return std::nullopt;
+    // Checked in double before converting: -1e300d must not reach llround or the subtraction.
+    const double back = v * static_cast<double>(mul);
+    if (!(back <= static_cast<double>(nowMs - kMinHistoryMs))) return std::nullopt;
+    return inRange(nowMs - static_cast<EpochMs>(std::llround(back)));
   }
   if (t.find_first_not_of("0123456789") == std::string::npos) {
     if (t.size() > 15) return std::nullopt;
-    return static_cast<EpochMs>(std::stoll(t));
+    return inRange(static_cast<EpochMs>(std::stoll(t)));
   }
   int y, mo, d, h = 0, mi = 0, s = 0, ms = 0, n = 0;
   if (std::sscanf(t.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &n) == 6) {
@@ -427,9 +434,11 @@ std::optional<EpochMs> parseHistoryTime(const std::string& t, EpochMs nowMs) {
   } else {
     return std::nullopt;
   }
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return std::nullopt;
-  return ((daysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 24 + h) * 60 + mi) * 60'000LL +
-         s * 1000LL + ms;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 60)
+    return std::nullopt;
+  if (y < 0) return std::nullopt;
+  return inRange(((daysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 24 + h) * 60 + mi) * 60'000LL +
+                 s * 1000LL + ms);
 }
 
 std::string formatIsoUtc(EpochMs ms) {

@@ -1,6 +1,7 @@
 #include "history_reader.h"
 
 #include "history_schema.h"
+#include "json_text.h"
 #include "sqlite_db.h"
 
 #include <nlohmann/json.hpp>
@@ -136,6 +137,9 @@ HistoryResult<std::vector<SampleSeries>> HistoryReader::samples(EpochMs fromMs, 
                                                                 const std::vector<std::string>& groups, int maxPoints) {
   return d_->guarded<std::vector<SampleSeries>>([&] {
     std::vector<SampleSeries> out;
+    // Bucket arithmetic below is exact only well inside int64; no stored time lies outside this range.
+    fromMs = std::clamp(fromMs, kMinHistoryMs, kMaxHistoryMs);
+    toMs = std::clamp(toMs, kMinHistoryMs, kMaxHistoryMs);
     if (toMs <= fromMs || maxPoints <= 0) return out;
     // The coarsest stored tier that still gives at least 2/3 of the points asked for: a day-long chart reads
     // ~1,440 minute rows per group instead of 86,400 samples. Each bucket is at least one tier row wide.
@@ -233,7 +237,8 @@ HistoryResult<std::vector<RequestRow>> HistoryReader::requestTable(EpochMs fromM
             " GROUP BY g.name, key_fp, endpoint ORDER BY sum(requests) DESC, g.name, key_fp, endpoint";
     }
     sql::Stmt st(d_->db, sql);
-    const EpochMs from = fromMs - ((fromMs % 60000) + 60000) % 60000;  // the minute containing fromMs
+    const EpochMs clamped = std::clamp(fromMs, kMinHistoryMs, kMaxHistoryMs);
+    const EpochMs from = clamped - ((clamped % 60000) + 60000) % 60000;  // the minute containing fromMs
     st.bind(1, static_cast<std::int64_t>(from)).bind(2, static_cast<std::int64_t>(toMs));
     std::vector<RequestRow> out;
     while (st.step()) {
@@ -303,7 +308,7 @@ Incident readIncident(const sql::Stmt& st) {
   inc.endMs = st.i64(2);
   auto strings = [](const std::string& text) {
     std::vector<std::string> v;
-    const auto j = nlohmann::json::parse(text, nullptr, false);
+    const nlohmann::json j = parseJsonText(text).value;
     if (j.is_array())
       for (const auto& s : j)
         if (s.is_string()) v.push_back(s.get<std::string>());

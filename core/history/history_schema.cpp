@@ -1,5 +1,7 @@
 #include "history_schema.h"
 
+#include "json_text.h"
+
 #include "secret.h"
 
 #include <nlohmann/json.hpp>
@@ -404,8 +406,8 @@ Event readEvent(const sql::Stmt& st, int c) {
   e.severity = static_cast<Severity>(std::clamp(st.i32(c + 2), 0, 2));
   e.group = st.text(c + 3);
   e.message = st.text(c + 4);
-  e.detail = nlohmann::json::parse(st.text(c + 5), nullptr, /*allow_exceptions=*/false);
-  if (e.detail.is_discarded()) e.detail = nlohmann::json::object();
+  JsonParse detail = parseJsonText(st.text(c + 5));
+  e.detail = detail.ok() ? std::move(detail.value) : nlohmann::json::object();
   if (!parseEventKind(kind)) e.detail["stored_kind"] = kind;  // a kind this build does not know
   return e;
 }
@@ -453,19 +455,25 @@ std::vector<Event> loadEvents(sql::Db& db, EpochMs fromMs, EpochMs toMs, const s
 std::string incidentToDetailJson(const Incident& inc) {
   nlohmann::json actions = nlohmann::json::array();
   for (const auto& e : inc.operatorActions) actions.push_back(toJson(e));
-  return nlohmann::json{{"operator_actions", actions}}.dump();
+  return dumpJson(nlohmann::json{{"operator_actions", actions}});
 }
 
 void incidentFromDetailJson(const std::string& text, Incident& inc) {
-  const auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.contains("operator_actions") || !j["operator_actions"].is_array()) return;
+  const nlohmann::json j = parseJsonText(text).value;
+  if (!j.is_object() || !j.contains("operator_actions") || !j["operator_actions"].is_array()) return;
+  // The file may have been edited: a field of the wrong type reads as absent instead of throwing.
+  const auto str = [](const nlohmann::json& a, const char* k) {
+    const auto it = a.find(k);
+    return it != a.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
   for (const auto& a : j["operator_actions"]) {
+    if (!a.is_object()) continue;
     Event e;
-    e.tsMs = a.value("ts_ms", EpochMs{0});
-    e.kind = parseEventKind(a.value("kind", "")).value_or(EventKind::OperatorAction);
-    e.severity = parseSeverity(a.value("severity", "")).value_or(Severity::Info);
-    e.group = a.value("group", "");
-    e.message = a.value("message", "");
+    if (const auto ts = a.find("ts_ms"); ts != a.end() && ts->is_number_integer()) e.tsMs = ts->get<EpochMs>();
+    e.kind = parseEventKind(str(a, "kind")).value_or(EventKind::OperatorAction);
+    e.severity = parseSeverity(str(a, "severity")).value_or(Severity::Info);
+    e.group = str(a, "group");
+    e.message = str(a, "message");
     if (a.contains("detail")) e.detail = a["detail"];
     inc.operatorActions.push_back(std::move(e));
   }

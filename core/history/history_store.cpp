@@ -2,11 +2,13 @@
 
 #include "history_schema.h"
 #include "incident_detector.h"
+#include "json_text.h"
 #include "log.h"
 #include "secret.h"
 #include "sqlite_db.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -15,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace tg {
@@ -31,6 +34,34 @@ const char* const kMetaRolledThrough = "full_resolution_from";  // samples befor
 const char* const kMeta10sFrom = "tier_10s_from";                 // 10 s rows before this were expired
 
 EpochMs floorMinute(EpochMs t) { return t - ((t % kMinuteMs) + kMinuteMs) % kMinuteMs; }
+
+// a - b, held at the int64 limits instead of overflowing (the "nothing yet" sentinel is INT64_MIN).
+EpochMs saturatingSub(EpochMs a, std::int64_t b) {
+  EpochMs r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<EpochMs>::min() : std::numeric_limits<EpochMs>::max();
+  return r;
+}
+
+EpochMs saturatingAdd(EpochMs a, std::int64_t b) {
+  EpochMs r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<EpochMs>::max() : std::numeric_limits<EpochMs>::min();
+  return r;
+}
+
+// A time stamp kept in the meta table, or nothing when the key is absent. The table is plain text anyone
+// can edit: a value that is not a whole integer is an error naming the file and the key, never an abort.
+std::optional<EpochMs> readMetaMs(sql::Db& db, const char* key, const std::string& path) {
+  sql::Stmt m(db, "SELECT value FROM meta WHERE key = ?1");
+  m.bind(1, std::string_view(key));
+  if (!m.step()) return std::nullopt;
+  const std::string text = m.text(0);
+  EpochMs v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+    throw sql::Error(SQLITE_CORRUPT, path + ": meta key '" + key + "' holds '" + toValidUtf8(text) +
+                                         "', expected an integer (epoch ms); fix or delete that row");
+  return v;
+}
 
 std::uint64_t fileSize(const std::string& p) {
   std::error_code ec;
@@ -111,7 +142,7 @@ class RequestAggregator {
 
   // After a commit: rows are clean; additive rows and minutes well past are forgotten.
   void committed() {
-    const EpochMs horizon = newestMinute_ - kKeepOpenMinutes * kMinuteMs;
+    const EpochMs horizon = saturatingSub(newestMinute_, kKeepOpenMinutes * kMinuteMs);
     for (auto it = rows_.begin(); it != rows_.end();) {
       it->second.dirty = false;
       if (it->second.additive || it->first.minuteMs < horizon) {
@@ -223,14 +254,8 @@ std::unique_ptr<HistoryStore> HistoryStore::open(const std::string& path, Histor
     d->setMaxBytes(d->opts.maxFileBytes);
     d->prepare();
     for (const auto& [id, name] : history::loadGroups(d->db)) d->groupIds[name] = id;
-    {
-      sql::Stmt m(d->db, "SELECT value FROM meta WHERE key = ?1");
-      m.bind(1, std::string_view(kMetaRolledThrough));
-      if (m.step()) d->rolledThrough = std::stoll(m.text(0));
-      m.reset();
-      m.bind(1, std::string_view(kMeta10sFrom));
-      if (m.step()) d->tier10sFrom = std::stoll(m.text(0));
-    }
+    if (auto v = readMetaMs(d->db, kMetaRolledThrough, path)) d->rolledThrough = *v;
+    if (auto v = readMetaMs(d->db, kMeta10sFrom, path)) d->tier10sFrom = *v;
   } catch (const sql::Error& e) {
     if (error) *error = e.what();
     return nullptr;
@@ -517,9 +542,9 @@ bool HistoryStore::Impl::writeBatch() {
       insEvent.bind(1, static_cast<std::int64_t>(e.tsMs))
           .bind(2, history::eventKindText(e.kind))
           .bind(3, static_cast<int>(e.severity))
-          .bind(4, e.group)
-          .bind(5, SecretRegistry::redact(e.message))
-          .bind(6, SecretRegistry::redact(e.detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+          .bind(4, toValidUtf8(e.group))
+          .bind(5, SecretRegistry::redact(toValidUtf8(e.message)))
+          .bind(6, SecretRegistry::dumpRedacted(e.detail));
       insEvent.run();
     };
     for (const auto& e : pendEvents) insertEvent(e);
@@ -678,23 +703,19 @@ bool HistoryStore::Impl::detect() {
       }
     }
     if (newest == std::numeric_limits<EpochMs>::min()) return true;
-    EpochMs scanned = oldest - 1;
-    {
-      sql::Stmt m(db, "SELECT value FROM meta WHERE key = ?1");
-      m.bind(1, std::string_view(kMetaIncidentsScannedTo));
-      if (m.step()) scanned = std::max<EpochMs>(scanned, std::stoll(m.text(0)));
-    }
+    EpochMs scanned = saturatingSub(oldest, 1);
+    if (auto v = readMetaMs(db, kMetaIncidentsScannedTo, path)) scanned = std::max<EpochMs>(scanned, *v);
     const IncidentDetector detector(opts.incidents);
     const auto& io = opts.incidents;
     const std::int64_t lookback = io.mergeGapMs + std::max(io.shareWindowMs, io.queueGrowthWindowMs);
     while (scanned < newest) {
-      const EpochMs to = std::min<EpochMs>(newest, scanned + kDetectChunkMs);
-      EpochMs from = scanned - lookback;
+      const EpochMs to = std::min<EpochMs>(newest, saturatingAdd(scanned, kDetectChunkMs));
+      EpochMs from = saturatingSub(scanned, lookback);
       // Incidents that may still grow or merge are re-detected from their start and keep their ids.
       std::vector<std::pair<std::int64_t, Incident>> tail;
       {
         sql::Stmt t(db, "SELECT id, start_ms, end_ms FROM incidents WHERE end_ms >= ?1 ORDER BY start_ms");
-        t.bind(1, static_cast<std::int64_t>(from - io.mergeGapMs));
+        t.bind(1, static_cast<std::int64_t>(saturatingSub(from, io.mergeGapMs)));
         while (t.step()) {
           Incident inc;
           inc.startMs = t.i64(1);
@@ -726,8 +747,8 @@ bool HistoryStore::Impl::detect() {
           }
           ins.bind(2, static_cast<std::int64_t>(inc.startMs))
               .bind(3, static_cast<std::int64_t>(inc.endMs))
-              .bind(4, nlohmann::json(inc.groups).dump())
-              .bind(5, nlohmann::json(inc.reasons).dump())
+              .bind(4, dumpJson(nlohmann::json(inc.groups)))
+              .bind(5, dumpJson(nlohmann::json(inc.reasons)))
               .bind(6, inc.peak429PerS)
               .bind(7, inc.total429)
               .bind(8, inc.shed)

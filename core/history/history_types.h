@@ -15,6 +15,11 @@
 
 namespace tg {
 
+// Times the history commands and reader accept: 0000-01-01 to 9999-12-31 (UTC). Far from the int64 limits,
+// so bucket and window arithmetic on them cannot overflow.
+inline constexpr EpochMs kMinHistoryMs = -62'167'219'200'000;
+inline constexpr EpochMs kMaxHistoryMs = 253'402'300'799'999;
+
 // Thresholds for IncidentDetector. A sample is "hit" when any of these trips; hit stretches closer than
 // mergeGapMs merge into one incident.
 struct IncidentOptions {

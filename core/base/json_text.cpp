@@ -1,0 +1,119 @@
+#include "json_text.h"
+
+#include <string>
+
+namespace tg {
+namespace {
+
+constexpr char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
+
+struct TooDeep {};
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 when it is not one (RFC 3629: no overlongs,
+// no surrogates, nothing above U+10FFFF).
+std::size_t validSequenceLength(std::string_view s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c == 0xE0) n = 3, lo = 0xA0;
+  else if (c >= 0xE1 && c <= 0xEC) n = 3;
+  else if (c == 0xED) n = 3, hi = 0x9F;
+  else if (c >= 0xEE && c <= 0xEF) n = 3;
+  else if (c == 0xF0) n = 4, lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3) n = 4;
+  else if (c == 0xF4) n = 4, hi = 0x8F;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return n;
+}
+
+}  // namespace
+
+JsonParse parseJsonText(std::string_view text, int maxDepth) {
+  JsonParse r;
+  // The callback sees every object/array start with its depth before it is built; throwing there stops the
+  // parser at once, so a deep document costs neither memory nor stack.
+  const nlohmann::json::parser_callback_t limit = [maxDepth](int depth, nlohmann::json::parse_event_t event,
+                                                             nlohmann::json&) {
+    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
+        depth >= maxDepth)
+      throw TooDeep{};
+    return true;
+  };
+  try {
+    r.value = nlohmann::json::parse(text.begin(), text.end(), limit);
+  } catch (const TooDeep&) {
+    r.value = nullptr;
+    r.error = "nested deeper than " + std::to_string(maxDepth) + " levels";
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, or out_of_range for a number past double (1e400). The message quotes the input.
+    r.value = nullptr;
+    r.error = toValidUtf8(e.what());
+  }
+  return r;
+}
+
+bool isValidUtf8(std::string_view bytes) {
+  for (std::size_t i = 0; i < bytes.size();) {
+    const std::size_t n = validSequenceLength(bytes, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string toValidUtf8(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (std::size_t i = 0; i < bytes.size();) {
+    const std::size_t n = validSequenceLength(bytes, i);
+    if (n == 0) {
+      out += kReplacement;
+      ++i;
+    } else {
+      out.append(bytes.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string dumpJson(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string dumpJson(const nlohmann::ordered_json& j, int indent) {
+  return j.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string base64Encode(std::string_view bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16 | static_cast<unsigned char>(bytes[i + 1]) << 8 |
+                            static_cast<unsigned char>(bytes[i + 2]);
+    out += kAlphabet[v >> 18 & 63];
+    out += kAlphabet[v >> 12 & 63];
+    out += kAlphabet[v >> 6 & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (const std::size_t left = bytes.size() - i; left > 0) {
+    std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
+    if (left == 2) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out += kAlphabet[v >> 18 & 63];
+    out += kAlphabet[v >> 12 & 63];
+    out += left == 2 ? kAlphabet[v >> 6 & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+}  // namespace tg

@@ -1,0 +1,38 @@
+// Outside bytes in and out of JSON: upstream bodies, JSONL lines, config files, header values.
+// nlohmann::json throws on text that is not UTF-8 when dumping, and its dump, copy and compare recurse once
+// per nesting level; these helpers keep both from reaching std::terminate or the end of the stack.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace tg {
+
+// Deepest nesting accepted from outside (objects and arrays count one level each). Real API bodies and
+// configs stay far below; a thousand levels of recursion is still well within a thread's stack.
+inline constexpr int kMaxJsonDepth = 256;
+
+struct JsonParse {
+  nlohmann::json value;  // null when error is set
+  std::string error;     // empty on success; otherwise names the position ("line 1, column 7") or the depth
+  bool ok() const { return error.empty(); }
+};
+
+// Parses outside text without throwing. Text nested deeper than maxDepth is an error, found while parsing
+// (the deep value is never built). Thread-safe.
+JsonParse parseJsonText(std::string_view text, int maxDepth = kMaxJsonDepth);
+
+bool isValidUtf8(std::string_view bytes);
+// The bytes with every invalid or truncated UTF-8 sequence replaced by U+FFFD; valid text is unchanged.
+std::string toValidUtf8(std::string_view bytes);
+
+// Serialises without throwing: strings that are not UTF-8 come out with U+FFFD in place of the bad bytes.
+std::string dumpJson(const nlohmann::json& j, int indent = -1);
+std::string dumpJson(const nlohmann::ordered_json& j, int indent = -1);
+
+// RFC 4648 base64 (with padding), for bytes that must be kept exactly but are not text.
+std::string base64Encode(std::string_view bytes);
+
+}  // namespace tg

@@ -1,0 +1,103 @@
+// The tollgate executable given hostile input: numbers that are not numbers, configs nested millions deep or
+// holding 2^64-1, header bytes that are not UTF-8, a history file with garbage in its meta table. Each is a
+// usage/config error naming the argument, file or key (exit 2), or a clean result; never an abort (134).
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+QString bin() { return QString::fromLocal8Bit(qgetenv("TOLLGATE_BIN")); }
+
+void writeFile(const QString& path, const std::string& text) {
+  std::ofstream out(path.toStdString(), std::ios::binary);
+  out << text;
+}
+
+int runTollgate(const QStringList& args, QByteArray* out = nullptr, QByteArray* err = nullptr,
+                const QByteArray& input = {}) {
+  QProcess p;
+  p.start(bin(), args);
+  if (!p.waitForStarted(5000)) return -1;
+  if (!input.isEmpty()) p.write(input);
+  p.closeWriteChannel();
+  if (!p.waitForFinished(60000)) {
+    p.kill();
+    return -2;
+  }
+  if (out) *out = p.readAllStandardOutput();
+  if (err) *err = p.readAllStandardError();
+  return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -3;  // -3: killed by a signal
+}
+
+}  // namespace
+
+class TestCliHostile : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { QVERIFY2(!bin().isEmpty(), "TOLLGATE_BIN is not set"); }
+
+  void commandLineNumbersAreWholeAndFinite_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("duration nan") << QStringList{"run", "--headless", "--duration", "nan"} << "--duration";
+    QTest::newRow("duration inf") << QStringList{"run", "--headless", "--duration", "inf"} << "--duration";
+    QTest::newRow("duration -5") << QStringList{"run", "--headless", "--duration", "-5"} << "--duration";
+    QTest::newRow("duration 1e400") << QStringList{"run", "--headless", "--duration", "1e400"} << "--duration";
+    QTest::newRow("duration 5s") << QStringList{"run", "--headless", "--duration", "5s"} << "--duration";
+    QTest::newRow("duration blank") << QStringList{"run", "--headless", "--duration", " 5"} << "--duration";
+    QTest::newRow("steps 4abc") << QStringList{"probe", "--group", "g", "--steps", "4abc"} << "\"4abc\"";
+    QTest::newRow("steps 2^31") << QStringList{"probe", "--group", "g", "--steps", "1,2147483648"} << "--steps";
+    QTest::newRow("steps empty item") << QStringList{"probe", "--group", "g", "--steps", "1,,2"} << "--steps";
+    QTest::newRow("step-s nan") << QStringList{"probe", "--group", "g", "--step-s", "nan"} << "--step-s";
+  }
+  void commandLineNumbersAreWholeAndFinite() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, mentions);
+    QByteArray err;
+    QCOMPARE(runTollgate(args, nullptr, &err), kExitUsage);
+    QVERIFY2(err.contains(mentions.toUtf8()), err.constData());
+  }
+
+  void configsNamingTheirProblem_data() {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("mentions");
+    const std::string group = R"({"name":"g","base_url":"sim","keys":[{"name":"k"}]})";
+    QTest::newRow("2^64-1") << QByteArray::fromStdString(R"({"global_concurrency": 18446744073709551615, "groups": [)" +
+                                                         group + "]}")
+                            << "/global_concurrency: expected an integer in [1, 100000], got 18446744073709551615";
+    QTest::newRow("deep simulator") << QByteArray::fromStdString(R"({"groups": [)" + group + R"(], "simulator": )" +
+                                                                 std::string(4000000, '[') + std::string(4000000, ']') + "}")
+                                    << "nested deeper than 256 levels";
+    QTest::newRow("1e400") << QByteArray(R"({"request_timeout_s": 1e400, "groups": []})") << "1e400";
+    QTest::newRow("bytes in a key") << QByteArray("{\"na\xFF\xFEme\": 1, \"groups\": []}") << "invalid JSON";
+  }
+  void configsNamingTheirProblem() {
+    QFETCH(QByteArray, text);
+    QFETCH(QString, mentions);
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("c.json");
+    writeFile(cfg, text.toStdString());
+    QByteArray err;
+    QCOMPARE(runTollgate({"run", "--headless", "--config", cfg, "--history", "off", "--duration", "1"}, nullptr, &err),
+             kExitUsage);
+    QVERIFY2(err.contains(mentions.toUtf8()), err.left(400).constData());
+    QVERIFY2(err.contains(cfg.toUtf8()), err.left(400).constData());
+  }
+
+  void headersWithBytesThatAreNotUtf8() {
+    QByteArray out, err;
+    QCOMPARE(runTollgate({"headers"}, &out, &err, QByteArray("HTTP/1.1 429 X\r\nRetry-After: \xFF\r\n")), 0);
+    const auto j = nlohmann::json::parse(out.toStdString());
+    QCOMPARE(j["status"].get<int>(), 429);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCliHostile)
+#include "test_cli_hostile.moc"
