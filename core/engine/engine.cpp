@@ -1,5 +1,6 @@
 #include "engine.h"
 
+#include "json_text.h"
 #include "adaptive_concurrency.h"
 #include "circuit_breaker.h"
 #include "log.h"
@@ -672,7 +673,7 @@ void EngineLoop::emit(EventKind kind, Severity sev, const std::string& group, st
 
 void EngineLoop::operatorAction(const std::string& action, const std::string& target, nlohmann::json before,
                                 nlohmann::json after, const std::string& actor) {
-  std::string msg = actor + ": " + action + " " + target + " " + before.dump() + " -> " + after.dump();
+  std::string msg = actor + ": " + action + " " + target + " " + dumpJson(before) + " -> " + dumpJson(after);
   logInfo("operator", msg);
   const std::string group = target.find('*') == 0 ? std::string() : target.substr(0, target.find('/'));
   emit(EventKind::OperatorAction, Severity::Info, group, msg,

@@ -1,5 +1,7 @@
 #include "synthetic_workload.h"
 
+#include "json_text.h"
+
 #include <chrono>
 
 namespace tg {
@@ -90,9 +92,8 @@ void SyntheticWorkload::run() {
         r.url = s.path;
         r.maxTokens = s.maxTokens;
         r.deadlineS = s.deadlineS;
-        r.body = nlohmann::json{{"model", "sim"}, {"max_tokens", s.maxTokens},
-                                {"messages", {{{"role", "user"}, {"content", std::string(static_cast<std::size_t>(s.promptBytes), 'x')}}}}}
-                     .dump();
+        r.body = dumpJson(nlohmann::json{{"model", "sim"}, {"max_tokens", s.maxTokens},
+                                {"messages", {{{"role", "user"}, {"content", std::string(static_cast<std::size_t>(s.promptBytes), 'x')}}}}});
         ++submitted_;
         engine_.submit(std::move(r), [shared = s_](const Result& res) {
           ++shared->completed;

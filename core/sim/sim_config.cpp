@@ -1,5 +1,6 @@
 #include "sim_config.h"
 
+#include "json_text.h"
 #include "config_error.h"
 
 #include <arpa/inet.h>
@@ -38,7 +39,7 @@ std::vector<std::string> stringArray(const nlohmann::json* j, const std::string&
   for (std::size_t i = 0; i < j->size(); ++i) {
     const auto& e = (*j)[i];
     if (!e.is_string() || e.get<std::string>().empty())
-      throw ConfigError(file, path + "/" + std::to_string(i), "expected a non-empty string, got " + e.dump());
+      throw ConfigError(file, path + "/" + std::to_string(i), "expected a non-empty string, got " + dumpJson(e));
     out.push_back(e.get<std::string>());
   }
   return out;

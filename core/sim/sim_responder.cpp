@@ -1,5 +1,6 @@
 #include "sim_responder.h"
 
+#include "json_text.h"
 #include "config_error.h"
 #include "secret.h"
 
@@ -249,7 +250,7 @@ std::string SimResponder::serialize(int status, const HeaderList& headers, const
 SimReply SimResponder::jsonReply(int status, const nlohmann::json& body, bool close, double wallNowS) {
   SimReply r;
   r.closeAfter = close;
-  r.bytes = serialize(status, {}, body.dump(), close, wallNowS);
+  r.bytes = serialize(status, {}, dumpJson(body), close, wallNowS);
   return r;
 }
 
@@ -293,7 +294,7 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
       count(g, k, tier, status >= 500 ? &Counters::r5xx : &Counters::other4xx, now);
       const std::string type = a.kind == SimAction::Kind::Outage ? "outage" : "injected_error";
       const nlohmann::json body = {{"error", {{"type", type}, {"message", "simulated " + type}}}};
-      reply.bytes = serialize(status, h, body.dump(), reply.closeAfter, wallNowS);
+      reply.bytes = serialize(status, h, dumpJson(body), reply.closeAfter, wallNowS);
       return reply;
     }
     if (a.kind == SimAction::Kind::ResetConnections && chance(a.share)) {
@@ -335,7 +336,7 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
              {{"type", "request_too_large"},
               {"message", "request needs " + fmt(tokenCost) + " tokens; group " + g.name + " allows " +
                               fmt(g.tokenLimit()) + " per " + fmt(g.cfg.windowS) + " s"}}}};
-        reply.bytes = serialize(kPayloadTooLarge, h, body.dump(), reply.closeAfter, wallNowS);
+        reply.bytes = serialize(kPayloadTooLarge, h, dumpJson(body), reply.closeAfter, wallNowS);
         return reply;
       }
       in.requests = rd;
@@ -358,7 +359,7 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
                             std::string(limitAlgorithmName(g.cfg.algorithm)) + ") for group " + g.name +
                             "; retry in " + fmt(in.retryAfterS) + " s"},
             {"retry_after_s", in.retryAfterS}}}};
-      reply.bytes = serialize(github ? http::kForbidden : http::kTooManyRequests, h, body.dump(),
+      reply.bytes = serialize(github ? http::kForbidden : http::kTooManyRequests, h, dumpJson(body),
                               reply.closeAfter, wallNowS);
       return reply;
     }
@@ -377,7 +378,7 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
       {"group", g.name},
       {"usage",
        {{"prompt_tokens", promptTokens}, {"completion_tokens", completion}, {"total_tokens", total}}}};
-  reply.bytes = serialize(http::kOk, h, body.dump(), reply.closeAfter, wallNowS);
+  reply.bytes = serialize(http::kOk, h, dumpJson(body), reply.closeAfter, wallNowS);
   return reply;
 }
 
