@@ -1,5 +1,7 @@
 // The tollgate executable end to end: JSONL jobs that survive kill -9, malformed input reported with
 // line numbers, config errors naming file/path/expectation, the headers and probe commands.
+#include "cli_process.h"
+
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -11,14 +13,9 @@
 
 using nlohmann::json;
 
+using namespace tgtest;
+
 namespace {
-
-QString bin() { return QString::fromLocal8Bit(qgetenv("TOLLGATE_BIN")); }
-
-void writeFile(const QString& path, const std::string& text) {
-  std::ofstream out(path.toStdString());
-  out << text;
-}
 
 std::vector<json> readJsonl(const QString& path, int* broken = nullptr) {
   std::ifstream in(path.toStdString());
@@ -44,22 +41,6 @@ std::string slowConfig() {
                         {"latency_ms", {{"distribution", "fixed"}, {"mean", 5}}},
                         {"groups", {{"batch", {{"algorithm", "token-bucket"}, {"limit", 40}, {"window_s", 1}}}}}}}};
   return c.dump(2);
-}
-
-int runTollgate(const QStringList& args, QByteArray* out = nullptr, QByteArray* err = nullptr,
-                const QByteArray& input = {}) {
-  QProcess p;
-  p.start(bin(), args);
-  if (!p.waitForStarted(5000)) return -1;
-  if (!input.isEmpty()) p.write(input);
-  p.closeWriteChannel();
-  if (!p.waitForFinished(120000)) {
-    p.kill();
-    return -2;
-  }
-  if (out) *out = p.readAllStandardOutput();
-  if (err) *err = p.readAllStandardError();
-  return p.exitCode();
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The tollgate executable given hostile input: numbers that are not numbers, configs nested millions deep or
 // holding 2^64-1, header bytes that are not UTF-8, a history file with garbage in its meta table. Each is a
 // usage/config error naming the argument, file or key (exit 2), or a clean result; never an abort (134).
+#include "cli_process.h"
+
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -9,33 +11,10 @@
 
 #include <fstream>
 
+using namespace tgtest;
+
 namespace {
-
 constexpr int kExitUsage = 2;
-
-QString bin() { return QString::fromLocal8Bit(qgetenv("TOLLGATE_BIN")); }
-
-void writeFile(const QString& path, const std::string& text) {
-  std::ofstream out(path.toStdString(), std::ios::binary);
-  out << text;
-}
-
-int runTollgate(const QStringList& args, QByteArray* out = nullptr, QByteArray* err = nullptr,
-                const QByteArray& input = {}) {
-  QProcess p;
-  p.start(bin(), args);
-  if (!p.waitForStarted(5000)) return -1;
-  if (!input.isEmpty()) p.write(input);
-  p.closeWriteChannel();
-  if (!p.waitForFinished(60000)) {
-    p.kill();
-    return -2;
-  }
-  if (out) *out = p.readAllStandardOutput();
-  if (err) *err = p.readAllStandardError();
-  return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -3;  // -3: killed by a signal
-}
-
 }  // namespace
 
 class TestCliHostile : public QObject {
