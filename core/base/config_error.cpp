@@ -9,8 +9,14 @@ namespace tg {
 namespace {
 constexpr std::size_t kMaxQuotedValue = 60;  // an error quotes at most this much of a bad value
 
-// A bad value as an error message shows it: short, valid UTF-8, never the whole of a large array.
+// A bad value as an error message shows it: short, valid UTF-8. Arrays and objects are named by type and
+// size, never dumped: dumping recurses once per nesting level and walks every element before any cut.
 std::string shown(const nlohmann::json& v) {
+  if (v.is_array() || v.is_object()) {
+    const std::size_t n = v.size();
+    return std::string(v.is_array() ? "an array of " : "an object of ") + std::to_string(n) +
+           (v.is_array() ? (n == 1 ? " element" : " elements") : (n == 1 ? " member" : " members"));
+  }
   std::string text = dumpJson(v);
   if (text.size() > kMaxQuotedValue) text = toValidUtf8(text.substr(0, kMaxQuotedValue)) + "...";
   return text;

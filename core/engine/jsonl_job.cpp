@@ -167,6 +167,12 @@ std::optional<Request> parseJobLine(const std::string& line, std::string* error)
   return r;
 }
 
+std::string rejectLine(std::int64_t lineNo, const std::string& error, const std::string& line) {
+  nlohmann::json reject{{"line", lineNo}, {"error", error}};
+  putBytes(reject, "raw", line);
+  return SecretRegistry::dumpRedacted(reject);
+}
+
 nlohmann::json resultToJson(const Result& r) {
   nlohmann::json j{{"id", r.id},
                    {"group", r.group},
@@ -272,9 +278,7 @@ void JsonlJob::feed() {
     }
     if (!req) {
       logWarn("job", opts_.input + ":" + std::to_string(lineNo) + ": " + error);
-      nlohmann::json reject{{"line", lineNo}, {"error", error}};
-      putBytes(reject, "raw", line);
-      appendLine(s.rejectsFd, SecretRegistry::dumpRedacted(reject));
+      appendLine(s.rejectsFd, rejectLine(lineNo, error, line));
       std::lock_guard lock(s.mutex);
       ++s.progress.lines;
       ++s.progress.rejected;

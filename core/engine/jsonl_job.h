@@ -42,6 +42,8 @@ struct JobProgress {
 // Parses one input line. Returns the request or an error text naming the field.
 std::optional<Request> parseJobLine(const std::string& line, std::string* error);
 nlohmann::json resultToJson(const Result& r);
+// The rejects-file line (redacted, no newline) for a bad input line: its number, the error, the raw bytes.
+std::string rejectLine(std::int64_t lineNo, const std::string& error, const std::string& line);
 
 class JsonlJob {
  public:

@@ -136,6 +136,7 @@ SimConfig SimConfig::fromJson(const nlohmann::json& j, const std::string& file) 
     c.connections.maxConnections = l.integer("max", c.connections.maxConnections, 1, kMaxConnections);
     c.connections.requestTimeoutS = l.number("request_timeout_s", c.connections.requestTimeoutS, 0.01, kMaxTimeoutS);
     c.connections.idleTimeoutS = l.number("idle_timeout_s", c.connections.idleTimeoutS, 0.01, kMaxTimeoutS);
+    c.connections.writeTimeoutS = l.number("write_timeout_s", c.connections.writeTimeoutS, 0.01, kMaxTimeoutS);
     l.finish();
   }
   c.dialect = parseDialect(r.string(

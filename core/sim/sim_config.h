@@ -4,7 +4,8 @@
 //   "listen":  {"host": "127.0.0.1", "port": 8787},     // loopback only (127.0.0.0/8, ::1, localhost)
 //   "connections": {"max": 1000,             // more are answered 503 and closed
 //                   "request_timeout_s": 30, // first byte of a request to its last; then 408 and close
-//                   "idle_timeout_s": 120},  // a keep-alive connection with nothing to do is closed
+//                   "idle_timeout_s": 120,   // a keep-alive connection with nothing to do is closed
+//                   "write_timeout_s": 30},  // replies waiting and none of them sent for this long: reset
 //   "dialect": "x-ratelimit",          // x-ratelimit | openai | anthropic | github | ietf | ietf-structured | none
 //   "retry_after": true,               // send Retry-After on 429 (never with dialect "none")
 //   "retry_after_format": "seconds",   // seconds (rounded up) | http-date | ms (Retry-After-Ms + Retry-After)
@@ -76,6 +77,7 @@ struct SimConnectionLimits {
   int maxConnections = 1000;
   double requestTimeoutS = 30;
   double idleTimeoutS = 120;
+  double writeTimeoutS = 30;  // output pending with no write progress (a client that never reads): abort
 };
 
 struct SimAction {

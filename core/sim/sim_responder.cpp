@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace tg {
 namespace {
@@ -73,14 +75,59 @@ int tierSlotOf(const HttpRequest& req) {
 // arithmetic (prompt + max_tokens, limiter costs as double) far from overflow.
 constexpr std::int64_t kMaxTokensCap = std::int64_t{1} << 50;
 
-// "max_tokens" of a JSON body, clamped to [0, kMaxTokensCap]; 0 when absent or not a number.
+// Reads the top-level "max_tokens" of a body as the parser streams it, building no DOM: a chat body is up
+// to 16 MiB of outside bytes and only this one number is wanted. Stops (fails) past kMaxJsonDepth.
+class MaxTokensScan : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::optional<nlohmann::json> value;  // the last top-level "max_tokens" when it is a number (later keys win)
+
+  bool null() override { return scalar(); }
+  bool boolean(bool) override { return scalar(); }
+  bool number_integer(number_integer_t v) override { return number(v); }
+  bool number_unsigned(number_unsigned_t v) override { return number(v); }
+  bool number_float(number_float_t v, const string_t&) override { return number(v); }
+  bool string(string_t&) override { return scalar(); }
+  bool binary(binary_t&) override { return scalar(); }
+  bool start_object(std::size_t) override { return open(); }
+  bool key(string_t& k) override {
+    atMaxTokens_ = depth_ == 1 && k == "max_tokens";
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  int depth_ = 0;
+  bool atMaxTokens_ = false;
+
+  bool scalar() {
+    if (std::exchange(atMaxTokens_, false)) value.reset();
+    return true;
+  }
+  bool number(nlohmann::json v) {
+    if (std::exchange(atMaxTokens_, false)) value = std::move(v);
+    return true;
+  }
+  bool open() {
+    scalar();  // an object or array as the value of "max_tokens" is not a number
+    return ++depth_ <= kMaxJsonDepth;
+  }
+  bool close() {
+    --depth_;
+    return true;
+  }
+};
+
+// "max_tokens" of a JSON body, clamped to [0, kMaxTokensCap]; 0 when absent, not a number, or the body is
+// not JSON (or nested deeper than kMaxJsonDepth).
 std::int64_t maxTokensOf(const std::string& body) {
   const auto first = body.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || body[first] != '{') return 0;
-  const auto j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return 0;
-  const auto it = j.find("max_tokens");
-  if (it == j.end() || !it->is_number()) return 0;
+  MaxTokensScan scan;
+  if (!nlohmann::json::sax_parse(body, &scan) || !scan.value) return 0;
+  const nlohmann::json* it = &*scan.value;
   if (it->is_number_unsigned())
     return static_cast<std::int64_t>(std::min<std::uint64_t>(it->get<std::uint64_t>(), kMaxTokensCap));
   if (it->is_number_integer()) return std::clamp<std::int64_t>(it->get<std::int64_t>(), 0, kMaxTokensCap);
@@ -492,10 +539,12 @@ SimReply SimResponder::handleControl(const HttpRequest& req, TimePoint now, doub
   }
   if (path == "/__sim/control") {
     if (req.method != "POST") return jsonReply(kMethodNotAllowed, {{"error", "use POST"}}, close, wallNowS);
-    const auto j = nlohmann::json::parse(req.body, nullptr, false);
-    if (j.is_discarded()) return jsonReply(kBadRequest, {{"error", "body is not JSON"}}, close, wallNowS);
+    // Outside bytes: depth-limited, so neither parsing nor an error message about the value recurses deeply.
+    const JsonParse body = parseJsonText(req.body);
+    if (!body.ok())
+      return jsonReply(kBadRequest, {{"error", "body is not JSON: " + body.error}}, close, wallNowS);
     try {
-      apply(SimAction::fromJson(j, "control request", "", false), now);
+      apply(SimAction::fromJson(body.value, "control request", "", false), now);
     } catch (const std::exception& e) {
       return jsonReply(kBadRequest, {{"error", e.what()}}, close, wallNowS);
     }

@@ -69,6 +69,8 @@ struct SimServer::Impl {
     std::uint32_t events = 0;
     TimePoint partialSince = TimePoint::max();  // when the unfinished request at the front was first seen
     TimePoint lastActive{};                     // last byte in or out
+    // While output is waiting: when it last made progress (or became pending). max when nothing waits.
+    TimePoint writeWaitSince = TimePoint::max();
   };
   struct Timer {
     TimePoint due;
@@ -370,20 +372,26 @@ void SimServer::Impl::refuseOverCap(int fd) {
   ::close(fd);
 }
 
-// Answers 408 to a request that has been arriving for too long and closes connections idle for too long.
+// Answers 408 to a request that has been arriving for too long, closes connections idle for too long and
+// resets those whose replies have not moved for too long (a client that pipelines and never reads would
+// otherwise hold its buffers, megabytes in and out, forever: it is neither idle nor mid-request).
 void SimServer::Impl::expireConnections() {
   if (now < nextSweep) return;
   nextSweep = now + kSweepInterval;
   const auto requestTimeout = fromSeconds(config.connections.requestTimeoutS);
   const auto idleTimeout = fromSeconds(config.connections.idleTimeoutS);
-  std::vector<std::uint64_t> late, idle;
+  const auto writeTimeout = fromSeconds(config.connections.writeTimeoutS);
+  std::vector<std::uint64_t> late, idle, stalled;
   for (const auto& [id, c] : conns) {
-    if (!c.closing && c.partialSince != TimePoint::max() && now - c.partialSince >= requestTimeout)
+    if (c.writeWaitSince != TimePoint::max() && now - c.writeWaitSince >= writeTimeout)
+      stalled.push_back(id);
+    else if (!c.closing && c.partialSince != TimePoint::max() && now - c.partialSince >= requestTimeout)
       late.push_back(id);
     else if (c.in.empty() && c.pending.empty() && c.outOff == c.out.size() && now - c.lastActive >= idleTimeout)
       idle.push_back(id);
   }
   for (const auto id : idle) closeConn(conns.at(id), false);
+  for (const auto id : stalled) closeConn(conns.at(id), true);
   for (const auto id : late) {
     Conn& c = conns.at(id);
     SimReply r;
@@ -546,17 +554,24 @@ bool SimServer::Impl::flush(Conn& c) {
     c.out += s.reply.bytes;
     if (s.reply.closeAfter) c.closing = true;
   }
+  bool wrote = false;
   while (c.outOff < c.out.size()) {
     const ssize_t n = ::send(c.fd, c.out.data() + c.outOff, c.out.size() - c.outOff, MSG_NOSIGNAL);
     if (n > 0) {
       c.outOff += static_cast<std::size_t>(n);
       c.lastActive = now;
+      wrote = true;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     closeConn(c, false);
     return false;
+  }
+  if (c.outOff == c.out.size()) {
+    c.writeWaitSince = TimePoint::max();
+  } else if (wrote || c.writeWaitSince == TimePoint::max()) {
+    c.writeWaitSince = now;  // every byte of output reaches the socket through here, so no wait goes unseen
   }
   if (c.outOff == c.out.size()) {
     c.out.clear();

@@ -42,6 +42,12 @@ void TestSimConfig::rejects_data() {
                                            << "unknown key";
   QTest::newRow("request timeout 0") << R"({"connections":{"request_timeout_s":0}})"
                                      << "/connections/request_timeout_s" << "expected a number in";
+  QTest::newRow("write timeout 0") << R"({"connections":{"write_timeout_s":0}})"
+                                   << "/connections/write_timeout_s" << "expected a number in";
+  QTest::newRow("write timeout not a number") << R"({"connections":{"write_timeout_s":[1,2]}})"
+                                              << "/connections/write_timeout_s" << "expected a number";
+  QTest::newRow("boolean given an array") << R"({"retry_after":[[[1]]]})" << "/retry_after"
+                                          << "got an array of 1 element";
   QTest::newRow("paths not strings") << R"({"groups":{"g":{"paths":["/a",3]}}})" << "/groups/g/paths/1"
                                      << "non-empty string";
   QTest::newRow("latency p95 < mean") << R"({"latency_ms":{"mean":10,"p95":5}})" << "/latency_ms/p95"

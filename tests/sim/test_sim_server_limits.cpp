@@ -1,6 +1,7 @@
 // SimServer's limits over real loopback sockets: bodies up to the parser's limit are answered and larger
 // ones get 413; pipelined input beyond the reply cap is still processed; accept backs off when out of
-// descriptors; request and idle timeouts; the connection cap; strict line endings; huge max_tokens.
+// descriptors; request and idle timeouts; the connection cap; strict line endings; huge max_tokens;
+// deeply nested JSON bodies; a client that pipelines and never reads.
 #include "log.h"
 #include "sim_server.h"
 #include "sim_test_client.h"
@@ -8,6 +9,9 @@
 #include <QtTest>
 
 #include <dirent.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -67,6 +71,12 @@ class DescriptorShortage {
   std::vector<int> fillers_;
 };
 
+long peakRssKb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
 const SimTestClient::Headers kGroupG = {{"X-RateLimit-Group", "g"}};
 
 }  // namespace
@@ -85,6 +95,9 @@ class TestSimServerLimits : public QObject {
   void connectionCapRefusesWith503();
   void bareLfCannotSmuggleARequest();
   void hugeMaxTokensDoesNotOverflow();
+  void deepJsonToControlIsRejected();
+  void deepJsonToChatCostsNoMemory();
+  void clientThatNeverReadsIsClosed();
 };
 
 void TestSimServerLimits::bodyUnderTheParserLimitIsAnswered() {
@@ -244,6 +257,91 @@ void TestSimServerLimits::hugeMaxTokensDoesNotOverflow() {
   const auto r = c.request("POST", "/v1/chat", {}, R"({"max_tokens":9223372036854775807})");  // unlimited group
   QCOMPARE(r.status, 200);
   QVERIFY2(json::parse(r.body)["usage"]["total_tokens"].get<double>() > 0, r.body.c_str());
+}
+
+// The control endpoint once parsed any depth and its error message dumped the bad value whole, recursing
+// once per level: a million levels overflowed the simulator thread's stack.
+void TestSimServerLimits::deepJsonToControlIsRejected() {
+  SimServer sim(configFrom(R"({})"));
+  SimTestClient c(sim.start());
+  constexpr std::size_t kLevels = 1 << 20;
+  const std::string deep = std::string(kLevels, '[') + std::string(kLevels, ']');
+  const auto r = c.request("POST", "/__sim/control", {}, R"({"action":"errors","duration_s":1,"status":)" + deep + "}");
+  QCOMPARE(r.status, 400);
+  QVERIFY2(r.body.size() < 1000, r.body.substr(0, 1000).c_str());
+  QVERIFY2(QString::fromStdString(r.body).contains("deeper than"), r.body.c_str());
+  // A shallow array in the same place is named by its type and size, never dumped.
+  std::string hundred = "1";
+  for (int i = 1; i < 100; ++i) hundred += ",1";
+  const auto wide = c.request("POST", "/__sim/control", {}, R"({"action":"errors","duration_s":1,"status":[)" + hundred + "]}");
+  QCOMPARE(wide.status, 400);
+  QVERIFY2(QString::fromStdString(wide.body).contains("got an array of 100 elements"), wide.body.c_str());
+  SimTestClient after(sim.port());
+  QCOMPARE(after.request("GET", "/x").status, 200);
+}
+
+// A chat body only has its top-level "max_tokens" read; eight million levels once became a DOM of
+// over half a gigabyte before the parser reached the end of the body.
+void TestSimServerLimits::deepJsonToChatCostsNoMemory() {
+  SimServer sim(configFrom(R"({})"));
+  SimTestClient c(sim.start());
+  const std::string body = R"({"max_tokens":8,"a":)" + std::string(8 << 20, '[');
+  const long before = peakRssKb();
+  const auto r = c.request("POST", "/v1/chat", {}, body);
+  const long grownMb = (peakRssKb() - before) / 1024;
+  QCOMPARE(r.status, 200);
+  QCOMPARE(json::parse(r.body)["usage"]["completion_tokens"].get<int>(), 0);  // not JSON: no max_tokens
+  QVERIFY2(grownMb < 200, qPrintable(QString("peak memory grew by %1 MB").arg(grownMb)));
+  // max_tokens is still read from a well-formed body, and the last of duplicate keys wins as before.
+  QCOMPARE(json::parse(c.request("POST", "/v1/chat", {}, R"({"a":[{"max_tokens":2}],"max_tokens":8})").body)
+               ["usage"]["completion_tokens"].get<int>(), 4);
+  QCOMPARE(json::parse(c.request("POST", "/v1/chat", {}, R"({"max_tokens":8,"max_tokens":"x"})").body)
+               ["usage"]["completion_tokens"].get<int>(), 0);
+  QCOMPARE(json::parse(c.request("POST", "/v1/chat", {}, R"({"max_tokens":8} trailing)").body)
+               ["usage"]["completion_tokens"].get<int>(), 0);
+}
+
+// A client that pipelines requests and never reads its replies once held its connection (megabytes of
+// buffered replies and input) forever: it was not idle, and no request was partial.
+void TestSimServerLimits::clientThatNeverReadsIsClosed() {
+  SimServer sim(configFrom(R"({"connections":{"write_timeout_s":0.3,"idle_timeout_s":60,"request_timeout_s":60}})"));
+  const int port = sim.start();
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  QVERIFY(fd >= 0);
+  const int small = 4096;
+  QCOMPARE(::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);  // before connect: a small window
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  QCOMPARE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  std::string requests;
+  for (int i = 0; i < 40000; ++i) requests += "GET /x HTTP/1.1\r\nHost: x\r\n\r\n";  // ~10 MB of replies
+  std::size_t off = 0;
+  const auto sendUntil = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (off < requests.size() && std::chrono::steady_clock::now() < sendUntil) {
+    const ssize_t n = ::send(fd, requests.data() + off, requests.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) off += static_cast<std::size_t>(n);
+    else if (n < 0 && errno != EAGAIN && errno != EINTR) break;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // Never read: wait for the reset (an abortive close shows as an error on the socket without reading).
+  const auto start = std::chrono::steady_clock::now();
+  bool reset = false;
+  while (!reset && std::chrono::steady_clock::now() - start < std::chrono::seconds(4)) {
+    pollfd p{fd, 0, 0};
+    reset = ::poll(&p, 1, 50) == 1 && (p.revents & (POLLERR | POLLHUP));
+  }
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  int err = 0;
+  socklen_t len = sizeof err;
+  ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+  ::close(fd);
+  QVERIFY2(reset, "a client that never reads still holds its connection after 4 s");
+  QCOMPARE(err, ECONNRESET);
+  QVERIFY2(waited < 3, qPrintable(QString::number(waited)));
+  SimTestClient after(port);
+  QCOMPARE(after.request("GET", "/x").status, 200);
 }
 
 QTEST_GUILESS_MAIN(TestSimServerLimits)
