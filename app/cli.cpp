@@ -5,6 +5,7 @@
 #include "json_text.h"
 #include "log.h"
 #include "probe.h"
+#include "request_safety.h"
 #include "session.h"
 
 #include <QFile>
@@ -220,8 +221,9 @@ int probeCommand(const std::vector<std::string>& argv) {
   std::string err;
   ProbeOptions o;
   if (auto s = a.number("--step-s", &err)) o.stepS = *s;
-  if (!err.empty() || o.stepS <= 0) {
-    std::fprintf(stderr, "tollgate probe: %s\n", err.empty() ? "--step-s: expected a positive number" : err.c_str());
+  if (!err.empty() || o.stepS <= 0 || o.stepS > kMaxProbeStepS) {
+    std::fprintf(stderr, "tollgate probe: %s\n",
+                 err.empty() ? "--step-s: expected seconds above 0 and at most 3600" : err.c_str());
     return 2;
   }
   if (auto steps = a.value("--steps")) {
@@ -241,7 +243,14 @@ int probeCommand(const std::vector<std::string>& argv) {
       pos = comma + 1;
     }
   }
-  if (auto p = a.value("--path")) o.path = *p;
+  if (auto p = a.value("--path")) {
+    // Joined after base_url: anything but a path ("@evil.com/x", ".evil.com/x") would change the host the key goes to.
+    if (p->empty() || p->front() != '/') {
+      std::fprintf(stderr, "tollgate probe: --path: expected a path starting with /, got \"%s\"\n", printable(*p).c_str());
+      return 2;
+    }
+    o.path = *p;
+  }
   std::unique_ptr<Session> session;
   try {
     TollgateConfig cfg = loadConfig(a.value("--config"));
@@ -259,8 +268,14 @@ int probeCommand(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "tollgate probe: --group: expected one of the configured groups\n");
     return 2;
   }
+  // The same check the engine makes before it sends anything for the group (base_url, key and group headers).
+  if (std::string p = groupConfigProblem(*g, session->engine().config(), nullptr); !p.empty()) {
+    std::fprintf(stderr, "tollgate probe: group \"%s\": %s\n", printable(g->name).c_str(), p.c_str());
+    return 2;
+  }
   o.baseUrl = g->baseUrl;
   o.group = g->name;
+  o.groupHeader = session->engine().config().groupHeader;
   if (!g->keys.empty()) {
     const KeyConfig* key = &g->keys.front();
     if (auto k = a.value("--key")) {
@@ -275,7 +290,16 @@ int probeCommand(const std::vector<std::string>& argv) {
     o.key = *key;
   }
   session->engine().stop();  // the probe drives the upstream itself, without the engine's protection
-  const ProbeReport r = runProbe(o);
+  ProbeReport r;
+  try {
+    r = runProbe(o);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "tollgate probe: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tollgate probe: %s\n", e.what());
+    return 1;
+  }
   std::fputs(formatProbeTable(r).c_str(), stdout);
   return 0;
 }

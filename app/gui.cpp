@@ -24,6 +24,9 @@ namespace tg::cli {
 
 namespace {
 
+// The longest --screenshot-after: a day, far inside QTimer's int milliseconds.
+constexpr double kMaxScreenshotAfterS = 86400;
+
 // File > Switch upstream: validate the chosen config first (a bad one is reported with file, JSON path and
 // expectation, and the current session keeps running), then restart on it. A restart rather than an
 // in-place swap: the old session stops cleanly (history flushed, every request answered) and the new one
@@ -79,6 +82,15 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
     std::fprintf(stderr, "tollgate: %s\n%s", a.error().c_str(), kUsage);
     return 2;
   }
+  // --screenshot-after goes to QTimer as int milliseconds: checked here, before any window, so a value beyond
+  // the cap is a usage error instead of an int overflow.
+  std::string afterError;
+  const std::optional<double> screenshotAfter = a.number("--screenshot-after", &afterError);
+  if (!afterError.empty() || (screenshotAfter && *screenshotAfter > kMaxScreenshotAfterS)) {
+    std::fprintf(stderr, "tollgate: %s\n",
+                 afterError.empty() ? "--screenshot-after: expected seconds from 0 to 86400" : afterError.c_str());
+    return 2;
+  }
   QApplication app(argc, argv);
   QCoreApplication::setOrganizationName("Tollgate");
   QCoreApplication::setApplicationName("tollgate");
@@ -99,8 +111,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
     window.setUpstreamName(QString::fromStdString(*file) + QObject::tr(" (replay, read-only)"));
     window.show();
     if (auto shot = a.value("--screenshot")) {
-      std::string e;
-      const double after = a.number("--screenshot-after", &e).value_or(3.0);
+      const double after = screenshotAfter.value_or(3.0);
       QTimer::singleShot(static_cast<int>(after * 1000), &window, [&window, path = QString::fromStdString(*shot)] {
         if (!window.grab().save(path)) std::fprintf(stderr, "tollgate: cannot write %s\n", qPrintable(path));
         QApplication::quit();
@@ -164,8 +175,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
   // --screenshot FILE [--screenshot-after S]: grab the window after S seconds (default 30) and quit;
   // used for the README picture and to look at the app as an operator sees it.
   if (auto shot = a.value("--screenshot")) {
-    std::string err;
-    const double after = a.number("--screenshot-after", &err).value_or(30.0);
+    const double after = screenshotAfter.value_or(30.0);
     QTimer::singleShot(static_cast<int>(after * 1000), &window, [&window, path = QString::fromStdString(*shot)] {
       if (!window.grab().save(path)) std::fprintf(stderr, "tollgate: cannot write %s\n", qPrintable(path));
       QApplication::quit();

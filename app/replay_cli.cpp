@@ -56,6 +56,10 @@ int replayCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "tollgate replay: expected --incident ID or --from MS --to MS\n%s", usage);
     return 2;
   }
+  if (from && to && !replaySpanProblem(EpochMs(*from), EpochMs(*to)).empty()) {
+    std::fprintf(stderr, "tollgate replay: --from/--to: %s\n", replaySpanProblem(EpochMs(*from), EpochMs(*to)).c_str());
+    return 2;
+  }
   if (speed < 1 || speed > 1000) {
     std::fprintf(stderr, "tollgate replay: --speed: expected a factor from 1 to 1000\n");
     return 2;

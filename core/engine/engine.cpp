@@ -8,6 +8,7 @@
 #include "quota_verdict.h"
 #include "rate_limit_header_parser.h"
 #include "retry_policy.h"
+#include "request_safety.h"
 #include "secret.h"
 #include "tier_queues.h"
 
@@ -37,8 +38,6 @@ constexpr double kBurstQuietS = 2;  // a 429 burst ends after this long without 
 constexpr const char* kScope = "engine";
 // A request's deadline from outside (JSONL "deadline", a profile's deadline_s) is clamped to this.
 constexpr double kMaxDeadlineS = 365.0 * 86400;
-// The only schemes a request may use: the key must never leave over another protocol.
-constexpr const char* kAllowedProtocols = "http,https";
 
 std::once_flag gCurlInit;
 
@@ -55,83 +54,6 @@ std::string endpointOf(const std::string& url) {
   if (start == std::string::npos) return "/";
   auto end = url.find_first_of("?#", start);
   return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
-}
-
-struct CurlUrlFree {
-  void operator()(CURLU* u) const { curl_url_cleanup(u); }
-};
-using CurlUrlPtr = std::unique_ptr<CURLU, CurlUrlFree>;
-
-// "scheme://host:port" of an absolute http(s) URL, lower-case with the port always spelled out, so two
-// spellings of one origin compare equal. Empty, with *why set, when `url` is not such a URL.
-std::string originOf(const std::string& url, std::string* why) {
-  CurlUrlPtr u(curl_url());
-  if (!u) {
-    *why = "out of memory parsing the URL";
-    return {};
-  }
-  if (CURLUcode rc = curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0); rc != CURLUE_OK) {
-    *why = std::string("malformed URL: ") + curl_url_strerror(rc);
-    return {};
-  }
-  std::string parts[3];
-  const CURLUPart which[3] = {CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT};
-  for (int i = 0; i < 3; ++i) {
-    char* text = nullptr;
-    if (CURLUcode rc = curl_url_get(u.get(), which[i], &text, CURLU_DEFAULT_PORT); rc != CURLUE_OK) {
-      *why = std::string("malformed URL: ") + curl_url_strerror(rc);
-      return {};
-    }
-    parts[i] = text;
-    curl_free(text);
-    for (char& c : parts[i]) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  if (parts[0] != "http" && parts[0] != "https") {
-    *why = "scheme \"" + parts[0] + "\" is not http or https";
-    return {};
-  }
-  return parts[0] + "://" + parts[1] + ":" + parts[2];
-}
-
-// RFC 9110 token characters (method names, header field names).
-bool isTchar(unsigned char c) {
-  return c != '\0' && (std::isalnum(c) || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr);
-}
-bool isToken(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return isTchar(static_cast<unsigned char>(c)); });
-}
-// A field value may hold visible characters, spaces, tabs and obs-text; never CR, LF, NUL or other controls.
-bool isFieldValue(std::string_view s) {
-  return std::none_of(s.begin(), s.end(), [](char ch) {
-    const auto c = static_cast<unsigned char>(ch);
-    return (c < 0x20 && c != '\t') || c == 0x7f;
-  });
-}
-
-// Text from a request for an error message: control bytes as \xNN, at most kMaxShown characters.
-std::string printable(std::string_view s) {
-  constexpr std::size_t kMaxShown = 200;
-  std::string out;
-  for (char ch : s.substr(0, kMaxShown)) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  if (s.size() > kMaxShown) out += "...";
-  return out;
-}
-
-// Why a header would not go out as one well-formed line, or empty. `where` says whose header it is.
-std::string headerProblem(const std::string& name, const std::string& value, const std::string& where) {
-  if (!isToken(name)) return where + " header name \"" + printable(name) + "\" is not an HTTP token";
-  if (!isFieldValue(value))
-    return where + " header \"" + name + "\" has a control character (CR, LF, NUL) in its value";
-  return {};
 }
 
 // The one mapping from a transfer's CURLcode to the engine's error kinds. Kinds other than Network and
@@ -490,28 +412,7 @@ class EngineLoop {
 
   // Why the group's own config cannot go out safely (base_url, allowed_hosts, headers), or empty. Fills
   // g.origins.
-  std::string checkGroup(GroupRt& g) const {
-    std::string why;
-    const std::string base = originOf(g.cfg.baseUrl, &why);
-    if (base.empty()) return "base_url \"" + printable(g.cfg.baseUrl) + "\": " + why;
-    g.origins.push_back(base);
-    for (const auto& h : g.cfg.allowedHosts) {
-      const std::string o = originOf(h, &why);
-      if (o.empty()) return "allowed_hosts entry \"" + printable(h) + "\": " + why;
-      g.origins.push_back(o);
-    }
-    for (const auto& [name, value] : g.cfg.headers)
-      if (std::string p = headerProblem(name, value, "group"); !p.empty()) return p;
-    for (const auto& k : g.keys)  // names the header, never the secret
-      if (std::string p = headerProblem(k.cfg.header, k.cfg.prefix + k.cfg.secret, "key \"" + k.cfg.name + "\"");
-          !k.authLine.empty() && !p.empty())
-        return p;
-    if (!cfg_.groupHeader.empty())
-      if (std::string p = headerProblem(cfg_.groupHeader, g.cfg.name, "group_header"); !p.empty()) return p;
-    if (!cfg_.tierHeader.empty() && !isToken(cfg_.tierHeader))
-      return "tier_header \"" + printable(cfg_.tierHeader) + "\" is not an HTTP token";
-    return {};
-  }
+  std::string checkGroup(GroupRt& g) const { return groupConfigProblem(g.cfg, cfg_, &g.origins); }
 
   // Joins a path to the group's base_url; returns why the request may not go out, or empty. An absolute
   // URL must name the group's own origin (or one in allowed_hosts): the group's key goes with it.
@@ -528,7 +429,7 @@ class EngineLoop {
         return "url names " + origin + ", not the base_url of group \"" + g.cfg.name +
                "\": the group's key goes only there (list other origins in the group's allowed_hosts)";
     }
-    if (!isToken(r.method)) return "method \"" + printable(r.method) + "\" is not an HTTP token";
+    if (!isHttpToken(r.method)) return "method \"" + printable(r.method) + "\" is not an HTTP token";
     for (const auto& [name, value] : r.headers)
       if (std::string p = headerProblem(name, value, "request"); !p.empty()) return p;
     return {};

@@ -38,6 +38,15 @@ struct ProbeReport {
   int hardConcurrency = 0;
 };
 
+// The longest step: an hour.
+inline constexpr double kMaxProbeStepS = 3600;
+
+// Why `o` may not be sent, or empty: the same checks as the engine's (request_safety.h). The path must start
+// with / and keep base_url's origin (the key goes only there), base_url must be http(s), the key and group
+// headers must each make one line, and stepS must be in (0, kMaxProbeStepS]. Never quotes the secret.
+std::string probeProblem(const ProbeOptions& o);
+// Throws std::invalid_argument with probeProblem(o) before sending anything, std::runtime_error when libcurl
+// fails.
 ProbeReport runProbe(const ProbeOptions& o);
 std::string formatProbeTable(const ProbeReport& r);
 

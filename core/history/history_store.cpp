@@ -703,7 +703,9 @@ bool HistoryStore::Impl::detect() {
       }
     }
     if (newest == std::numeric_limits<EpochMs>::min()) return true;
-    EpochMs scanned = saturatingSub(oldest, 1);
+    // The walk starts no earlier than the retention horizon before the newest sample: one absurd old ts_ms
+    // (a hand-edited file, a clock at 1970) would otherwise mean up to 4e11 chunk transactions on the writer.
+    EpochMs scanned = std::max(saturatingSub(oldest, 1), saturatingSub(newest, opts.retainMs));
     if (auto v = readMetaMs(db, kMetaIncidentsScannedTo, path)) scanned = std::max<EpochMs>(scanned, *v);
     const IncidentDetector detector(opts.incidents);
     const auto& io = opts.incidents;

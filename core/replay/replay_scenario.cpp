@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace tg {
 
@@ -22,7 +23,27 @@ double snapWindow(double s) {
   return 60;
 }
 
+EpochMs saturatingAdd(EpochMs a, std::int64_t b) {
+  EpochMs r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<EpochMs>::max() : std::numeric_limits<EpochMs>::min();
+  return r;
+}
+EpochMs saturatingSub(EpochMs a, std::int64_t b) {
+  EpochMs r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<EpochMs>::min() : std::numeric_limits<EpochMs>::max();
+  return r;
+}
+
 }  // namespace
+
+std::string replaySpanProblem(EpochMs fromMs, EpochMs toMs) {
+  if (toMs <= fromMs) return "empty time range";
+  // fromMs < toMs, so the difference fits in uint64 whatever the two are.
+  const std::uint64_t span = static_cast<std::uint64_t>(toMs) - static_cast<std::uint64_t>(fromMs);
+  if (span > static_cast<std::uint64_t>(kMaxReplaySpanMs))
+    return "time range of " + std::to_string(span / 1000) + " s is longer than the replay limit of 31 days";
+  return {};
+}
 
 std::int64_t ScenarioGroup::totalArrivals() const {
   std::int64_t n = 0;
@@ -42,7 +63,9 @@ std::optional<ReplayScenario> ReplayScenario::fromIncident(HistoryReader& reader
     if (error) *error = "no incident " + std::to_string(id) + " in this history file";
     return std::nullopt;
   }
-  auto s = fromHistory(reader, inc.value->startMs - padMs, inc.value->endMs + padMs, error);
+  // Start, end and pad come from a file and the command line: saturate, and let the span check refuse.
+  padMs = std::max<std::int64_t>(0, padMs);
+  auto s = fromHistory(reader, saturatingSub(inc.value->startMs, padMs), saturatingAdd(inc.value->endMs, padMs), error);
   if (s) {
     s->incidentId = id;
     s->incident = inc.value;
@@ -52,8 +75,8 @@ std::optional<ReplayScenario> ReplayScenario::fromIncident(HistoryReader& reader
 
 std::optional<ReplayScenario> ReplayScenario::fromHistory(HistoryReader& reader, EpochMs fromMs, EpochMs toMs,
                                                           std::string* error) {
-  if (toMs <= fromMs) {
-    if (error) *error = "empty time range";
+  if (std::string why = replaySpanProblem(fromMs, toMs); !why.empty()) {
+    if (error) *error = why;
     return std::nullopt;
   }
   auto rows = reader.rawSamples(fromMs, toMs, {});

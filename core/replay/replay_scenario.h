@@ -29,6 +29,12 @@ struct ScenarioGroup {
   std::int64_t totalArrivals() const;
 };
 
+// The longest range a replay takes (a month, past the 30-day history retention): the scenario holds one entry
+// per second per group, and the re-drive times arrivals with integer clocks.
+inline constexpr std::int64_t kMaxReplaySpanMs = 31LL * 24 * 3600 * 1000;
+// Why [fromMs, toMs) cannot be replayed (empty, or longer than kMaxReplaySpanMs), or empty.
+std::string replaySpanProblem(EpochMs fromMs, EpochMs toMs);
+
 struct ReplayScenario {
   EpochMs fromMs = 0, toMs = 0;
   std::int64_t incidentId = 0;            // 0 = a plain time range
@@ -39,7 +45,7 @@ struct ReplayScenario {
   std::vector<double> retryAfterSeenS;    // from Burst429Start details
   bool arrivalsKnown = false;             // false for schema < 3 recordings (no workload to re-drive)
 
-  double durationS() const { return double(toMs - fromMs) / 1000.0; }
+  double durationS() const { return (double(toMs) - double(fromMs)) / 1000.0; }  // no int64 overflow
 
   // Reads [fromMs, toMs) from history. Returns nullopt and sets *error when a read fails.
   static std::optional<ReplayScenario> fromHistory(HistoryReader& reader, EpochMs fromMs, EpochMs toMs,

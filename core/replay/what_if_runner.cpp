@@ -61,6 +61,10 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
     res.error = "nothing recorded in the range";
     return res;
   }
+  if (std::string why = replaySpanProblem(sc.fromMs, sc.toMs); !why.empty()) {
+    res.error = why;
+    return res;
+  }
   if (!sc.arrivalsKnown) {
     res.error = "the recording has no arrivals (history schema before v3): nothing to re-drive";
     return res;
@@ -151,8 +155,7 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
   auto cancelled = [&] { return opts.cancel && opts.cancel->load(); };
   double lastProgress = -1;
   while (next < total && !cancelled()) {
-    const auto due = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                 std::chrono::duration<double>(arrivals[next].atS));
+    const auto due = addSaturating(start, fromSeconds(arrivals[next].atS));
     std::this_thread::sleep_until(due);
     const auto now = std::chrono::steady_clock::now();
     while (next < total && start + std::chrono::duration<double>(arrivals[next].atS) <= now) {
@@ -181,9 +184,7 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
   // Drain: wait for every submitted request, bounded by the cap (in original seconds).
   {
     std::unique_lock lock(mutex);
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                              std::chrono::duration<double>(opts.drainCapS / speed));
+    const auto deadline = addSaturating(std::chrono::steady_clock::now(), fromSeconds(opts.drainCapS / speed));
     while (done < std::int64_t(next) && !cancelled())
       if (cv.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(100))) ==
               std::cv_status::timeout &&
@@ -192,8 +193,7 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
   }
   // Let the sampler see the empty queues, then stop and pad the run to the end of the range.
   const auto settle = std::chrono::steady_clock::now() + std::chrono::milliseconds(2 * sampleEveryMs + 50);
-  const auto rangeEnd = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    std::chrono::duration<double>(sc.durationS() / speed));
+  const auto rangeEnd = addSaturating(start, fromSeconds(sc.durationS() / speed));
   std::this_thread::sleep_until(cancelled() ? settle : std::max(settle, rangeEnd));
   engine->stop();
   sim->stop();

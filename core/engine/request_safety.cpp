@@ -1,0 +1,118 @@
+#include "request_safety.h"
+
+#include "secret.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace tg {
+namespace {
+
+constexpr std::size_t kMaxShown = 200;
+
+struct CurlUrlFree {
+  void operator()(CURLU* u) const { curl_url_cleanup(u); }
+};
+using CurlUrlPtr = std::unique_ptr<CURLU, CurlUrlFree>;
+
+bool isTchar(unsigned char c) {
+  return c != '\0' && (std::isalnum(c) || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr);
+}
+
+}  // namespace
+
+std::string originOf(const std::string& url, std::string* why) {
+  CurlUrlPtr u(curl_url());
+  if (!u) {
+    *why = "out of memory parsing the URL";
+    return {};
+  }
+  if (CURLUcode rc = curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0); rc != CURLUE_OK) {
+    *why = std::string("malformed URL: ") + curl_url_strerror(rc);
+    return {};
+  }
+  std::string parts[3];
+  const CURLUPart which[3] = {CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT};
+  for (int i = 0; i < 3; ++i) {
+    char* text = nullptr;
+    if (CURLUcode rc = curl_url_get(u.get(), which[i], &text, CURLU_DEFAULT_PORT); rc != CURLUE_OK) {
+      *why = std::string("malformed URL: ") + curl_url_strerror(rc);
+      return {};
+    }
+    parts[i] = text;
+    curl_free(text);
+    for (char& c : parts[i]) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (parts[0] != "http" && parts[0] != "https") {
+    *why = "scheme \"" + parts[0] + "\" is not http or https";
+    return {};
+  }
+  return parts[0] + "://" + parts[1] + ":" + parts[2];
+}
+
+bool isHttpToken(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return isTchar(static_cast<unsigned char>(c)); });
+}
+
+bool isFieldValue(std::string_view s) {
+  return std::none_of(s.begin(), s.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return (c < 0x20 && c != '\t') || c == 0x7f;
+  });
+}
+
+std::string printable(std::string_view s) {
+  // Redact the whole text before cutting it: a secret across the cut would otherwise leave its first half.
+  const std::string redacted = SecretRegistry::redact(std::string(s));
+  const std::string_view r = redacted;
+  std::string out;
+  for (char ch : r.substr(0, kMaxShown)) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  if (r.size() > kMaxShown) out += "...";
+  return out;
+}
+
+std::string headerProblem(const std::string& name, const std::string& value, const std::string& where) {
+  if (!isHttpToken(name)) return where + " header name \"" + printable(name) + "\" is not an HTTP token";
+  if (!isFieldValue(value))
+    return where + " header \"" + name + "\" has a control character (CR, LF, NUL) in its value";
+  return {};
+}
+
+std::string groupConfigProblem(const GroupConfig& g, const EngineConfig& cfg, std::vector<std::string>* origins) {
+  std::string why;
+  const std::string base = originOf(g.baseUrl, &why);
+  if (base.empty()) return "base_url \"" + printable(g.baseUrl) + "\": " + why;
+  if (origins) origins->push_back(base);
+  for (const auto& h : g.allowedHosts) {
+    const std::string o = originOf(h, &why);
+    if (o.empty()) return "allowed_hosts entry \"" + printable(h) + "\": " + why;
+    if (origins) origins->push_back(o);
+  }
+  for (const auto& [name, value] : g.headers)
+    if (std::string p = headerProblem(name, value, "group"); !p.empty()) return p;
+  for (const auto& k : g.keys)  // names the header, never the secret; a key without a secret sends no header
+    if (std::string p = headerProblem(k.header, k.prefix + k.secret, "key \"" + k.name + "\"");
+        !k.secret.empty() && !p.empty())
+      return p;
+  if (!cfg.groupHeader.empty())
+    if (std::string p = headerProblem(cfg.groupHeader, g.name, "group_header"); !p.empty()) return p;
+  if (!cfg.tierHeader.empty() && !isHttpToken(cfg.tierHeader))
+    return "tier_header \"" + printable(cfg.tierHeader) + "\" is not an HTTP token";
+  return {};
+}
+
+}  // namespace tg

@@ -1,0 +1,37 @@
+// The checks that keep a key on its own host and every header on one line, shared by every path that
+// sends a key: the engine's transfers and `tollgate probe`.
+#pragma once
+
+#include "engine_config.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tg {
+
+// The only schemes a request may use (CURLOPT_PROTOCOLS_STR): the key must never leave over another protocol.
+inline constexpr const char* kAllowedProtocols = "http,https";
+
+// "scheme://host:port" of an absolute http(s) URL, lower-case with the port always spelled out, so two
+// spellings of one origin compare equal. Empty, with *why set, when `url` is not such a URL.
+std::string originOf(const std::string& url, std::string* why);
+
+// RFC 9110 token (method names, header field names).
+bool isHttpToken(std::string_view s);
+// A field value: visible characters, spaces, tabs and obs-text; never CR, LF, NUL or other controls.
+bool isFieldValue(std::string_view s);
+
+// Text from a request or config for an error message: registered secrets redacted first (so none can be
+// cut in half and escape), then control bytes as \xNN, at most kMaxShown characters of the redacted text.
+std::string printable(std::string_view s);
+
+// Why a header would not go out as one well-formed line, or empty. `where` says whose header it is; the
+// value is never quoted (it may be a key).
+std::string headerProblem(const std::string& name, const std::string& value, const std::string& where);
+
+// Why group `g` of `cfg` cannot be sent to safely (base_url, allowed_hosts, group/key/tier headers), or
+// empty. Appends base_url's origin and then allowed_hosts' to *origins when given.
+std::string groupConfigProblem(const GroupConfig& g, const EngineConfig& cfg, std::vector<std::string>* origins);
+
+}  // namespace tg

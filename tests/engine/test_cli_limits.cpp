@@ -1,0 +1,153 @@
+// Numbers and paths from the command line that used to reach undefined behaviour or send the key elsewhere:
+// `probe --path` joined after the base URL's authority, `probe --step-s 1e15` and `--screenshot-after 1e7`
+// converted out of range, `replay --to 1e15` and `--pad 1e15` asking for a billion-second scenario. Each is now
+// a usage or replay error naming the argument or the limit; nothing reaches a second loopback server.
+#include "cli_process.h"
+#include "history_store.h"
+#include "raw_http_server.h"
+
+#include <sqlite3.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+using namespace tgtest;
+
+namespace {
+constexpr int kExitUsage = 2;
+constexpr int kExitFailed = 1;
+constexpr tg::EpochMs kT0 = 1'796'000'000'000;
+// The probe's key comes from this variable, which the child inherits.
+constexpr const char* kKeyEnv = "TOLLGATE_TEST_PROBE_KEY";
+constexpr const char* kSecret = "sk-cli-limits-secret-42";
+
+std::string probeConfig(const std::string& baseUrl, const std::string& prefix = "Bearer ") {
+  const nlohmann::json j{
+      {"groups", {{{"name", "g"}, {"base_url", baseUrl}, {"keys", {{{"name", "k"}, {"env", kKeyEnv}, {"prefix", prefix}}}}}}}};
+  return j.dump();
+}
+
+// A history file with a few seconds of samples for group "g" and, when asked, one incident over them.
+std::string historyFile(const QTemporaryDir& dir) {
+  const std::string path = dir.filePath("h.db").toStdString();
+  std::string err;
+  tg::HistoryOptions o;
+  o.incidentIntervalMs = 3'600'000;
+  o.maintenanceIntervalMs = 3'600'000;
+  o.now = [] { return kT0; };
+  auto store = tg::HistoryStore::open(path, o, &err);
+  if (!store) qFatal("history: %s", err.c_str());
+  std::vector<tg::Sample> rows;
+  for (int i = 0; i < 5; ++i) {
+    tg::Sample s;
+    s.tsMs = kT0 + 1000 * i;
+    s.group = "g";
+    s.sends = s.ok = 4;
+    s.arrivals = {4, 0, 0};
+    rows.push_back(s);
+  }
+  store->append(rows);
+  if (!store->flush()) qFatal("history flush failed");
+  store.reset();
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) qFatal("sqlite3_open failed");
+  const std::string sql = "INSERT INTO incidents(id, start_ms, end_ms, groups, reasons, peak_429_per_s, total_429, shed, "
+                          "operator_actions, detail) VALUES(1, " + std::to_string(kT0) + ", " + std::to_string(kT0 + 4000) +
+                          ", '[\"g\"]', '[]', 0, 0, 0, 0, '{}')";
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  if (rc != SQLITE_OK) qFatal("inserting the incident failed");
+  return path;
+}
+}  // namespace
+
+class TestCliLimits : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QVERIFY2(!bin().isEmpty(), "TOLLGATE_BIN is not set");
+    qputenv(kKeyEnv, kSecret);
+  }
+
+  void probePathCannotLeaveTheBaseUrl_data() {
+    QTest::addColumn<QString>("path");
+    QTest::newRow("userinfo") << "@127.0.0.1:%1/x";
+    QTest::newRow("port") << ":%1/x";
+    QTest::newRow("relative") << "x";
+  }
+  void probePathCannotLeaveTheBaseUrl() {
+    QFETCH(QString, path);
+    RawHttpServer home, other;
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("c.json");
+    writeFile(cfg, probeConfig(home.url()));
+    QByteArray err;
+    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "g", "--steps", "1", "--step-s", "0.2", "--path",
+                          path.arg(other.port())},
+                         nullptr, &err),
+             kExitUsage);
+    QVERIFY2(err.contains("--path"), err.constData());
+    QCOMPARE(other.count(), 0);
+    QCOMPARE(home.count(), 0);
+    QVERIFY(!err.contains(kSecret));
+  }
+
+  void probeRefusesAKeyHeaderThatIsNotOneLine() {
+    RawHttpServer home;
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("c.json");
+    writeFile(cfg, probeConfig(home.url(), "Bearer \r\nX-Smuggled: 1\r\nX: "));
+    QByteArray err;
+    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "g", "--steps", "1", "--step-s", "0.2"}, nullptr, &err),
+             kExitUsage);
+    QVERIFY2(err.contains("key \"k\""), err.constData());
+    QVERIFY2(!err.contains(kSecret), err.constData());  // the secret is never in the message
+    QCOMPARE(home.count(), 0);
+  }
+
+  void probeStepIsCapped() {
+    RawHttpServer home;
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("c.json");
+    writeFile(cfg, probeConfig(home.url()));
+    QByteArray err;
+    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "g", "--steps", "1", "--step-s", "1e15"}, nullptr, &err),
+             kExitUsage);
+    QVERIFY2(err.contains("--step-s"), err.constData());
+    QCOMPARE(home.count(), 0);
+  }
+
+  void screenshotDelayIsCapped() {
+    QTemporaryDir dir;
+    QByteArray err;
+    QCOMPARE(runTollgate({"--history", "off", "--screenshot", dir.filePath("s.png"), "--screenshot-after", "1e7"},
+                         nullptr, &err),
+             kExitUsage);
+    QVERIFY2(err.contains("--screenshot-after"), err.constData());
+    QVERIFY(!QFile::exists(dir.filePath("s.png")));
+  }
+
+  void replaySpanIsCapped() {
+    QTemporaryDir dir;
+    const std::string db = historyFile(dir);
+    QByteArray err;
+    QCOMPARE(runTollgate({"replay", "--db", QString::fromStdString(db), "--from", "0", "--to", "1e15"}, nullptr, &err),
+             kExitUsage);
+    QVERIFY2(err.contains("31 days"), err.constData());
+  }
+
+  void replayPadIsCapped() {
+    QTemporaryDir dir;
+    const std::string db = historyFile(dir);
+    QByteArray err;
+    const int rc = runTollgate({"replay", "--db", QString::fromStdString(db), "--incident", "1", "--pad", "1e15"},
+                               nullptr, &err);
+    QVERIFY2(rc == kExitUsage || rc == kExitFailed, err.constData());
+    QVERIFY2(err.contains("31 days"), err.constData());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCliLimits)
+#include "test_cli_limits.moc"

@@ -1,0 +1,150 @@
+// The one set of request-safety checks, on both paths that send a key: `runProbe` refuses a path that would
+// move the request to another host and a key or group header that would not make one line (nothing reaches a
+// second loopback server), and error messages quoting a request redact a secret before cutting it short.
+#include "engine.h"
+#include "probe.h"
+#include "raw_http_server.h"
+
+#include <QtTest>
+
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+
+using namespace tg;
+using namespace tgtest;
+
+namespace {
+
+constexpr const char* kSecret = "sk-probe-secret-1234567890";
+
+ProbeOptions probeOptions(const RawHttpServer& home) {
+  ProbeOptions o;
+  o.baseUrl = home.url();
+  o.group = "g";
+  o.key.name = "k";
+  o.key.secret = kSecret;
+  o.steps = {1};
+  o.stepS = 0.2;
+  return o;
+}
+
+}  // namespace
+
+class TestRequestSafety : public QObject {
+  Q_OBJECT
+ private slots:
+  void probeSendsNothingOffItsPath_data() {
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("userinfo") << "@127.0.0.1:%1/x" << "path";
+    QTest::newRow("no slash") << "x" << "path";
+    QTest::newRow("scheme") << "ftp://127.0.0.1:%1/x" << "path";
+    QTest::newRow("CRLF") << "/x\r\nHost: 127.0.0.1:%1" << "path";
+  }
+  void probeSendsNothingOffItsPath() {
+    QFETCH(QString, path);
+    QFETCH(QString, mentions);
+    RawHttpServer home, other;
+    ProbeOptions o = probeOptions(home);
+    o.path = path.arg(other.port()).toStdString();
+    try {
+      runProbe(o);
+      QFAIL("expected std::invalid_argument");
+    } catch (const std::invalid_argument& e) {
+      QVERIFY2(std::string(e.what()).find(mentions.toStdString()) != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find(kSecret) == std::string::npos, e.what());
+    }
+    QCOMPARE(other.count(), 0);
+    QCOMPARE(home.count(), 0);
+  }
+
+  void probeRefusesHeadersThatAreNotOneLine_data() {
+    QTest::addColumn<QString>("field");
+    QTest::newRow("key header") << "header";
+    QTest::newRow("key prefix") << "prefix";
+    QTest::newRow("group name") << "group";
+    QTest::newRow("group header") << "groupHeader";
+  }
+  void probeRefusesHeadersThatAreNotOneLine() {
+    QFETCH(QString, field);
+    RawHttpServer home;
+    ProbeOptions o = probeOptions(home);
+    const std::string smuggled = "\r\nX-Smuggled: 1";
+    if (field == "header") o.key.header += smuggled;
+    if (field == "prefix") o.key.prefix += smuggled;
+    if (field == "group") o.group += smuggled;
+    if (field == "groupHeader") o.groupHeader += smuggled;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, runProbe(o));
+    QCOMPARE(home.count(), 0);
+  }
+
+  void probeRefusesABaseUrlThatIsNotHttp() {
+    RawHttpServer home;
+    ProbeOptions o = probeOptions(home);
+    o.baseUrl = "file://" + home.url().substr(7);
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, runProbe(o));
+    o.baseUrl = "ftp://127.0.0.1:" + std::to_string(home.port());
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, runProbe(o));
+    QCOMPARE(home.count(), 0);
+  }
+
+  void probeRefusesStepsBeyondTheCap() {
+    RawHttpServer home;
+    ProbeOptions o = probeOptions(home);
+    o.stepS = 1e15;  // was a double->ns conversion out of range (undefined)
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, runProbe(o));
+    QCOMPARE(home.count(), 0);
+  }
+
+  void probeStillProbesItsOwnHost() {
+    RawHttpServer home;
+    const ProbeReport r = runProbe(probeOptions(home));
+    QCOMPARE(r.steps.size(), std::size_t{1});
+    QVERIFY(r.steps[0].ok >= 1);
+    QVERIFY(home.count() >= 1);
+    QVERIFY(home.allBytes().find(std::string("Authorization: Bearer ") + kSecret) != std::string::npos);
+  }
+
+  // A refused URL is quoted in the error, cut at 200 characters: the secret must be redacted before the cut,
+  // or its first half survives into the message (redaction afterwards no longer recognises it).
+  void secretAcrossTheCutIsRedacted() {
+    RawHttpServer home;
+    EngineConfig c;
+    GroupConfig g;
+    g.name = "g";
+    g.baseUrl = home.url();
+    KeyConfig k;
+    k.name = "k";
+    k.secret = kSecret;
+    g.keys.push_back(k);
+    c.groups.push_back(g);
+    Engine e(c);
+    e.start();
+    std::string url = "ftp://x/";
+    url += std::string(190 - url.size(), 'a');
+    url += kSecret;  // characters 190..215: across the cut at 200
+    Request r;
+    r.id = "r";
+    r.group = "g";
+    r.url = url;
+    std::mutex m;
+    Result got;
+    std::atomic<bool> done{false};
+    e.submit(r, [&](const Result& res) {
+      std::lock_guard lock(m);
+      got = res;
+      done = true;
+    });
+    QTRY_VERIFY_WITH_TIMEOUT(done.load(), 10000);
+    e.stop();
+    std::lock_guard lock(m);
+    QCOMPARE(got.error, ErrorKind::Config);
+    QVERIFY2(got.errorMessage.find("ftp://x/aaa") != std::string::npos, got.errorMessage.c_str());
+    QVERIFY2(got.errorMessage.find(std::string(kSecret).substr(0, 8)) == std::string::npos, got.errorMessage.c_str());
+    QCOMPARE(home.count(), 0);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRequestSafety)
+#include "test_request_safety.moc"
