@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 namespace tg {
 
@@ -24,6 +25,18 @@ TimePoint addSaturating(TimePoint t, Duration d) {
   if (d > Duration::zero() && t > TimePoint::max() - d) return TimePoint::max();
   if (d < Duration::zero() && t < TimePoint::min() - d) return TimePoint::min();
   return t + d;
+}
+
+EpochMs addSaturating(EpochMs a, std::int64_t b) {
+  EpochMs r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<EpochMs>::max() : std::numeric_limits<EpochMs>::min();
+  return r;
+}
+
+EpochMs subSaturating(EpochMs a, std::int64_t b) {
+  EpochMs r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<EpochMs>::min() : std::numeric_limits<EpochMs>::max();
+  return r;
 }
 
 std::string_view tierName(Tier t) {

@@ -25,6 +25,10 @@ inline constexpr double kMaxDurationS = 100.0 * 365 * 86400;
 Duration fromSeconds(double s);
 // t + d, clamped to the representable range instead of overflowing.
 TimePoint addSaturating(TimePoint t, Duration d);
+// a + b and a - b on epoch milliseconds, held at the int64 limits instead of overflowing (history uses
+// INT64_MIN as "nothing yet", and times read from files or typed by a user can be anything).
+EpochMs addSaturating(EpochMs a, std::int64_t b);
+EpochMs subSaturating(EpochMs a, std::int64_t b);
 
 enum class Tier : std::uint8_t { P0 = 0, P1 = 1, P2 = 2 };
 inline constexpr int kTierCount = 3;

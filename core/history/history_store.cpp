@@ -35,19 +35,6 @@ const char* const kMeta10sFrom = "tier_10s_from";                 // 10 s rows b
 
 EpochMs floorMinute(EpochMs t) { return t - ((t % kMinuteMs) + kMinuteMs) % kMinuteMs; }
 
-// a - b, held at the int64 limits instead of overflowing (the "nothing yet" sentinel is INT64_MIN).
-EpochMs saturatingSub(EpochMs a, std::int64_t b) {
-  EpochMs r = 0;
-  if (__builtin_sub_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<EpochMs>::min() : std::numeric_limits<EpochMs>::max();
-  return r;
-}
-
-EpochMs saturatingAdd(EpochMs a, std::int64_t b) {
-  EpochMs r = 0;
-  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<EpochMs>::max() : std::numeric_limits<EpochMs>::min();
-  return r;
-}
-
 // A time stamp kept in the meta table, or nothing when the key is absent. The table is plain text anyone
 // can edit: a value that is not a whole integer is an error naming the file and the key, never an abort.
 std::optional<EpochMs> readMetaMs(sql::Db& db, const char* key, const std::string& path) {
@@ -142,7 +129,7 @@ class RequestAggregator {
 
   // After a commit: rows are clean; additive rows and minutes well past are forgotten.
   void committed() {
-    const EpochMs horizon = saturatingSub(newestMinute_, kKeepOpenMinutes * kMinuteMs);
+    const EpochMs horizon = subSaturating(newestMinute_, kKeepOpenMinutes * kMinuteMs);
     for (auto it = rows_.begin(); it != rows_.end();) {
       it->second.dirty = false;
       if (it->second.additive || it->first.minuteMs < horizon) {
@@ -705,19 +692,19 @@ bool HistoryStore::Impl::detect() {
     if (newest == std::numeric_limits<EpochMs>::min()) return true;
     // The walk starts no earlier than the retention horizon before the newest sample: one absurd old ts_ms
     // (a hand-edited file, a clock at 1970) would otherwise mean up to 4e11 chunk transactions on the writer.
-    EpochMs scanned = std::max(saturatingSub(oldest, 1), saturatingSub(newest, opts.retainMs));
+    EpochMs scanned = std::max(subSaturating(oldest, 1), subSaturating(newest, opts.retainMs));
     if (auto v = readMetaMs(db, kMetaIncidentsScannedTo, path)) scanned = std::max<EpochMs>(scanned, *v);
     const IncidentDetector detector(opts.incidents);
     const auto& io = opts.incidents;
     const std::int64_t lookback = io.mergeGapMs + std::max(io.shareWindowMs, io.queueGrowthWindowMs);
     while (scanned < newest) {
-      const EpochMs to = std::min<EpochMs>(newest, saturatingAdd(scanned, kDetectChunkMs));
-      EpochMs from = saturatingSub(scanned, lookback);
+      const EpochMs to = std::min<EpochMs>(newest, addSaturating(scanned, kDetectChunkMs));
+      EpochMs from = subSaturating(scanned, lookback);
       // Incidents that may still grow or merge are re-detected from their start and keep their ids.
       std::vector<std::pair<std::int64_t, Incident>> tail;
       {
         sql::Stmt t(db, "SELECT id, start_ms, end_ms FROM incidents WHERE end_ms >= ?1 ORDER BY start_ms");
-        t.bind(1, static_cast<std::int64_t>(saturatingSub(from, io.mergeGapMs)));
+        t.bind(1, static_cast<std::int64_t>(subSaturating(from, io.mergeGapMs)));
         while (t.step()) {
           Incident inc;
           inc.startMs = t.i64(1);

@@ -23,17 +23,6 @@ double snapWindow(double s) {
   return 60;
 }
 
-EpochMs saturatingAdd(EpochMs a, std::int64_t b) {
-  EpochMs r = 0;
-  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<EpochMs>::max() : std::numeric_limits<EpochMs>::min();
-  return r;
-}
-EpochMs saturatingSub(EpochMs a, std::int64_t b) {
-  EpochMs r = 0;
-  if (__builtin_sub_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<EpochMs>::min() : std::numeric_limits<EpochMs>::max();
-  return r;
-}
-
 }  // namespace
 
 std::string replaySpanProblem(EpochMs fromMs, EpochMs toMs) {
@@ -65,7 +54,7 @@ std::optional<ReplayScenario> ReplayScenario::fromIncident(HistoryReader& reader
   }
   // Start, end and pad come from a file and the command line: saturate, and let the span check refuse.
   padMs = std::max<std::int64_t>(0, padMs);
-  auto s = fromHistory(reader, saturatingSub(inc.value->startMs, padMs), saturatingAdd(inc.value->endMs, padMs), error);
+  auto s = fromHistory(reader, subSaturating(inc.value->startMs, padMs), addSaturating(inc.value->endMs, padMs), error);
   if (s) {
     s->incidentId = id;
     s->incident = inc.value;
