@@ -2,6 +2,7 @@
 // events carrying bytes that are not UTF-8. Each is an error naming the file, key or argument, never an
 // abort (run under ASan/UBSan to see the overflows these used to be).
 #include "history_command.h"
+#include "history_fixture.h"
 #include "history_reader.h"
 #include "history_store.h"
 
@@ -13,10 +14,9 @@
 #include <sstream>
 
 using namespace tg;
+using namespace tgtest;
 
 namespace {
-constexpr EpochMs kT0 = 1'796'000'000'000;
-
 int run(const std::vector<std::string>& args, std::string* out = nullptr, std::string* err = nullptr) {
   std::ostringstream o, e;
   const int rc = runHistoryCommand(args, o, e);
@@ -25,34 +25,6 @@ int run(const std::vector<std::string>& args, std::string* out = nullptr, std::s
   return rc;
 }
 
-HistoryOptions quietOptions() {
-  HistoryOptions o;
-  o.flushIntervalMs = 50;
-  o.maintenanceIntervalMs = 3'600'000;
-  o.incidentIntervalMs = 3'600'000;
-  o.now = [] { return kT0; };
-  return o;
-}
-
-void rawExec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  const QString msg = err ? err : "";
-  sqlite3_free(err);
-  QCOMPARE(sqlite3_close(db), SQLITE_OK);
-  QVERIFY2(rc == SQLITE_OK, qPrintable(msg));
-}
-
-Sample sample(EpochMs ts) {
-  Sample s;
-  s.tsMs = ts;
-  s.group = "g";
-  s.sends = 10;
-  s.ok = 10;
-  return s;
-}
 }  // namespace
 
 class TestHistoryHostile : public QObject {

@@ -2,9 +2,7 @@
 // (edited by hand, a clock at 1970, -9e18) used to make that walk start at it: 82 thousand to 4e11
 // transactions on the writer thread, which then hung. The walk now starts no earlier than the retention
 // horizon before the newest sample.
-#include "history_store.h"
-
-#include <sqlite3.h>
+#include "history_fixture.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -15,20 +13,11 @@
 #include <future>
 
 using namespace tg;
+using namespace tgtest;
 
 namespace {
-constexpr EpochMs kT0 = 1'796'000'000'000;
 // Far more than one chunk's work, far less than the 82k chunks from 1970.
 constexpr auto kDetectBudget = std::chrono::seconds(30);
-
-Sample sample(EpochMs ts) {
-  Sample s;
-  s.tsMs = ts;
-  s.group = "g";
-  s.sends = 10;
-  s.ok = 10;
-  return s;
-}
 }  // namespace
 
 class TestHistoryIncidentWalk : public QObject {
@@ -43,24 +32,13 @@ class TestHistoryIncidentWalk : public QObject {
     QFETCH(qint64, ts);
     QTemporaryDir dir;
     const std::string path = dir.filePath("h.db").toStdString();
-    HistoryOptions o;
-    o.flushIntervalMs = 50;
-    o.maintenanceIntervalMs = 3'600'000;
-    o.incidentIntervalMs = 3'600'000;
-    o.now = [] { return kT0; };
     std::string error;
-    auto store = HistoryStore::open(path, o, &error);
+    auto store = HistoryStore::open(path, quietOptions(), &error);
     QVERIFY2(store, error.c_str());
     store->append(std::vector<Sample>{sample(kT0 - 5000), sample(kT0), sample(kT0 + 1000)});
     QVERIFY(store->flush());
     // The edited row: written as the file would hold it after someone changed it by hand.
-    sqlite3* db = nullptr;
-    QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    const std::string sql = "UPDATE samples SET ts_ms = " + std::to_string(ts) + " WHERE ts_ms = " +
-                            std::to_string(kT0 - 5000);
-    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
-    QCOMPARE(sqlite3_close(db), SQLITE_OK);
-    QCOMPARE(rc, SQLITE_OK);
+    rawExec(path, "UPDATE samples SET ts_ms = " + std::to_string(ts) + " WHERE ts_ms = " + std::to_string(kT0 - 5000));
 
     auto detection = std::async(std::launch::async, [&] { return store->detectIncidents(); });
     if (detection.wait_for(kDetectBudget) != std::future_status::ready) {
