@@ -496,7 +496,7 @@ int main(int argc, char** argv) {
   });
   engine->onAttempt([&](const tg::AttemptRecord& a) {
     ++attemptsSeen;
-    if (a.status == tg::http::kTooManyRequests) ++attempts429;
+    if (a.rateLimited) ++attempts429;
     else if (a.status >= 500) ++attempts5xx;
     else if (a.status == 0) ++attemptsNet;
     history->append(a);

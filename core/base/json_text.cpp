@@ -1,5 +1,7 @@
 #include "json_text.h"
 
+#include <cmath>
+
 #include <string>
 
 namespace tg {
@@ -115,5 +117,7 @@ std::string base64Encode(std::string_view bytes) {
   }
   return out;
 }
+
+nlohmann::json numberOrNull(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 }  // namespace tg

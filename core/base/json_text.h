@@ -32,6 +32,10 @@ std::string toValidUtf8(std::string_view bytes);
 std::string dumpJson(const nlohmann::json& j, int indent = -1);
 std::string dumpJson(const nlohmann::ordered_json& j, int indent = -1);
 
+// A finite number as itself, NaN or infinity (kUnknown and friends) as JSON null: the one way an unknown
+// figure reaches JSON, since JSON has no NaN.
+nlohmann::json numberOrNull(double v);
+
 // RFC 4648 base64 (with padding), for bytes that must be kept exactly but are not text.
 std::string base64Encode(std::string_view bytes);
 

@@ -50,6 +50,8 @@ struct AttemptRecord {
   std::string endpoint;        // URL path without query
   Tier tier = Tier::P1;
   int status = 0;              // 0 = network error/timeout
+  bool rateLimited = false;    // the engine's verdict (a 429, GitHub's 403 at remaining 0, a 503 with
+                               // Retry-After): every count of 429s in the program counts this, not status
   double latencyMs = 0;
   bool retry = false;
 };

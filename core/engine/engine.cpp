@@ -965,6 +965,7 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
     a.endpoint = endpointOf(p->req.url);
     a.tier = p->req.tier;
     a.status = static_cast<int>(status);
+    a.rateLimited = rateLimited;
     a.latencyMs = latencyMs;
     a.retry = p->attempts > 1;
     onAttempt(a);

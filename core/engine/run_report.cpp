@@ -1,16 +1,11 @@
 #include "run_report.h"
 
+#include "stats.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace tg {
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return kUnknown;
-  const auto k = static_cast<std::size_t>(std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1) + 0.5);
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
-  return v[k];
-}
 
 void RunReport::observe(const Result& r) {
   std::lock_guard lock(mutex_);

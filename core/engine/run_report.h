@@ -30,6 +30,5 @@ class RunReport {
   std::map<std::string, PerGroup> groups_;
 };
 
-double percentile(std::vector<double> v, double q);  // NaN for empty
 
 }  // namespace tg

@@ -88,7 +88,7 @@ class RequestAggregator {
     Row& r = it->second;
     r.dirty = true;
     ++r.requests;
-    if (a.status == http::kTooManyRequests) ++r.r429;
+    if (a.rateLimited) ++r.r429;
     if (a.status >= 500 && a.status < 600) ++r.r5xx;
     if (a.status == 0) ++r.net;
     if (a.retry) ++r.retries;

@@ -12,8 +12,6 @@ double summaryPercentile(std::vector<double> v, double p) {
   return v[k];
 }
 
-nlohmann::json numberOrNull(double v) { return known(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
 namespace {
 
 struct Acc {

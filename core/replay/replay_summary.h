@@ -2,6 +2,7 @@
 // side for the recording and the re-drive. Computed the same way for both, from samples only.
 #pragma once
 
+#include "json_text.h"
 #include "sample.h"
 
 #include <nlohmann/json.hpp>
@@ -26,7 +27,6 @@ struct Headline {
 // Nearest-rank percentile (p in [0, 1]) of `v`; NaN when empty. Shared by the summary and the what-if runner.
 double summaryPercentile(std::vector<double> v, double p);
 // A number for JSON reports: null when unknown (NaN).
-nlohmann::json numberOrNull(double v);
 
 struct ReplaySummary {
   std::map<std::string, Headline> groups;

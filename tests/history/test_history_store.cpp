@@ -213,6 +213,7 @@ void TestHistoryStore::requestTableAggregatesPerMinute() {
       a.keyFingerprint = "k:0000aaaa";
       a.endpoint = "/v1/chat";
       a.status = i < 10 ? 429 : (i < 15 ? 503 : (i < 17 ? 0 : 200));
+      a.rateLimited = a.status == 429;  // as the engine's verdict says; a 503 here has no Retry-After
       a.latencyMs = i + 1;  // 1..100
       a.retry = i % 10 == 0;
       store->append(a);
