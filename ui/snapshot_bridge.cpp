@@ -9,19 +9,22 @@ void registerMetaTypes() {
   qRegisterMetaType<tg::Event>("tg::Event");
 }
 
-SnapshotBridge::SnapshotBridge(QObject* parent) : QObject(parent) { registerMetaTypes(); }
+SnapshotBridge::SnapshotBridge(QObject* parent) : QObject(parent), mailbox_(new ThreadMailbox(this)) {
+  registerMetaTypes();
+}
 
 void SnapshotBridge::publishSnapshot(SnapshotPtr snapshot) {
   published_.fetch_add(1, std::memory_order_relaxed);
-  emit snapshotReady(snapshot);
+  mailbox_->post([this, s = std::move(snapshot)] { emit snapshotReady(s); });
 }
 
-void SnapshotBridge::publishEvent(const Event& event) { emit eventReady(event); }
+void SnapshotBridge::publishEvent(const Event& event) {
+  mailbox_->post([this, e = event] { emit eventReady(e); });
+}
 
 void SnapshotBridge::connectTo(LiveSampleSource* source) {
-  connect(this, &SnapshotBridge::snapshotReady, source, &LiveSampleSource::addSnapshot,
-          Qt::QueuedConnection);
-  connect(this, &SnapshotBridge::eventReady, source, &LiveSampleSource::addEvent, Qt::QueuedConnection);
+  connect(this, &SnapshotBridge::snapshotReady, source, &LiveSampleSource::addSnapshot);
+  connect(this, &SnapshotBridge::eventReady, source, &LiveSampleSource::addEvent);
 }
 
 }  // namespace tg::ui

@@ -1,8 +1,9 @@
 // Hands engine snapshots and events to the UI thread. publish*() are called on the engine thread and only
-// queue a signal; the slots connected to snapshotReady/eventReady run on the receiver's (UI) thread.
+// post to a ThreadMailbox; snapshotReady/eventReady are emitted on the bridge's (UI) thread.
 #pragma once
 
 #include "meta_types.h"
+#include "thread_mailbox.h"
 
 #include <QObject>
 
@@ -15,12 +16,12 @@ class SnapshotBridge : public QObject {
  public:
   explicit SnapshotBridge(QObject* parent = nullptr);
 
-  // Thread-safe. Cheap: a pointer copy and a queued signal.
+  // Thread-safe. Cheap: a pointer copy posted to the UI thread.
   void publishSnapshot(SnapshotPtr snapshot);
-  // Thread-safe. Copies the event into the queued signal.
+  // Thread-safe. Copies the event and posts it to the UI thread.
   void publishEvent(const Event& event);
 
-  // Connects both signals to `source` (addSnapshot/addEvent) with Qt::QueuedConnection.
+  // Connects both signals to `source` (addSnapshot/addEvent); `source` lives on the bridge's thread.
   void connectTo(class LiveSampleSource* source);
 
   std::uint64_t snapshotsPublished() const { return published_.load(std::memory_order_relaxed); }
@@ -31,6 +32,7 @@ class SnapshotBridge : public QObject {
 
  private:
   std::atomic<std::uint64_t> published_{0};
+  ThreadMailbox* mailbox_;  // child of this
 };
 
 }  // namespace tg::ui

@@ -4,15 +4,14 @@
 #include "chart_panel_widget.h"
 #include "history_sample_source.h"
 #include "static_sample_source.h"
+#include "thread_mailbox.h"
 
 #include <QCheckBox>
-#include <QCoreApplication>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
@@ -36,7 +35,7 @@ WhatIfDialog::WhatIfDialog(HistorySampleSource* source, EpochMs fromMs, EpochMs 
     : QDialog(parent), speed_(new QDoubleSpinBox(this)), global_(new QSpinBox(this)), scale_(new QDoubleSpinBox(this)),
       groups_(new QTableWidget(this)), runButton_(new QPushButton(tr("Run"), this)), bar_(new QProgressBar(this)),
       status_(new QLabel(this)), headline_(new QTableWidget(this)), charts_(new ChartPanelWidget(this)),
-      compare_(new StaticSampleSource(this)), key_(new QLabel(this)) {
+      compare_(new StaticSampleSource(this)), key_(new QLabel(this)), mailbox_(new ThreadMailbox(this)) {
   setObjectName(QStringLiteral("whatIfDialog"));
   setWindowTitle(tr("What-if re-drive"));
   std::string err;
@@ -205,16 +204,11 @@ void WhatIfDialog::run() {
   WhatIfOptions opts;
   opts.speed = speed_->value();
   opts.cancel = cancel_.get();
-  QPointer<WhatIfDialog> self(this);
-  opts.progress = [self](double f) {
-    QMetaObject::invokeMethod(QCoreApplication::instance(), [self, f] { if (self) emit self->progress(f); }, Qt::QueuedConnection);
-  };
+  opts.progress = [this](double f) { mailbox_->post([this, f] { emit progress(f); }); };
   // The worker gets copies; the cancel flag is shared so it outlives the dialog if it must.
-  worker_ = std::thread([self, sc = *scenario_, ov = overrides(), opts, keep = cancel_]() mutable {
-    WhatIfResult r = WhatIfRunner::run(sc, ov, opts);
-    QMetaObject::invokeMethod(QCoreApplication::instance(), [self, r = std::move(r)]() mutable {
-      if (self) self->showResult(std::move(r));
-    }, Qt::QueuedConnection);
+  worker_ = std::thread([this, sc = *scenario_, ov = overrides(), opts, keep = cancel_]() mutable {
+    auto r = std::make_shared<WhatIfResult>(WhatIfRunner::run(sc, ov, opts));
+    mailbox_->post([this, r] { showResult(std::move(*r)); });
   });
 }
 

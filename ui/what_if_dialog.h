@@ -27,6 +27,7 @@ namespace tg::ui {
 class ChartPanelWidget;
 class HistorySampleSource;
 class StaticSampleSource;
+class ThreadMailbox;
 
 class WhatIfDialog : public QDialog {
   Q_OBJECT
@@ -70,7 +71,8 @@ class WhatIfDialog : public QDialog {
   ChartPanelWidget* charts_;
   StaticSampleSource* compare_;
   QLabel* key_;
-  std::thread worker_;
+  ThreadMailbox* mailbox_;  // child: the worker's progress and result reach the UI thread through it
+  std::thread worker_;  // joined before the dialog goes, so it never outlives `this` or mailbox_
   std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
   bool running_ = false;
 };
