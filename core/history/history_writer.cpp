@@ -21,6 +21,19 @@ std::uint64_t fileSize(const std::string& p) {
   return ec ? 0 : n;
 }
 
+// Drops the oldest rows beyond `bound`, widening [lo, hi] by their times; returns how many.
+template <class Row>
+std::size_t dropOldest(std::vector<Row>& rows, std::size_t bound, EpochMs& lo, EpochMs& hi) {
+  if (rows.size() <= bound) return 0;
+  const auto n = rows.size() - bound;
+  for (std::size_t i = 0; i < n; ++i) {
+    lo = std::min(lo, rows[i].tsMs);
+    hi = std::max(hi, rows[i].tsMs);
+  }
+  rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n));
+  return n;
+}
+
 }  // namespace
 
 void HistoryWriter::LostSpan::add(std::uint64_t n, EpochMs from, EpochMs to) {
@@ -82,33 +95,31 @@ void HistoryWriter::append(std::vector<Sample> samples) {
   for (auto& sample : samples) {
     if (inSamples_.size() >= opts_.maxPendingSamples) {
       if (inSamples_.empty()) break;  // a bound of 0 keeps nothing
-      const EpochMs ts = inSamples_.front().tsMs;
-      lost_.add(1, ts, ts);
-      ++st_.rowsDropped;
+      countDroppedLocked(inSamples_.front().tsMs);
       inSamples_.pop_front();
     }
     inSamples_.push_back(std::move(sample));
   }
 }
 
-void HistoryWriter::append(Event event) {
+template <class Row>
+void HistoryWriter::enqueue(std::vector<Row>& queue, std::size_t bound, Row row) {
   std::lock_guard lock(mu_);
-  if (inEvents_.size() >= opts_.maxPendingEvents) {
-    lost_.add(1, event.tsMs, event.tsMs);
-    ++st_.rowsDropped;
+  if (queue.size() >= bound) {
+    countDroppedLocked(row.tsMs);
     return;
   }
-  inEvents_.push_back(std::move(event));
+  queue.push_back(std::move(row));
 }
 
+void HistoryWriter::append(Event event) { enqueue(inEvents_, opts_.maxPendingEvents, std::move(event)); }
 void HistoryWriter::append(AttemptRecord attempt) {
-  std::lock_guard lock(mu_);
-  if (inAttempts_.size() >= opts_.maxPendingAttempts) {
-    lost_.add(1, attempt.tsMs, attempt.tsMs);
-    ++st_.rowsDropped;
-    return;
-  }
-  inAttempts_.push_back(std::move(attempt));
+  enqueue(inAttempts_, opts_.maxPendingAttempts, std::move(attempt));
+}
+
+void HistoryWriter::countDroppedLocked(EpochMs ts) {
+  lost_.add(1, ts, ts);
+  ++st_.rowsDropped;
 }
 
 std::future<bool> HistoryWriter::post(CommandKind kind, std::int64_t arg) {
@@ -220,24 +231,8 @@ void HistoryWriter::holdIncoming(std::deque<Sample>& s, std::vector<Event>& e, s
   else pendEvents_.insert(pendEvents_.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
 
   std::uint64_t dropped = attemptsDropped;
-  if (pendSamples_.size() > opts_.maxPendingSamples) {
-    const auto n = pendSamples_.size() - opts_.maxPendingSamples;
-    for (std::size_t i = 0; i < n; ++i) {
-      lo = std::min(lo, pendSamples_[i].tsMs);
-      hi = std::max(hi, pendSamples_[i].tsMs);
-    }
-    pendSamples_.erase(pendSamples_.begin(), pendSamples_.begin() + static_cast<std::ptrdiff_t>(n));
-    dropped += n;
-  }
-  if (pendEvents_.size() > opts_.maxPendingEvents) {
-    const auto n = pendEvents_.size() - opts_.maxPendingEvents;
-    for (std::size_t i = 0; i < n; ++i) {
-      lo = std::min(lo, pendEvents_[i].tsMs);
-      hi = std::max(hi, pendEvents_[i].tsMs);
-    }
-    pendEvents_.erase(pendEvents_.begin(), pendEvents_.begin() + static_cast<std::ptrdiff_t>(n));
-    dropped += n;
-  }
+  dropped += dropOldest(pendSamples_, opts_.maxPendingSamples, lo, hi);
+  dropped += dropOldest(pendEvents_, opts_.maxPendingEvents, lo, hi);
   std::lock_guard lock(mu_);
   if (dropped) {
     lost_.add(dropped, lo, hi);

@@ -69,6 +69,10 @@ class HistoryWriter {
     void add(std::uint64_t n, EpochMs from, EpochMs to);
   };
 
+  // Appends `row` unless `queue` holds `bound` rows already; then counts it as lost.
+  template <class Row>
+  void enqueue(std::vector<Row>& queue, std::size_t bound, Row row);
+  void countDroppedLocked(EpochMs ts);  // mu_ held
   std::future<bool> post(CommandKind kind, std::int64_t arg);
   void run();
   bool writeBatch();

@@ -10,6 +10,7 @@
 
 #include <QCryptographicHash>
 #include <QFile>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
@@ -76,6 +77,13 @@ inline std::unique_ptr<tg::HistoryReader> openReader(const QString& path, bool s
   if (!r) qWarning("reader open failed: %s", error.c_str());
   return r;
 }
+
+// Base of the store tests: the temporary directory their SQLite files live in, removed after the run.
+class TempDirTest : public QObject {
+ protected:
+  QString file(const char* name) const { return dir_.filePath(name); }
+  QTemporaryDir dir_;
+};
 
 inline bool sameDouble(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 

@@ -4,23 +4,18 @@
 #include "history_reader.h"
 #include "history_store.h"
 
-#include <QTemporaryDir>
 #include <QtTest>
 
 using namespace tg;
 using namespace tgtest;
 
-class TestHistoryAggregation : public QObject {
+class TestHistoryAggregation : public TempDirTest {
   Q_OBJECT
 
  private slots:
   void requestTableAggregatesPerMinute();
   void r429CountsTheVerdictNotTheStatus_data();
   void r429CountsTheVerdictNotTheStatus();
-
- private:
-  QTemporaryDir dir_;
-  QString file(const char* name) const { return dir_.filePath(name); }
 };
 
 void TestHistoryAggregation::requestTableAggregatesPerMinute() {

@@ -6,7 +6,6 @@
 #include "history_store.h"
 
 #include <QFile>
-#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
@@ -14,7 +13,7 @@
 using namespace tg;
 using namespace tgtest;
 
-class TestHistoryPersistence : public QObject {
+class TestHistoryPersistence : public TempDirTest {
   Q_OBJECT
 
  private slots:
@@ -22,10 +21,6 @@ class TestHistoryPersistence : public QObject {
   void migratesV1File();
   void migratesV3FileRowsReadBackEqual();
   void compactEncodingRoundTrip();
-
- private:
-  QTemporaryDir dir_;
-  QString file(const char* name) const { return dir_.filePath(name); }
 };
 
 void TestHistoryPersistence::incidentsDetectedMergedAndPersisted() {

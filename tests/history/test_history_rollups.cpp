@@ -5,7 +5,6 @@
 #include "history_reader.h"
 #include "history_store.h"
 
-#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
@@ -14,7 +13,7 @@
 using namespace tg;
 using namespace tgtest;
 
-class TestHistoryRollups : public QObject {
+class TestHistoryRollups : public TempDirTest {
   Q_OBJECT
 
  private slots:
@@ -22,10 +21,6 @@ class TestHistoryRollups : public QObject {
   void downsamplingBoundsPointsKeepsMinMax();
   void floorsToTheBucket_data();
   void floorsToTheBucket();
-
- private:
-  QTemporaryDir dir_;
-  QString file(const char* name) const { return dir_.filePath(name); }
 };
 
 void TestHistoryRollups::retentionRollupsKeepSpikes() {

@@ -9,7 +9,6 @@
 
 #include <QFile>
 #include <QProcess>
-#include <QTemporaryDir>
 #include <QtTest>
 
 #include <chrono>
@@ -17,7 +16,7 @@
 using namespace tg;
 using namespace tgtest;
 
-class TestHistoryStore : public QObject {
+class TestHistoryStore : public TempDirTest {
   Q_OBJECT
 
  private slots:
@@ -28,10 +27,6 @@ class TestHistoryStore : public QObject {
   void refusesWithoutTouching();
   void readerLeavesFileUnchanged();
   void secretsNeverReachTheFile();
-
- private:
-  QTemporaryDir dir_;
-  QString file(const char* name) const { return dir_.filePath(name); }
 };
 
 void TestHistoryStore::roundTripSamplesAndEvents() {
