@@ -3,6 +3,7 @@
 #include "json_text.h"
 
 #include "secret.h"
+#include "sqlite_transaction.h"
 
 #include <nlohmann/json.hpp>
 
@@ -292,21 +293,14 @@ int inspectFile(const std::string& path, bool quickCheck) {
 void migrate(sql::Db& db) {
   auto version = static_cast<int>(db.queryInt("PRAGMA user_version"));
   auto step = [&](int to, const std::string& sql) {
-    db.exec("BEGIN IMMEDIATE");
-    try {
-      // Re-read inside the write lock: another process may have migrated meanwhile.
-      if (db.queryInt("PRAGMA user_version") >= to) {
-        db.exec("COMMIT");
-        return;
-      }
+    sql::SqliteTransaction tx(db);
+    // Re-read inside the write lock: another process may have migrated meanwhile.
+    if (db.queryInt("PRAGMA user_version") < to) {
       db.exec(sql);
       db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
       db.exec("PRAGMA user_version = " + std::to_string(to));
-      db.exec("COMMIT");
-    } catch (...) {
-      if (!sqlite3_get_autocommit(db.handle())) sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
-      throw;
     }
+    tx.commit();
   };
   if (version < 1) step(1, schemaV1());
   if (version < 2) step(2, migrateV1toV2());

@@ -24,6 +24,9 @@
 
 namespace tg {
 
+class HistoryWriter;
+
+// The facade the engine, the dashboard and the benchmarks use; the work happens in HistoryWriter.
 class HistoryStore {
  public:
   // Opens or creates `path` (WAL, synchronous=NORMAL), migrates an older schema, starts the writer thread.
@@ -55,9 +58,8 @@ class HistoryStore {
   const std::string& path() const;
 
  private:
-  struct Impl;
-  explicit HistoryStore(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> d_;
+  explicit HistoryStore(std::unique_ptr<HistoryWriter> writer);
+  std::unique_ptr<HistoryWriter> d_;
 };
 
 }  // namespace tg

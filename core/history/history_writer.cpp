@@ -1,0 +1,366 @@
+#include "history_writer.h"
+
+#include "history_schema.h"
+#include "json_text.h"
+#include "log.h"
+#include "secret.h"
+#include "sqlite_transaction.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+namespace tg {
+namespace {
+
+constexpr std::uint64_t kMaxPageCountUnlimited = 4294967294ULL;
+
+std::uint64_t fileSize(const std::string& p) {
+  std::error_code ec;
+  const auto n = std::filesystem::file_size(p, ec);
+  return ec ? 0 : n;
+}
+
+// Drops the oldest rows beyond `bound`, widening [lo, hi] by their times; returns how many.
+template <class Row>
+std::size_t dropOldest(std::vector<Row>& rows, std::size_t bound, EpochMs& lo, EpochMs& hi) {
+  if (rows.size() <= bound) return 0;
+  const auto n = rows.size() - bound;
+  for (std::size_t i = 0; i < n; ++i) {
+    lo = std::min(lo, rows[i].tsMs);
+    hi = std::max(hi, rows[i].tsMs);
+  }
+  rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n));
+  return n;
+}
+
+}  // namespace
+
+void HistoryWriter::LostSpan::add(std::uint64_t n, EpochMs from, EpochMs to) {
+  rows += n;
+  fromMs = std::min(fromMs, from);
+  toMs = std::max(toMs, to);
+}
+
+HistoryWriter::HistoryWriter(std::string path, HistoryOptions opts) : path_(std::move(path)), opts_(std::move(opts)) {}
+
+void HistoryWriter::open() {
+  history::inspectFile(path_, opts_.checkOnOpen);
+  db_.open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+  if (sqlite3_db_readonly(db_.handle(), "main") == 1)
+    throw sql::Error(SQLITE_READONLY, "cannot write " + path_ + ": the file or its directory is read-only");
+  db_.check(sqlite3_busy_timeout(db_.handle(), 5000), "busy timeout");
+  // Only possible before the first table, and before WAL (which writes page 1): lets retention give
+  // pages back to the file system.
+  if (db_.queryInt("SELECT count(*) FROM sqlite_schema") == 0) db_.exec("PRAGMA auto_vacuum = INCREMENTAL");
+  if (db_.queryText("PRAGMA journal_mode = WAL") != "wal")
+    throw sql::Error(SQLITE_ERROR, "cannot switch " + path_ + " to WAL mode");
+  db_.exec("PRAGMA synchronous = NORMAL");
+  db_.exec("PRAGMA journal_size_limit = 67108864");
+  history::migrate(db_);
+  pageSize_ = db_.queryInt("PRAGMA page_size");
+  setMaxBytes(opts_.maxFileBytes);
+  insSample_.prepare(db_, std::string("INSERT OR REPLACE INTO samples(group_id, ") + history::kSampleColumns +
+                              ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25)");
+  insEvent_.prepare(db_, "INSERT INTO events(ts_ms, kind, severity, grp, message, detail) VALUES(?1,?2,?3,?4,?5,?6)");
+  insGroup_.prepare(db_, "INSERT INTO groups(name) VALUES(?1)");
+  requests_.prepare(db_);
+  rollups_.open(db_, path_);
+  incidents_.emplace(db_, path_, opts_.incidents, opts_.retainMs);
+  for (const auto& [id, name] : history::loadGroups(db_)) groupIds_[name] = id;
+  st_.schemaVersion = history::kSchemaVersion;
+  thread_ = std::thread([this] { run(); });
+}
+
+HistoryWriter::~HistoryWriter() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  // Statements first, then the connection; closing the last connection checkpoints and removes the WAL.
+  insSample_ = {};
+  insEvent_ = {};
+  insGroup_ = {};
+  requests_.reset();
+  rollups_.reset();
+  db_.close();
+}
+
+void HistoryWriter::append(std::vector<Sample> samples) {
+  if (samples.empty()) return;
+  std::lock_guard lock(mu_);
+  // Full queue (writer stuck or far behind): the oldest rows give way, as in the writer's retry buffer.
+  for (auto& sample : samples) {
+    if (inSamples_.size() >= opts_.maxPendingSamples) {
+      if (inSamples_.empty()) break;  // a bound of 0 keeps nothing
+      countDroppedLocked(inSamples_.front().tsMs);
+      inSamples_.pop_front();
+    }
+    inSamples_.push_back(std::move(sample));
+  }
+}
+
+template <class Row>
+void HistoryWriter::enqueue(std::vector<Row>& queue, std::size_t bound, Row row) {
+  std::lock_guard lock(mu_);
+  if (queue.size() >= bound) {
+    countDroppedLocked(row.tsMs);
+    return;
+  }
+  queue.push_back(std::move(row));
+}
+
+void HistoryWriter::append(Event event) { enqueue(inEvents_, opts_.maxPendingEvents, std::move(event)); }
+void HistoryWriter::append(AttemptRecord attempt) {
+  enqueue(inAttempts_, opts_.maxPendingAttempts, std::move(attempt));
+}
+
+void HistoryWriter::countDroppedLocked(EpochMs ts) {
+  lost_.add(1, ts, ts);
+  ++st_.rowsDropped;
+}
+
+std::future<bool> HistoryWriter::post(CommandKind kind, std::int64_t arg) {
+  auto cmd = std::make_unique<Command>();
+  cmd->kind = kind;
+  cmd->arg = arg;
+  auto fut = cmd->done.get_future();
+  {
+    std::lock_guard lock(mu_);
+    commands_.push_back(std::move(cmd));
+  }
+  wake_.notify_all();
+  return fut;
+}
+
+std::future<bool> HistoryWriter::flush() { return post(CommandKind::Flush, 0); }
+std::future<bool> HistoryWriter::runRetention(EpochMs nowMs) { return post(CommandKind::Retention, nowMs); }
+std::future<bool> HistoryWriter::detectIncidents() { return post(CommandKind::Detect, 0); }
+std::future<bool> HistoryWriter::setMaxFileBytes(std::uint64_t bytes) {
+  return post(CommandKind::SetMaxBytes, static_cast<std::int64_t>(bytes));
+}
+
+HistoryStatus HistoryWriter::status() const {
+  HistoryStatus s;
+  {
+    std::lock_guard lock(mu_);
+    s = st_;
+    s.rowsPending = inSamples_.size() + inEvents_.size() + inAttempts_.size() + held_;
+  }
+  s.fileBytes = fileSize(path_) + fileSize(path_ + "-wal");
+  return s;
+}
+
+void HistoryWriter::run() {
+  using SteadyClock = std::chrono::steady_clock;
+  auto nextFlush = SteadyClock::now() + std::chrono::milliseconds(opts_.flushIntervalMs);
+  auto retryAt = SteadyClock::now();
+  int failures = 0;
+  auto nextRetention = SteadyClock::now() + std::chrono::milliseconds(opts_.maintenanceIntervalMs);
+  auto nextDetect = SteadyClock::now() + std::chrono::milliseconds(opts_.incidentIntervalMs);
+  for (;;) {
+    std::deque<Sample> s;
+    std::vector<Event> e;
+    std::vector<AttemptRecord> a;
+    std::vector<std::unique_ptr<Command>> cmds;
+    bool stop = false;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait_until(lock, nextFlush, [&] { return stopping_ || !commands_.empty(); });
+      s.swap(inSamples_);
+      e.swap(inEvents_);
+      a.swap(inAttempts_);
+      cmds.swap(commands_);
+      stop = stopping_;
+    }
+    holdIncoming(s, e, a);
+    for (auto& c : cmds)
+      if (c->kind == CommandKind::SetMaxBytes) setMaxBytes(static_cast<std::uint64_t>(c->arg));
+    // After a failure, periodic retries back off (a full disk is not freed in a second, and each attempt
+    // re-inserts everything held); an explicit flush, a new size cap or shutdown tries at once.
+    const bool urgent = stop || !cmds.empty();
+    bool wrote = false;
+    if (urgent || SteadyClock::now() >= retryAt) {
+      wrote = writeBatch();
+      failures = wrote ? 0 : std::min(failures + 1, 5);
+      retryAt = SteadyClock::now() + std::chrono::milliseconds(wrote ? 0 : opts_.flushIntervalMs << failures);
+    }
+    nextFlush = SteadyClock::now() + std::chrono::milliseconds(opts_.flushIntervalMs);
+    for (auto& c : cmds) {
+      switch (c->kind) {
+        case CommandKind::Flush: c->done.set_value(wrote); break;
+        case CommandKind::Retention: c->done.set_value(wrote && retention(c->arg)); break;
+        case CommandKind::Detect: c->done.set_value(wrote && detect()); break;
+        case CommandKind::SetMaxBytes: c->done.set_value(true); break;
+      }
+    }
+    if (stop) {
+      if (!wrote) {
+        std::lock_guard lock(mu_);
+        logError("history", "closing with " + std::to_string(held_) + " rows unwritten: " + st_.lastError);
+      }
+      return;
+    }
+    const auto now = SteadyClock::now();
+    if (now >= nextRetention) {
+      retention(opts_.now());
+      nextRetention = now + std::chrono::milliseconds(opts_.maintenanceIntervalMs);
+    }
+    if (now >= nextDetect) {
+      detect();
+      nextDetect = now + std::chrono::milliseconds(opts_.incidentIntervalMs);
+    }
+  }
+}
+
+// Moves freshly queued rows into the writer's retry buffer, dropping the oldest beyond the bound.
+void HistoryWriter::holdIncoming(std::deque<Sample>& s, std::vector<Event>& e, std::vector<AttemptRecord>& a) {
+  std::size_t attemptsDropped = 0;
+  EpochMs lo = std::numeric_limits<EpochMs>::max(), hi = std::numeric_limits<EpochMs>::min();
+  for (const auto& r : a) {
+    if (requests_.add(r)) {
+      ++attemptsDropped;
+      lo = std::min(lo, r.tsMs);
+      hi = std::max(hi, r.tsMs);
+    }
+  }
+  pendSamples_.insert(pendSamples_.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
+  if (pendEvents_.empty()) pendEvents_.swap(e);
+  else pendEvents_.insert(pendEvents_.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
+
+  std::uint64_t dropped = attemptsDropped;
+  dropped += dropOldest(pendSamples_, opts_.maxPendingSamples, lo, hi);
+  dropped += dropOldest(pendEvents_, opts_.maxPendingEvents, lo, hi);
+  std::lock_guard lock(mu_);
+  if (dropped) {
+    lost_.add(dropped, lo, hi);
+    st_.rowsDropped += dropped;
+  }
+  held_ = pendSamples_.size() + pendEvents_.size();
+}
+
+std::int64_t HistoryWriter::groupId(const std::string& name, std::vector<std::string>& added) {
+  auto it = groupIds_.find(name);
+  if (it != groupIds_.end()) return it->second;
+  insGroup_.bind(1, name);
+  insGroup_.run();
+  const auto id = db_.lastInsertId();
+  groupIds_.emplace(name, id);
+  added.push_back(name);
+  return id;
+}
+
+void HistoryWriter::fail(const std::string& what) {
+  std::lock_guard lock(mu_);
+  st_.ok = false;
+  st_.lastError = what;
+  st_.lastErrorMs = opts_.now();
+}
+
+void HistoryWriter::insertSamples(std::vector<std::string>& added) {
+  RollupRetention::TouchedSpans touched;
+  for (const auto& s : pendSamples_) {
+    const auto gid = groupId(s.group, added);
+    history::bindSample(insSample_, gid, s);
+    insSample_.run();
+    auto [it, fresh] = touched.try_emplace(gid, s.tsMs, s.tsMs);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, s.tsMs);
+      it->second.second = std::max(it->second.second, s.tsMs);
+    }
+  }
+  rollups_.update(touched);
+}
+
+void HistoryWriter::insertEvent(const Event& e) {
+  insEvent_.bind(1, static_cast<std::int64_t>(e.tsMs))
+      .bind(2, history::eventKindText(e.kind))
+      .bind(3, static_cast<int>(e.severity))
+      .bind(4, toValidUtf8(e.group))
+      .bind(5, SecretRegistry::redact(toValidUtf8(e.message)))
+      .bind(6, SecretRegistry::dumpRedacted(e.detail));
+  insEvent_.run();
+}
+
+bool HistoryWriter::writeBatch() {
+  LostSpan gap;
+  {
+    std::lock_guard lock(mu_);
+    gap = lost_;
+  }
+  if (pendSamples_.empty() && pendEvents_.empty() && !requests_.dirty() && gap.rows == 0) return true;
+  std::vector<std::string> added;
+  try {
+    sql::SqliteTransaction tx(db_);
+    insertSamples(added);
+    for (const auto& e : pendEvents_) insertEvent(e);
+    requests_.write([&](const std::string& g) { return groupId(g, added); });
+    if (gap.rows > 0) {
+      std::string reason;
+      {
+        std::lock_guard lock(mu_);
+        reason = st_.lastError.empty() ? "write queue overflow" : st_.lastError;
+      }
+      Event g;
+      g.tsMs = gap.fromMs;
+      g.kind = EventKind::HistoryGap;
+      g.severity = Severity::Warn;
+      g.message = "history lost " + std::to_string(gap.rows) + " rows: " + reason;
+      g.detail = {{"from_ms", gap.fromMs}, {"to_ms", gap.toMs}, {"reason", reason}, {"rows", gap.rows}};
+      insertEvent(g);
+    }
+    tx.commit();
+  } catch (const sql::Error& e) {
+    for (const auto& g : added) groupIds_.erase(g);
+    fail("history write to " + path_ + " failed: " + e.what() + " (" +
+         std::to_string(pendSamples_.size() + pendEvents_.size()) + " rows held for retry)");
+    return false;
+  }
+  requests_.committed();
+  {
+    std::lock_guard lock(mu_);
+    st_.rowsWritten += pendSamples_.size() + pendEvents_.size();
+    lost_.rows -= gap.rows;
+    if (lost_.rows == 0) lost_ = LostSpan{};
+    st_.ok = true;
+    st_.lastFlushMs = opts_.now();
+    held_ = 0;
+  }
+  pendSamples_.clear();  // outside the lock: appenders never wait for the destructors
+  pendEvents_.clear();
+  return true;
+}
+
+void HistoryWriter::setMaxBytes(std::uint64_t bytes) {
+  const std::uint64_t pages = bytes == 0 ? kMaxPageCountUnlimited
+                                         : std::max<std::uint64_t>(1, bytes / static_cast<std::uint64_t>(pageSize_));
+  try {
+    db_.exec("PRAGMA max_page_count = " + std::to_string(pages));
+  } catch (const sql::Error& e) {
+    fail(std::string("cannot set the file size cap: ") + e.what());
+  }
+}
+
+bool HistoryWriter::retention(EpochMs nowMs) {
+  try {
+    rollups_.expire(nowMs, opts_);
+  } catch (const sql::Error& e) {
+    fail(std::string("history retention failed: ") + e.what());
+    return false;
+  }
+  return true;
+}
+
+bool HistoryWriter::detect() {
+  try {
+    incidents_->detectNew();
+  } catch (const sql::Error& e) {
+    fail(std::string("incident detection failed: ") + e.what());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace tg

@@ -1,0 +1,129 @@
+// The per-minute request table (requests_1m): attempts folded per minute, group, key and endpoint.
+// Real SQLite files in a temporary directory; time set by hand (tgtest::kT0).
+#include "history_fixture.h"
+#include "history_reader.h"
+#include "history_store.h"
+
+#include <QtTest>
+
+using namespace tg;
+using namespace tgtest;
+
+class TestHistoryAggregation : public TempDirTest {
+  Q_OBJECT
+
+ private slots:
+  void requestTableAggregatesPerMinute();
+  void r429CountsTheVerdictNotTheStatus_data();
+  void r429CountsTheVerdictNotTheStatus();
+};
+
+void TestHistoryAggregation::requestTableAggregatesPerMinute() {
+  const QString path = file("requests.db");
+  {
+    auto store = openStore(path);
+    QVERIFY(store);
+    const EpochMs minute = kT0 - kT0 % 60'000;
+    for (int i = 0; i < 100; ++i) {
+      AttemptRecord a;
+      a.tsMs = minute + i * 100;  // all within one minute
+      a.group = "interactive";
+      a.keyFingerprint = "k:0000aaaa";
+      a.endpoint = "/v1/chat";
+      a.status = i < 10 ? 429 : (i < 15 ? 503 : (i < 17 ? 0 : 200));
+      a.rateLimited = a.status == 429;  // as the engine's verdict says; a 503 here has no Retry-After
+      a.latencyMs = i + 1;  // 1..100
+      a.retry = i % 10 == 0;
+      store->append(a);
+    }
+    AttemptRecord other;
+    other.tsMs = minute + 61'000;
+    other.group = "batch";
+    other.keyFingerprint = "k:0000bbbb";
+    other.endpoint = "/v1/embed";
+    other.status = 200;
+    other.latencyMs = 40;
+    store->append(other);
+    QVERIFY(store->flush());
+    // A later flush rewrites the still-open minute rather than adding to it.
+    AttemptRecord late = other;
+    late.tsMs += 1000;
+    late.latencyMs = 60;
+    store->append(late);
+    QVERIFY(store->flush());
+  }
+  auto reader = openReader(path);
+  QVERIFY(reader);
+  auto rows = reader->requestTable(kT0 - 120'000, kT0 + 600'000, true);
+  QVERIFY2(rows.ok(), rows.error.c_str());
+  QCOMPARE(rows.value.size(), std::size_t(2));
+  const RequestRow& r = rows.value[0];
+  QCOMPARE(r.group, std::string("interactive"));
+  QCOMPARE(r.requests, std::int64_t(100));
+  QCOMPARE(r.r429, std::int64_t(10));
+  QCOMPARE(r.r5xx, std::int64_t(5));
+  QCOMPARE(r.netErrors, std::int64_t(2));
+  QCOMPARE(r.retries, std::int64_t(10));
+  QCOMPARE(r.avgLatencyMs, 50.5);
+  QVERIFY2(r.p95LatencyMs >= 94 && r.p95LatencyMs <= 96, qPrintable(QString::number(r.p95LatencyMs)));
+  QCOMPARE(rows.value[1].requests, std::int64_t(2));
+  QCOMPARE(rows.value[1].avgLatencyMs, 50.0);
+  auto totals = reader->requestTable(kT0 - 120'000, kT0 + 600'000, false);
+  QVERIFY(totals.ok());
+  QCOMPARE(totals.value.size(), std::size_t(2));
+  QCOMPARE(totals.value[0].requests, std::int64_t(100));  // busiest first
+}
+
+// requests_1m.r429 counts the engine's verdict, so history agrees with samples.r429 for a GitHub-style
+// upstream (403 at remaining 0) and never recounts a status the engine did not call rate-limited.
+void TestHistoryAggregation::r429CountsTheVerdictNotTheStatus_data() {
+  QTest::addColumn<int>("status");
+  QTest::addColumn<bool>("rateLimited");
+  QTest::addColumn<qint64>("r429");
+  QTest::addColumn<qint64>("r5xx");
+  QTest::newRow("github 403, rate-limited") << 403 << true << qint64(1) << qint64(0);
+  QTest::newRow("429, not rate-limited") << 429 << false << qint64(0) << qint64(0);
+  QTest::newRow("429, rate-limited") << 429 << true << qint64(1) << qint64(0);
+  QTest::newRow("403, not rate-limited") << 403 << false << qint64(0) << qint64(0);
+  QTest::newRow("503 with Retry-After") << 503 << true << qint64(1) << qint64(1);
+}
+
+void TestHistoryAggregation::r429CountsTheVerdictNotTheStatus() {
+  QFETCH(int, status);
+  QFETCH(bool, rateLimited);
+  QFETCH(qint64, r429);
+  QFETCH(qint64, r5xx);
+  const QString path = dir_.filePath(QString("verdict-%1-%2.db").arg(status).arg(rateLimited));
+  const EpochMs minute = kT0 - kT0 % 60'000;
+  {
+    auto store = openStore(path);
+    QVERIFY(store);
+    AttemptRecord a;
+    a.tsMs = minute + 5'000;
+    a.group = "github";
+    a.keyFingerprint = "k:0000cccc";
+    a.endpoint = "/repos";
+    a.status = status;
+    a.rateLimited = rateLimited;
+    a.latencyMs = 12;
+    store->append(a);
+    AttemptRecord ok = a;  // a plain success in the same minute counts as a request only
+    ok.status = 200;
+    ok.rateLimited = false;
+    store->append(ok);
+    QVERIFY(store->flush());
+  }
+  auto reader = openReader(path);
+  QVERIFY(reader);
+  auto rows = reader->requestTable(minute, minute + 60'000, true);
+  QVERIFY2(rows.ok(), rows.error.c_str());
+  QCOMPARE(rows.value.size(), std::size_t(1));
+  QCOMPARE(rows.value[0].minuteMs, minute);
+  QCOMPARE(rows.value[0].requests, std::int64_t(2));
+  QCOMPARE(rows.value[0].r429, std::int64_t(r429));
+  QCOMPARE(rows.value[0].r5xx, std::int64_t(r5xx));
+  QCOMPARE(rows.value[0].netErrors, std::int64_t(0));
+}
+
+QTEST_GUILESS_MAIN(TestHistoryAggregation)
+#include "test_history_aggregation.moc"
