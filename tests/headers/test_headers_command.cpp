@@ -1,3 +1,4 @@
+#include "headers_cli.h"
 #include "headers_command.h"
 
 #include <nlohmann/json.hpp>
@@ -204,10 +205,54 @@ class TestHeadersCommand : public QObject {
     QCOMPARE(QString::fromStdString(r.out), QString());
   }
 
+  void help_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::newRow("--help") << QStringList{"--help"};
+    QTest::newRow("-h") << QStringList{"-h"};
+    QTest::newRow("with options") << QStringList{"--status", "429", "--help"};
+  }
   void help() {
-    const Run r = run({"--help"}, "");
+    QFETCH(QStringList, args);
+    std::vector<std::string> a;
+    for (const auto& s : args) a.push_back(s.toStdString());
+    const Run r = run(a, "Retry-After: 1\n");
     QCOMPARE(r.code, 0);
     QVERIFY2(r.out.find("usage: tollgate headers") == 0, r.out.c_str());
+    QVERIFY2(r.out.find("--max-wait S") != std::string::npos, r.out.c_str());
+    QCOMPARE(QString::fromStdString(r.err), QString());
+  }
+
+  // The logic the command calls, without a command line: the options struct and a hand-set clock.
+  void describeTakesOptionsAndNow() {
+    std::istringstream in("HTTP/1.1 200 OK\nX-RateLimit-Reset: 15\nRetry-After: 60\n");
+    std::ostringstream diag;
+    HeadersOptions o;
+    o.status = 429;
+    o.maxWaitS = 30;
+    const json j = json::parse(describeResponseHead(in, o, 1000, diag));
+    QCOMPARE(j["status"].get<int>(), 429);
+    QCOMPARE(j["scopes"][0]["reset_at"].get<double>(), 1015.0);
+    QCOMPARE(q(j["verdict"]["kind"]), QString("\"exhausted\""));
+    QCOMPARE(QString::fromStdString(diag.str()), QString());
+  }
+
+  void parsesHttpStatus_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<int>("expected");  // 0: rejected
+    QTest::newRow("429") << "429" << 429;
+    QTest::newRow("100") << "100" << 100;
+    QTest::newRow("599") << "599" << 599;
+    QTest::newRow("600") << "600" << 0;
+    QTest::newRow("99") << "99" << 0;
+    QTest::newRow("fraction") << "429.5" << 0;
+    QTest::newRow("trailing") << "429x" << 0;
+    QTest::newRow("nan") << "nan" << 0;
+    QTest::newRow("empty") << "" << 0;
+  }
+  void parsesHttpStatus() {
+    QFETCH(QString, text);
+    QFETCH(int, expected);
+    QCOMPARE(parseHttpStatus(text.toStdString()).value_or(0), expected);
   }
 };
 
