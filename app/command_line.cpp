@@ -54,6 +54,21 @@ CommandLine::Result CommandLine::parse(const std::vector<std::string>& args) {
   return parser_.isSet(kHelp) ? Result::Help : Result::Ok;
 }
 
+std::optional<int> CommandLine::parseOrAnswer(const std::vector<std::string>& args, const std::string& prefix,
+                                              std::ostream& out, std::ostream& err) {
+  switch (parse(args)) {
+    case Result::Help:
+      out << usage();
+      return kExitOk;
+    case Result::Error:
+      err << prefix << ": " << error_ << "\n" << usage();
+      return kExitUsage;
+    case Result::Ok:
+      break;
+  }
+  return std::nullopt;
+}
+
 const CommandLine::Option* CommandLine::find(const std::string& word) const {
   for (const auto& o : options_)
     if (o.name == word) return &o;

@@ -8,6 +8,7 @@
 #include <QCommandLineParser>
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ class CommandLine {
 
   // The words after the subcommand. Help wins only when the words parse.
   Result parse(const std::vector<std::string>& args);
+  // parse(), answered the usual way: --help prints the usage on `out` (kExitOk is returned); an error prints
+  // "<prefix>: <error>" and the usage on `err` (kExitUsage). Nothing when the command goes on.
+  std::optional<int> parseOrAnswer(const std::vector<std::string>& args, const std::string& prefix,
+                                   std::ostream& out, std::ostream& err);
   // After Result::Error: "unknown argument \"--x\"" or "--config needs a value".
   const std::string& error() const { return error_; }
   // The word the error is about, as typed.

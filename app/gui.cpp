@@ -21,6 +21,8 @@
 #include <QMessageBox>
 #include <QTimer>
 
+#include <iostream>
+
 namespace tg::cli {
 
 namespace {
@@ -84,16 +86,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
                          {"--screenshot", "FILE", "grab the window to FILE after --screenshot-after seconds, then quit"},
                          {"--screenshot-after", "S", "seconds before the screenshot, 0..86400 (default: 30; 3 with --replay)"},
                          {"--version", "", "print the version"}});
-  switch (a.parse(argvRest)) {
-    case CommandLine::Result::Help:
-      std::fputs(a.usage().c_str(), stdout);
-      return kExitOk;
-    case CommandLine::Result::Error:
-      std::fprintf(stderr, "tollgate: %s\n%s", a.error().c_str(), kUsage);
-      return kExitUsage;
-    case CommandLine::Result::Ok:
-      break;
-  }
+  if (auto answered = a.parseOrAnswer(argvRest, "tollgate", std::cout, std::cerr)) return *answered;
   if (a.isSet("--version")) {
     std::printf("%s\n", versionText());
     return kExitOk;

@@ -85,16 +85,8 @@ int runHistoryCommand(const std::vector<std::string>& argv, std::ostream& out, s
   const bool takesTimes = *action == HistoryAction::Show || *action == HistoryAction::Export;
   CommandLine a(std::string{kSynopses[static_cast<int>(*action)]} + (takesTimes ? kTimes + std::string("\n") : ""),
                 optionsOf(*action), CommandLine::Quote::Single);
-  switch (a.parse({argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end()})) {
-    case CommandLine::Result::Help:
-      out << a.usage();
-      return cli::kExitOk;
-    case CommandLine::Result::Error:
-      err << label << ": " << a.error() << "\n" << a.usage();
-      return cli::kExitUsage;
-    case CommandLine::Result::Ok:
-      break;
-  }
+  if (auto answered = a.parseOrAnswer({argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end()}, label, out, err))
+    return *answered;
   for (const auto& o : optionsOf(*action)) {
     if (!o.valueName.empty() && a.count(o.name) > 1) {
       err << label << ": " << o.name << " given twice\n";

@@ -8,6 +8,7 @@
 #include "session.h"
 
 #include <cstdio>
+#include <iostream>
 
 namespace tg::cli {
 namespace {
@@ -27,16 +28,7 @@ int probeCommand(const std::vector<std::string>& argv) {
                                   {"--steps", "1,2,4,8,16", "concurrency of each step"},
                                   {"--step-s", "S", "seconds per step, above 0 and at most 3600 (default: 5)"},
                                   {"--path", "/v1/x", "path requested below the group's base_url"}});
-  switch (a.parse(argv)) {
-    case CommandLine::Result::Help:
-      std::fputs(a.usage().c_str(), stdout);
-      return kExitOk;
-    case CommandLine::Result::Error:
-      std::fprintf(stderr, "tollgate probe: %s\n%s", a.error().c_str(), a.usage().c_str());
-      return kExitUsage;
-    case CommandLine::Result::Ok:
-      break;
-  }
+  if (auto answered = a.parseOrAnswer(argv, "tollgate probe", std::cout, std::cerr)) return *answered;
   std::string err;
   ProbeOptions o;
   if (auto s = a.number("--step-s", &err)) o.stepS = *s;

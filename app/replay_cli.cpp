@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <fstream>
 
 namespace tg::cli {
@@ -47,16 +48,7 @@ int replayCommand(const std::vector<std::string>& args) {
        {"--speed", "K", "re-drive K times faster, 1..1000 (default: 10)"},
        {"--pad", "S", "seconds of history before and after an incident (default: 30)"},
        {"--strict", "", "immutable read of the history file"}});
-  switch (a.parse(args)) {
-    case CommandLine::Result::Help:
-      std::fputs(a.usage().c_str(), stdout);
-      return kExitOk;
-    case CommandLine::Result::Error:
-      std::fprintf(stderr, "tollgate replay: %s\n%s", a.error().c_str(), a.usage().c_str());
-      return kExitUsage;
-    case CommandLine::Result::Ok:
-      break;
-  }
+  if (auto answered = a.parseOrAnswer(args, "tollgate replay", std::cout, std::cerr)) return *answered;
   std::string err;
   const auto incident = a.number("--incident", &err);
   const auto from = a.number("--from", &err);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <iostream>
 #include <fstream>
 #include <thread>
 
@@ -58,16 +59,7 @@ int runCommand(const std::vector<std::string>& argv) {
                                 {"--report", "FILE", "write the run report as JSON"},
                                 {"--history", "FILE|off", "history file (default: the config's or the user's)"},
                                 {"--quiet", "", "no progress lines and no report on stdout"}});
-  switch (a.parse(argv)) {
-    case CommandLine::Result::Help:
-      std::fputs(a.usage().c_str(), stdout);
-      return kExitOk;
-    case CommandLine::Result::Error:
-      std::fprintf(stderr, "tollgate run: %s\n%s", a.error().c_str(), a.usage().c_str());
-      return kExitUsage;
-    case CommandLine::Result::Ok:
-      break;
-  }
+  if (auto answered = a.parseOrAnswer(argv, "tollgate run", std::cout, std::cerr)) return *answered;
   std::string err;
   const std::optional<double> duration = a.number("--duration", &err);
   if (!err.empty()) {
