@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <filesystem>
 #include <sstream>
 
 using namespace tg;
@@ -145,6 +146,18 @@ class TestHistoryCommand : public QObject {
     const HistoryOutcome o = runHistoryAction(r, out);
     QCOMPARE(int(o.status), status);
     QVERIFY2(QString::fromStdString(o.error).contains(mentions), o.error.c_str());
+  }
+
+  // A file name in another encoding (not UTF-8) reaches the reader byte for byte, through QCommandLineParser.
+  void fileNamesThatAreNotUtf8PassUnchanged() {
+    const std::string latin1 = dir_.filePath("caf").toStdString() + "\xE9.db";
+    std::string out, err;
+    QCOMPARE(run({"history", "check", "--db", latin1}, &out, &err), 1);
+    QVERIFY2(err.find(latin1) != std::string::npos, err.c_str());
+    QVERIFY2(err.find("no such history file") != std::string::npos, err.c_str());
+    std::filesystem::copy_file(db_, latin1);
+    QVERIFY2(run({"history", "check", "--db", latin1}, &out, &err) == 0, err.c_str());
+    QVERIFY2(out.find("file            " + latin1) != std::string::npos, out.c_str());
   }
 
   void everyActionAnswersHelp_data() {
