@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 
 namespace tg::cli {
 namespace {
@@ -127,6 +128,20 @@ std::vector<std::string> CommandLine::values(const std::string& name) const {
   std::vector<std::string> out;
   if (!find(name)) return out;
   for (const QString& v : parser_.values(bare(name))) out.push_back(raw(v));
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> CommandLine::valuesInOrder() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::map<QString, qsizetype> taken;
+  // optionNames() lists one entry per occurrence, in order; values(name) the values of each in order.
+  for (const QString& n : parser_.optionNames()) {
+    const Option* o = find("--" + n.toStdString());
+    if (!o || o->valueName.empty()) continue;
+    const QStringList all = parser_.values(n);
+    qsizetype& next = taken[n];
+    if (next < all.size()) out.emplace_back(o->name, raw(all[next++]));
+  }
   return out;
 }
 

@@ -49,6 +49,8 @@ class CommandLine {
   // The first value given for `name` ("--config"), byte for byte as typed.
   std::optional<std::string> value(const std::string& name) const;
   std::vector<std::string> values(const std::string& name) const;  // every value, in order
+  // Every value of every option, in the order the words came: {"--status", "429"}, {"--now", "5"}, ...
+  std::vector<std::pair<std::string, std::string>> valuesInOrder() const;
   std::size_t count(const std::string& name) const;  // how often a value option was given
   bool isSet(const std::string& name) const;
 

@@ -17,19 +17,18 @@ using cli::CommandLine;
 constexpr const char* kSynopsis =
     "usage: tollgate headers [--status N] [--now EPOCH] [--max-wait S] < response-headers.txt\n";
 
-// The values in the order given (the last one counts); the first bad one is the error.
+// The values in the order given (a later one replaces an earlier one); the first bad one is the error.
 std::optional<std::string> readOptions(const CommandLine& a, HeadersOptions& o, std::optional<double>& now) {
-  for (const auto& v : a.values("--status")) {
-    o.status = parseHttpStatus(v);
-    if (!o.status) return "--status '" + v + "' is not an HTTP status (100-599)";
-  }
-  for (const std::string name : {"--now", "--max-wait"}) {
-    for (const auto& v : a.values(name)) {
-      auto seconds = parseDecimal(v);
-      if (!seconds || *seconds < 0) return name + " '" + v + "' is not a non-negative number of seconds";
-      if (name == "--now") now = *seconds;
-      else o.maxWaitS = *seconds;
+  for (const auto& [name, v] : a.valuesInOrder()) {
+    if (name == "--status") {
+      o.status = parseHttpStatus(v);
+      if (!o.status) return "--status '" + v + "' is not an HTTP status (100-599)";
+      continue;
     }
+    auto seconds = parseDecimal(v);
+    if (!seconds || *seconds < 0) return name + " '" + v + "' is not a non-negative number of seconds";
+    if (name == "--now") now = *seconds;
+    else o.maxWaitS = *seconds;
   }
   return std::nullopt;
 }

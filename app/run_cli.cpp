@@ -51,7 +51,7 @@ void printProgress(const EngineSnapshot& s, const EngineSnapshot* prev, double d
 }  // namespace
 
 int runCommand(const std::vector<std::string>& argv) {
-  CommandLine a(kRunSynopsis, {{"--headless", "", "no window (run always is)"},
+  CommandLine a(kRunSynopsis, {{"--headless", "", "without a window (run never opens one)"},
                                 {"--config", "FILE", "upstream config (default: the embedded simulator demo)"},
                                 {"--workload", "JOB.jsonl", "requests to send, one JSON object a line"},
                                 {"--results", "FILE", "where the job's results go (default: next to the job)"},

@@ -174,6 +174,13 @@ class TestHeadersCommand : public QObject {
     QCOMPARE(r.j["retry_after_s"].get<double>(), 3.0);
   }
 
+  void laterValueWins() {
+    const Run r = run({"--now", "5", "--now=1000", "--status", "200", "--status", "429"}, "X-RateLimit-Reset: 15\n");
+    QCOMPARE(r.code, 0);
+    QCOMPARE(r.j["scopes"][0]["reset_at"].get<double>(), 1015.0);
+    QCOMPARE(r.j["status"].get<int>(), 429);
+  }
+
   void resetAtUsesNow() {
     const Run r = run({"--now", "1000"}, "X-RateLimit-Reset: 15\n");
     QCOMPARE(r.j["scopes"][0]["reset_at"].get<double>(), 1015.0);
@@ -192,6 +199,8 @@ class TestHeadersCommand : public QObject {
     QTest::newRow("now garbage") << QStringList{"--now", "today"} << "--now 'today'";
     QTest::newRow("max-wait garbage") << QStringList{"--max-wait", "x"} << "--max-wait 'x'";
     QTest::newRow("max-wait missing value") << QStringList{"--status", "429", "--max-wait"} << "--max-wait needs a value";
+    QTest::newRow("first bad value in word order") << QStringList{"--now", "x", "--status", "abc"} << "--now 'x'";
+    QTest::newRow("a later bad value") << QStringList{"--status", "429", "--status", "4"} << "--status '4'";
   }
   void usageErrors() {
     QFETCH(QStringList, args);
