@@ -1,6 +1,7 @@
 // The dashboard: Session (simulator + engine + history + workload) under the MainWindow.
 #include "cli.h"
 
+#include "command_line.h"
 #include "engine_commands.h"
 #include "history_sample_source.h"
 #include "live_sample_source.h"
@@ -19,6 +20,8 @@
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QTimer>
+
+#include <iostream>
 
 namespace tg::cli {
 
@@ -77,10 +80,16 @@ void addUpstreamMenu(ui::MainWindow& window, std::optional<std::string> history)
 }  // namespace
 
 int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) {
-  Args a(argvRest, {"--config", "--history", "--screenshot", "--screenshot-after", "--replay"}, {});
-  if (!a.ok()) {
-    std::fprintf(stderr, "tollgate: %s\n%s", a.error().c_str(), kUsage);
-    return 2;
+  CommandLine a(kUsage, {{"--config", "FILE", "upstream config (default: the embedded simulator demo)"},
+                         {"--history", "FILE|off", "history file (default: the config's or the user's)"},
+                         {"--replay", "HISTORY.db", "open a history file read-only, no engine"},
+                         {"--screenshot", "FILE", "grab the window to FILE after --screenshot-after seconds, then quit"},
+                         {"--screenshot-after", "S", "seconds before the screenshot, 0..86400 (default: 30; 3 with --replay)"},
+                         {"--version", "", "print the version"}});
+  if (auto answered = a.parseOrAnswer(argvRest, "tollgate", std::cout, std::cerr)) return *answered;
+  if (a.isSet("--version")) {
+    std::printf("%s\n", versionText());
+    return kExitOk;
   }
   // --screenshot-after goes to QTimer as int milliseconds: checked here, before any window, so a value beyond
   // the cap is a usage error instead of an int overflow.
@@ -89,7 +98,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
   if (!afterError.empty() || (screenshotAfter && *screenshotAfter > kMaxScreenshotAfterS)) {
     std::fprintf(stderr, "tollgate: %s\n",
                  afterError.empty() ? "--screenshot-after: expected seconds from 0 to 86400" : afterError.c_str());
-    return 2;
+    return kExitUsage;
   }
   QApplication app(argc, argv);
   QCoreApplication::setOrganizationName("Tollgate");
@@ -104,7 +113,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
     auto* source = ui::HistorySampleSource::open(QString::fromStdString(*file), ro, &err, &window);
     if (!source) {
       std::fprintf(stderr, "tollgate: %s: %s\n", file->c_str(), qPrintable(err));
-      return 1;
+      return kExitFailed;
     }
     window.setReplay(source, new ui::ReplayPanelWidget(source, window.charts()));
     window.setReplayMode(true);
@@ -125,7 +134,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
     session = std::make_unique<Session>(loadConfig(a.value("--config")));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: %s\n", e.what());
-    return 2;
+    return kExitUsage;
   }
   applyHistoryFlag(*session, a.value("--history"));
 
@@ -139,7 +148,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
     session->start();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: %s\n", e.what());
-    return 1;
+    return kExitFailed;
   }
 
   ui::EngineCommands commands(session->engine());

@@ -4,6 +4,7 @@
 // operator's overrides, prints recorded vs re-driven headline numbers and writes the report JSON.
 #include "cli.h"
 
+#include "command_line.h"
 #include "history_reader.h"
 #include "json_text.h"
 #include "session.h"
@@ -11,6 +12,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <fstream>
 
 namespace tg::cli {
@@ -34,14 +36,19 @@ void printRow(const std::string& name, const Headline& a, const Headline& b) {
 }  // namespace
 
 int replayCommand(const std::vector<std::string>& args) {
-  Args a(args, {"--incident", "--from", "--to", "--db", "--override", "--report", "--speed", "--pad"}, {"--strict"});
-  const char* usage =
+  CommandLine a(
       "usage: tollgate replay --incident ID | --from MS --to MS [--db FILE] [--override FILE] [--report out.json]\n"
-      "                       [--speed K] [--pad S] [--strict]\n";
-  if (!a.ok()) {
-    std::fprintf(stderr, "tollgate replay: %s\n%s", a.error().c_str(), usage);
-    return 2;
-  }
+      "                       [--speed K] [--pad S] [--strict]\n",
+      {{"--incident", "ID", "re-drive a recorded incident"},
+       {"--from", "MS", "or a range of history: start, epoch ms"},
+       {"--to", "MS", "end of the range, epoch ms"},
+       {"--db", "FILE", "the history file (default: the user's)"},
+       {"--override", "FILE", "what-if overrides (JSON)"},
+       {"--report", "FILE", "write recorded vs re-driven as JSON"},
+       {"--speed", "K", "re-drive K times faster, 1..1000 (default: 10)"},
+       {"--pad", "S", "seconds of history before and after an incident (default: 30)"},
+       {"--strict", "", "immutable read of the history file"}});
+  if (auto answered = a.parseOrAnswer(args, "tollgate replay", std::cout, std::cerr)) return *answered;
   std::string err;
   const auto incident = a.number("--incident", &err);
   const auto from = a.number("--from", &err);
@@ -50,19 +57,19 @@ int replayCommand(const std::vector<std::string>& args) {
   const double padS = a.number("--pad", &err).value_or(30);
   if (!err.empty()) {
     std::fprintf(stderr, "tollgate replay: %s\n", err.c_str());
-    return 2;
+    return kExitUsage;
   }
   if (!incident && !(from && to)) {
-    std::fprintf(stderr, "tollgate replay: expected --incident ID or --from MS --to MS\n%s", usage);
-    return 2;
+    std::fprintf(stderr, "tollgate replay: expected --incident ID or --from MS --to MS\n%s", a.usage().c_str());
+    return kExitUsage;
   }
   if (from && to && !replaySpanProblem(EpochMs(*from), EpochMs(*to)).empty()) {
     std::fprintf(stderr, "tollgate replay: --from/--to: %s\n", replaySpanProblem(EpochMs(*from), EpochMs(*to)).c_str());
-    return 2;
+    return kExitUsage;
   }
   if (speed < 1 || speed > 1000) {
     std::fprintf(stderr, "tollgate replay: --speed: expected a factor from 1 to 1000\n");
-    return 2;
+    return kExitUsage;
   }
   WhatIfOverrides overrides;
   if (auto f = a.value("--override")) {
@@ -70,23 +77,23 @@ int replayCommand(const std::vector<std::string>& args) {
       overrides = WhatIfOverrides::fromFile(*f);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tollgate replay: %s\n", e.what());
-      return 2;
+      return kExitUsage;
     }
   }
   const std::string db = a.value("--db").value_or(Session::defaultHistoryPath());
   HistoryReaderOptions ro;
-  ro.strict = a.has("--strict");
+  ro.strict = a.isSet("--strict");
   auto reader = HistoryReader::open(db, ro, &err);
   if (!reader) {
     std::fprintf(stderr, "tollgate replay: %s: %s\n", db.c_str(), err.c_str());
-    return 1;
+    return kExitFailed;
   }
   if (!reader->warning().empty()) std::fprintf(stderr, "tollgate replay: %s\n", reader->warning().c_str());
   auto sc = incident ? ReplayScenario::fromIncident(*reader, std::int64_t(*incident), std::int64_t(padS * 1000), &err)
                      : ReplayScenario::fromHistory(*reader, EpochMs(*from), EpochMs(*to), &err);
   if (!sc) {
     std::fprintf(stderr, "tollgate replay: %s\n", err.c_str());
-    return 1;
+    return kExitFailed;
   }
   std::fprintf(stderr, "re-driving %.0f s of history (%zu groups) at %gx...\n", sc->durationS(), sc->groups.size(),
                speed);
@@ -95,7 +102,7 @@ int replayCommand(const std::vector<std::string>& args) {
   const WhatIfResult r = WhatIfRunner::run(*sc, overrides, opts);
   if (!r.ok) {
     std::fprintf(stderr, "tollgate replay: %s\n", r.error.c_str());
-    return 1;
+    return kExitFailed;
   }
   if (sc->incident)
     std::printf("incident %lld: %lld s, groups %zu, peak %.1f 429/s\n", (long long)sc->incident->id,
@@ -113,11 +120,11 @@ int replayCommand(const std::vector<std::string>& args) {
     f << dumpJson(r.toJson(*sc), 2) << "\n";  // group names and messages come from the history file
     if (!f) {
       std::fprintf(stderr, "tollgate replay: cannot write %s\n", out->c_str());
-      return 1;
+      return kExitFailed;
     }
     std::printf("\nreport: %s\n", out->c_str());
   }
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace tg::cli

@@ -5,6 +5,7 @@
 //
 // Prints "tollgate-sim listening on HOST:PORT" once bound; runs until SIGINT/SIGTERM, then exits 0.
 // Exit 2: bad arguments or config (message names file, JSON path and expectation); exit 1: cannot listen.
+#include "command_line.h"
 #include "config_error.h"
 #include "sim_config.h"
 #include "sim_server.h"
@@ -14,19 +15,17 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 
 namespace {
 
 constexpr int kExitConfig = 2;
 constexpr int kExitRuntime = 1;
 
-void usage(std::FILE* to) {
-  std::fputs(
-      "usage: tollgate-sim [--config FILE] [--port N] [--host 127.0.0.1]\n"
-      "  Without --config a built-in default runs (groups interactive and batch, x-ratelimit headers).\n"
-      "  Endpoints: any path is a rate-limited API; GET /__sim/stats, POST /__sim/control, POST /__sim/reset.\n",
-      to);
-}
+constexpr const char* kSynopsis =
+    "usage: tollgate-sim [--config FILE] [--port N] [--host 127.0.0.1]\n"
+    "  Without --config a built-in default runs (groups interactive and batch, x-ratelimit headers).\n"
+    "  Endpoints: any path is a rate-limited API; GET /__sim/stats, POST /__sim/control, POST /__sim/reset.\n";
 
 bool parsePort(const std::string& s, int& port) {
   char* end = nullptr;
@@ -39,28 +38,25 @@ bool parsePort(const std::string& s, int& port) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string configFile, host;
-  int port = -1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool hasValue = i + 1 < argc;
-    if (a == "--help" || a == "-h") {
-      usage(stdout);
+  tg::cli::CommandLine args(kSynopsis, {{"--config", "FILE", "simulator config (default: the built-in one)"},
+                                        {"--port", "N", "port to listen on, 0..65535 (0: any free port)"},
+                                        {"--host", "HOST", "loopback host to listen on (127.0.0.1, ::1, localhost)"}});
+  switch (args.parse(std::vector<std::string>(argv + 1, argv + argc))) {
+    case tg::cli::CommandLine::Result::Help:
+      std::fputs(args.usage().c_str(), stdout);
       return 0;
-    } else if (a == "--config" && hasValue) {
-      configFile = argv[++i];
-    } else if (a == "--port" && hasValue) {
-      if (!parsePort(argv[++i], port)) {
-        std::cerr << "tollgate-sim: --port expects 0..65535, got \"" << argv[i] << "\"\n";
-        return kExitConfig;
-      }
-    } else if (a == "--host" && hasValue) {
-      host = argv[++i];
-    } else {
-      std::cerr << "tollgate-sim: unknown or incomplete argument \"" << a << "\"\n";
-      usage(stderr);
+    case tg::cli::CommandLine::Result::Error:
+      std::cerr << "tollgate-sim: unknown or incomplete argument \"" << args.offendingWord() << "\"\n" << args.usage();
       return kExitConfig;
-    }
+    case tg::cli::CommandLine::Result::Ok:
+      break;
+  }
+  const std::string configFile = args.value("--config").value_or("");
+  const std::string host = args.value("--host").value_or("");
+  int port = -1;
+  if (auto p = args.value("--port"); p && !parsePort(*p, port)) {
+    std::cerr << "tollgate-sim: --port expects 0..65535, got \"" << *p << "\"\n";
+    return kExitConfig;
   }
 
   tg::SimConfig config;

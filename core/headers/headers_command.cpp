@@ -18,64 +18,13 @@
 namespace tg {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: tollgate headers [--status N] [--now EPOCH] [--max-wait S] < response-headers.txt\n"
-    "  --status N     HTTP status of the response (default: from an \"HTTP/1.1 429 ...\" line)\n"
-    "  --now EPOCH    local wall clock in epoch seconds (default: now); reset_at = now + reset_in_s\n"
-    "  --max-wait S   longest server-directed wait before the verdict is \"exhausted\" (default: 120)\n";
-
-constexpr double kDefaultMaxWaitS = 120;  // RetryConfig::maxServerWaitS
-constexpr int kExitUsage = 2;
 constexpr int kMinStatus = 100;
 constexpr int kMaxStatus = 599;
-
-struct Options {
-  std::optional<int> status;
-  std::optional<double> now;
-  double maxWaitS = kDefaultMaxWaitS;
-};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
-}
-
-std::optional<int> parseStatus(std::string_view s) {
-  auto v = parseDecimal(s);
-  if (!v || *v != std::floor(*v) || *v < kMinStatus || *v > kMaxStatus) return std::nullopt;
-  return static_cast<int>(*v);
-}
-
-// Returns an error message naming the bad argument, or nothing.
-std::optional<std::string> parseArgs(const std::vector<std::string>& args, Options& o, bool& help) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string name = args[i];
-    std::optional<std::string> value;
-    if (const size_t eq = name.find('='); name.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-    }
-    if (name == "--help" || name == "-h") {
-      help = true;
-      continue;
-    }
-    if (name != "--status" && name != "--now" && name != "--max-wait") return "unknown argument '" + args[i] + "'";
-    if (!value) {
-      if (i + 1 >= args.size()) return name + " needs a value";
-      value = args[++i];
-    }
-    if (name == "--status") {
-      o.status = parseStatus(*value);
-      if (!o.status) return "--status '" + *value + "' is not an HTTP status (100-599)";
-    } else {
-      auto v = parseDecimal(*value);
-      if (!v || *v < 0) return name + " '" + *value + "' is not a non-negative number of seconds";
-      if (name == "--now") o.now = *v;
-      else o.maxWaitS = *v;
-    }
-  }
-  return std::nullopt;
 }
 
 // RFC 9110 token characters: what a header name may contain.
@@ -103,7 +52,7 @@ Head readHead(std::istream& in, std::ostream& err) {
     if (t.empty()) continue;
     if (t.rfind("HTTP/", 0) == 0) {
       const size_t sp = t.find(' ');
-      const auto code = sp == std::string_view::npos ? std::nullopt : parseStatus(trim(t.substr(sp + 1, 4)));
+      const auto code = sp == std::string_view::npos ? std::nullopt : parseHttpStatus(trim(t.substr(sp + 1, 4)));
       if (!code) {
         err << "line " << lineNo << ": bad status line '" << t << "', skipped\n";
         continue;
@@ -131,7 +80,7 @@ Head readHead(std::istream& in, std::ostream& err) {
   return head;
 }
 
-nlohmann::ordered_json number(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr; }
+nlohmann::ordered_json number(double v) { return numberOrNull(v); }
 
 nlohmann::ordered_json number(const std::optional<double>& v) { return v ? number(*v) : nullptr; }
 
@@ -166,24 +115,18 @@ nlohmann::ordered_json toJson(const QuotaReading& r, const QuotaVerdict& v, std:
 
 }  // namespace
 
-int runHeadersCommand(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
-  Options o;
-  bool help = false;
-  if (auto problem = parseArgs(args, o, help)) {
-    err << "tollgate headers: " << *problem << "\n" << kUsage;
-    return kExitUsage;
-  }
-  if (help) {
-    out << kUsage;
-    return 0;
-  }
-  const double now = o.now.value_or(static_cast<double>(nowEpochMs()) / 1000.0);
-  Head head = readHead(in, err);
+std::optional<int> parseHttpStatus(std::string_view s) {
+  auto v = parseDecimal(s);
+  if (!v || *v != std::floor(*v) || *v < kMinStatus || *v > kMaxStatus) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
+std::string describeResponseHead(std::istream& in, const HeadersOptions& o, double now, std::ostream& diag) {
+  Head head = readHead(in, diag);
   const std::optional<int> status = o.status ? o.status : head.status;
   const QuotaReading reading = RateLimitHeaderParser::parse(head.headers, now);
   const QuotaVerdict verdict = decideVerdict(reading, status.value_or(0), now, o.maxWaitS);
-  out << dumpJson(toJson(reading, verdict, status, now), 2) << "\n";
-  return 0;
+  return dumpJson(toJson(reading, verdict, status, now), 2) + "\n";
 }
 
 }  // namespace tg

@@ -1,19 +1,31 @@
-// `tollgate headers`: reads one raw HTTP response head from a stream and prints, as JSON, what its
-// rate-limit headers say and what Tollgate would do about it. The app's main() only dispatches here.
+// What `tollgate headers` does: reads one raw HTTP response head and describes, as JSON, what its
+// rate-limit headers say and what Tollgate would do about it. The command line (usage, exit codes) lives in
+// app/headers_cli.cpp; this takes the parsed options.
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
-#include <vector>
+#include <string_view>
 
 namespace tg {
 
-// `args` are the arguments after "headers": [--status N] [--now EPOCH] [--max-wait S] (also --opt=value).
+struct HeadersOptions {
+  static constexpr double kDefaultMaxWaitS = 120;  // RetryConfig::maxServerWaitS
+  std::optional<int> status;  // the response's HTTP status; beats a status line in the input
+  double maxWaitS = kDefaultMaxWaitS;  // longest server-directed wait before the verdict is "exhausted"
+};
+
+// An HTTP status: the whole text one integer from 100 to 599, else nothing.
+std::optional<int> parseHttpStatus(std::string_view text);
+
 // Input: "Name: value" lines, optionally preceded by a status line ("HTTP/1.1 429 Too Many Requests");
 // CRLF, blank lines and folded continuation lines are accepted; a line that is not a header is reported
-// on `err` with its line number and skipped. A later status line starts a new response (redirects,
-// 100 Continue), so the last response's headers are the ones read.
-// Returns 0, or 2 on a usage error (the message on `err` names the bad argument).
-int runHeadersCommand(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);
+// on `diag` with its line number and skipped. A later status line starts a new response (redirects,
+// 100 Continue), so the last response's headers are the ones read. `nowEpochS` is the local wall clock
+// (reset_at = now + reset_in_s). Returns the JSON report, indented, with a final newline. Never throws on
+// input bytes.
+std::string describeResponseHead(std::istream& in, const HeadersOptions& options, double nowEpochS,
+                                 std::ostream& diag);
 
 }  // namespace tg

@@ -1,5 +1,7 @@
 #include "time_formats.h"
 
+#include "time_text.h"
+
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -224,19 +226,8 @@ std::optional<double> parseGoDuration(std::string_view s) {
 std::string formatUtc(double epochS, bool dateToo) {
   // Beyond year 9999 the calendar types overflow; such times only come from absurd inputs.
   if (!std::isfinite(epochS) || epochS < 0 || epochS > 253402300799.0) return "an unknown time";
-  using namespace std::chrono;
-  const auto secs = static_cast<long long>(std::floor(epochS));
-  const auto days = floor<std::chrono::days>(sys_seconds{seconds{secs}});
-  const year_month_day ymd{days};
-  const long long tod = secs - static_cast<long long>(days.time_since_epoch().count()) * 86400;
-  char buf[48];
-  if (dateToo)
-    std::snprintf(buf, sizeof buf, "%04d-%02u-%02u %02lld:%02lld:%02lld UTC", static_cast<int>(ymd.year()),
-                  static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), tod / 3600,
-                  tod / 60 % 60, tod % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld UTC", tod / 3600, tod / 60 % 60, tod % 60);
-  return buf;
+  const auto ms = static_cast<EpochMs>(std::floor(epochS)) * 1000;
+  return dateToo ? tg::formatUtc(ms, UtcStyle::Readable) : tg::formatUtc(ms, UtcStyle::Clock) + " UTC";
 }
 
 }  // namespace tg

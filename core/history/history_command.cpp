@@ -2,6 +2,7 @@
 
 #include "history_reader.h"
 #include "json_text.h"
+#include "time_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,64 +12,31 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <set>
+#include <tuple>
 
 namespace tg {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 2;
 constexpr std::int64_t kExportChunkMs = 3600 * 1000;
 
-// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
-std::int64_t daysFromCivil(std::int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+using Status = HistoryOutcome::Status;
+
+HistoryOutcome failed(HistoryOutcome o, std::string error) {
+  o.status = Status::Failed;
+  o.error = std::move(error);
+  return o;
 }
 
-struct Civil {
-  std::int64_t y;
-  unsigned m, d;
-};
-Civil civilFromDays(std::int64_t z) {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
-  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  return {static_cast<std::int64_t>(yoe) + era * 400 + (m <= 2), m, d};
+HistoryOutcome badRequest(std::string error) {
+  HistoryOutcome o;
+  o.status = Status::BadRequest;
+  o.error = std::move(error);
+  return o;
 }
 
-struct Args {
-  std::string command;
-  std::map<std::string, std::string> opts;
-  bool strict = false;
-};
+std::string iso(EpochMs ms) { return formatUtc(ms, UtcStyle::IsoMillis); }
 
-const std::map<std::string, std::set<std::string>> kAllowed = {
-    {"incidents", {"--db", "--id"}},
-    {"show", {"--db", "--from", "--to", "--group", "--points"}},
-    {"export", {"--db", "--from", "--to", "--format", "--what", "--out"}},
-    {"check", {"--db"}},
-};
-
-void usage(std::ostream& err) {
-  err << "usage: tollgate history incidents --db FILE [--id N]\n"
-         "       tollgate history show --db FILE --from T --to T [--group G] [--points N]\n"
-         "       tollgate history export --db FILE --from T --to T --format csv|jsonl [--what samples|events|requests] "
-         "[--out FILE]\n"
-         "       tollgate history check --db FILE\n"
-         "  T: epoch ms, 2026-11-29T02:00:00Z, now, or relative -90s/-15m/-1h/-2d; --strict: immutable read\n";
-}
+std::string label(const HistoryRequest& r) { return "history " + std::string(historyActionName(r.action)); }
 
 std::string num(double v, int decimals = 1) {
   if (std::isnan(v)) return "-";
@@ -91,8 +59,6 @@ std::string csvNum(double v) {
   return buf;
 }
 
-nlohmann::json jsonNum(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
-
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
@@ -108,111 +74,93 @@ std::string duration(std::int64_t ms) {
   return buf;
 }
 
-std::unique_ptr<HistoryReader> openReader(const Args& a, std::ostream& err) {
+// Opens the file; on refusal *outcome holds the error. A warning (strict read beside a -wal file) is a note.
+std::unique_ptr<HistoryReader> openReader(const HistoryRequest& a, HistoryOutcome* outcome) {
   std::string error;
   HistoryReaderOptions o;
   o.strict = a.strict;
-  auto r = HistoryReader::open(a.opts.at("--db"), o, &error);
-  if (!r) err << "history: " << error << "\n";
-  else if (!r->warning().empty()) err << "history: warning: " << r->warning() << "\n";
+  auto r = HistoryReader::open(a.db, o, &error);
+  if (!r) *outcome = failed(std::move(*outcome), "history: " + error);
+  else if (!r->warning().empty()) outcome->notes.push_back("history: warning: " + r->warning());
   return r;
 }
 
-int cmdIncidents(const Args& a, std::ostream& out, std::ostream& err) {
-  auto r = openReader(a, err);
-  if (!r) return kExitFailed;
-  if (a.opts.count("--id")) {
-    const auto& idText = a.opts.at("--id");
+HistoryOutcome cmdIncidents(const HistoryRequest& a, std::ostream& out) {
+  HistoryOutcome outcome;
+  auto r = openReader(a, &outcome);
+  if (!r) return outcome;
+  if (a.id) {
+    const auto& idText = *a.id;
     char* end = nullptr;
     const long long id = std::strtoll(idText.c_str(), &end, 10);
     if (idText.empty() || *end != '\0') {
-      err << "history incidents: --id: expected a number, got '" << idText << "'\n";
-      return kExitUsage;
+      outcome.status = Status::BadRequest;
+      outcome.error = "history incidents: --id: expected a number, got '" + idText + "'";
+      return outcome;
     }
     auto res = r->incident(id);
-    if (!res.ok()) {
-      err << "history: " << res.error << "\n";
-      return kExitFailed;
-    }
-    if (!res.value) {
-      err << "history incidents: no incident with id " << id << "\n";
-      return kExitFailed;
-    }
+    if (!res.ok()) return failed(std::move(outcome), "history: " + res.error);
+    if (!res.value) return failed(std::move(outcome), "history incidents: no incident with id " + std::to_string(id));
     const Incident& i = *res.value;
-    out << "incident " << i.id << "\n  start    " << formatIsoUtc(i.startMs) << "\n  end      " << formatIsoUtc(i.endMs)
+    out << "incident " << i.id << "\n  start    " << iso(i.startMs) << "\n  end      " << iso(i.endMs)
         << "\n  duration " << duration(i.durationMs()) << "\n  groups   " << joined(i.groups) << "\n  reasons  "
         << joined(i.reasons) << "\n  peak 429/s " << num(i.peak429PerS) << ", total 429s " << i.total429 << ", shed "
         << i.shed << "\n  operator actions: " << i.operatorActions.size() << "\n";
     for (const auto& e : i.operatorActions)
-      out << "    " << formatIsoUtc(e.tsMs) << " " << e.message << " " << dumpJson(e.detail) << "\n";
-    return kExitOk;
+      out << "    " << iso(e.tsMs) << " " << e.message << " " << dumpJson(e.detail) << "\n";
+    return outcome;
   }
   auto res = r->incidents();
-  if (!res.ok()) {
-    err << "history: " << res.error << "\n";
-    return kExitFailed;
-  }
+  if (!res.ok()) return failed(std::move(outcome), "history: " + res.error);
   out << "id\tstart\tduration\tgroups\tpeak_429_per_s\ttotal_429\tshed\toperator_actions\treasons\n";
   for (const auto& i : res.value)
-    out << i.id << "\t" << formatIsoUtc(i.startMs) << "\t" << duration(i.durationMs()) << "\t" << joined(i.groups) << "\t"
+    out << i.id << "\t" << iso(i.startMs) << "\t" << duration(i.durationMs()) << "\t" << joined(i.groups) << "\t"
         << num(i.peak429PerS) << "\t" << i.total429 << "\t" << i.shed << "\t" << i.operatorActions.size() << "\t"
         << joined(i.reasons) << "\n";
   out << res.value.size() << " incident(s)\n";
-  return kExitOk;
+  return outcome;
 }
 
-bool parseRange(const Args& a, EpochMs* from, EpochMs* to, std::ostream& err) {
-  const EpochMs now = nowEpochMs();
-  for (const char* name : {"--from", "--to"}) {
-    auto it = a.opts.find(name);
-    if (it == a.opts.end()) {
-      err << "history " << a.command << ": missing " << name << "\n";
-      return false;
-    }
-    auto t = parseHistoryTime(it->second, now);
-    if (!t) {
-      err << "history " << a.command << ": " << name << ": cannot read '" << it->second
-          << "' as a time between 0000-01-01 and 9999-12-31 (epoch ms, 2026-11-29T02:00:00Z, now, -15m)\n";
-      return false;
-    }
-    *(std::string(name) == "--from" ? from : to) = *t;
+// Both ends of the range, or the error naming the one that is wrong.
+std::optional<std::string> parseRange(const HistoryRequest& a, EpochMs* from, EpochMs* to) {
+  for (const auto& [name, text, into] : {std::tuple{"--from", &a.from, from}, std::tuple{"--to", &a.to, to}}) {
+    if (!*text) return label(a) + ": missing " + name;
+    auto t = parseHistoryTime(**text, a.nowMs);
+    if (!t)
+      return label(a) + ": " + name + ": cannot read '" + **text +
+             "' as a time between 0000-01-01 and 9999-12-31 (epoch ms, 2026-11-29T02:00:00Z, now, -15m)";
+    *into = *t;
   }
-  if (*to <= *from) {
-    err << "history " << a.command << ": --to must be after --from\n";
-    return false;
-  }
-  return true;
+  if (*to <= *from) return label(a) + ": --to must be after --from";
+  return std::nullopt;
 }
 
-int cmdShow(const Args& a, std::ostream& out, std::ostream& err) {
+HistoryOutcome cmdShow(const HistoryRequest& a, std::ostream& out) {
   EpochMs from = 0, to = 0;
-  if (!parseRange(a, &from, &to, err)) return kExitUsage;
+  if (auto problem = parseRange(a, &from, &to)) return badRequest(std::move(*problem));
   int points = 60;
-  if (a.opts.count("--points")) {
-    const auto& p = a.opts.at("--points");
+  if (a.points) {
+    const auto& p = *a.points;
     char* end = nullptr;
     const long v = std::strtol(p.c_str(), &end, 10);
-    if (p.empty() || *end != '\0' || v < 1 || v > 100000) {
-      err << "history show: --points: expected 1..100000, got '" << p << "'\n";
-      return kExitUsage;
-    }
+    if (p.empty() || *end != '\0' || v < 1 || v > 100000)
+      return badRequest("history show: --points: expected 1..100000, got '" + p + "'");
     points = static_cast<int>(v);
   }
-  auto r = openReader(a, err);
-  if (!r) return kExitFailed;
+  HistoryOutcome outcome;
+  auto r = openReader(a, &outcome);
+  if (!r) return outcome;
   std::vector<std::string> groups;
-  if (a.opts.count("--group")) groups.push_back(a.opts.at("--group"));
+  if (a.group) groups.push_back(*a.group);
   auto series = r->samples(from, to, groups, points);
   auto events = r->events(from, to, groups, {});
-  if (!series.ok() || !events.ok()) {
-    err << "history: " << (series.ok() ? events.error : series.error) << "\n";
-    return kExitFailed;
-  }
+  if (!series.ok() || !events.ok())
+    return failed(std::move(outcome), "history: " + (series.ok() ? events.error : series.error));
   for (const auto& s : series.value) {
     out << "group " << s.group << " (bucket " << duration(s.bucketMs) << ", " << s.buckets.size() << " points)\n";
     out << "time\tsends/s\tok/s\t429/s max\t5xx/s max\tshed\tin_flight max\tqueue max\tp95_ms max\tbreaker max\n";
     for (const auto& b : s.buckets) {
-      out << formatIsoUtc(b.startMs) << (b.fromRollup ? "*" : "") << "\t" << num(b[Metric::Sends].avg) << "\t"
+      out << iso(b.startMs) << (b.fromRollup ? "*" : "") << "\t" << num(b[Metric::Sends].avg) << "\t"
           << num(b[Metric::Ok].avg) << "\t" << num(b[Metric::R429].max, 0) << "\t" << num(b[Metric::R5xx].max, 0) << "\t"
           << num(b[Metric::Shed].max, 0) << "\t" << num(b[Metric::InFlight].max, 0) << "\t"
           << num(b[Metric::QueueDepth].max, 0) << "\t" << num(b[Metric::P95Ms].max, 0) << "\t"
@@ -221,13 +169,13 @@ int cmdShow(const Args& a, std::ostream& out, std::ostream& err) {
   }
   out << events.value.size() << " event(s)\n";
   for (const auto& e : events.value)
-    out << formatIsoUtc(e.tsMs) << "\t" << eventKindName(e.kind) << "\t" << severityName(e.severity) << "\t"
+    out << iso(e.tsMs) << "\t" << eventKindName(e.kind) << "\t" << severityName(e.severity) << "\t"
         << (e.group.empty() ? "-" : e.group) << "\t" << e.message << "\n";
   if (std::any_of(series.value.begin(), series.value.end(), [](const SampleSeries& s) {
         return std::any_of(s.buckets.begin(), s.buckets.end(), [](const SampleBucket& b) { return b.fromRollup; });
       }))
     out << "* read from the 10 s / 1 min rollups: min and max exact, averages weighted by samples\n";
-  return kExitOk;
+  return outcome;
 }
 
 void writeSampleCsvHeader(std::ostream& o) {
@@ -247,48 +195,39 @@ void writeSampleCsv(std::ostream& o, const Sample& s) {
 
 nlohmann::json sampleJson(const Sample& s) {
   return {{"type", "sample"}, {"ts_ms", s.tsMs}, {"group", s.group},
-          {"req_remaining", jsonNum(s.reqRemaining)}, {"req_limit", jsonNum(s.reqLimit)},
-          {"tok_remaining", jsonNum(s.tokRemaining)}, {"tok_limit", jsonNum(s.tokLimit)},
+          {"req_remaining", numberOrNull(s.reqRemaining)}, {"req_limit", numberOrNull(s.reqLimit)},
+          {"tok_remaining", numberOrNull(s.tokRemaining)}, {"tok_limit", numberOrNull(s.tokLimit)},
           {"reset_at_ms", s.resetAtMs}, {"in_flight", s.inFlight}, {"concurrency_limit", s.concurrencyLimit},
           {"queue_depth", s.queueDepth}, {"sends", s.sends}, {"ok", s.ok}, {"r429", s.r429}, {"r5xx", s.r5xx},
-          {"retries", s.retries}, {"shed", s.shed}, {"p50_ms", jsonNum(s.p50Ms)}, {"p95_ms", jsonNum(s.p95Ms)},
+          {"retries", s.retries}, {"shed", s.shed}, {"p50_ms", numberOrNull(s.p50Ms)}, {"p95_ms", numberOrNull(s.p95Ms)},
           {"breaker", breakerStateName(s.breaker)}, {"interval_s", s.intervalS}, {"arrivals", s.arrivals}};
 }
 
-int cmdExport(const Args& a, std::ostream& out, std::ostream& err) {
+HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
   EpochMs from = 0, to = 0;
-  if (!parseRange(a, &from, &to, err)) return kExitUsage;
-  const auto fmtIt = a.opts.find("--format");
-  if (fmtIt == a.opts.end()) {
-    err << "history export: missing --format (csv or jsonl)\n";
-    return kExitUsage;
-  }
-  const std::string format = fmtIt->second;
-  if (format != "csv" && format != "jsonl") {
-    err << "history export: --format: expected csv or jsonl, got '" << format << "'\n";
-    return kExitUsage;
-  }
-  const std::string what = a.opts.count("--what") ? a.opts.at("--what") : "samples";
-  if (what != "samples" && what != "events" && what != "requests") {
-    err << "history export: --what: expected samples, events or requests, got '" << what << "'\n";
-    return kExitUsage;
-  }
-  auto r = openReader(a, err);
-  if (!r) return kExitFailed;
+  if (auto problem = parseRange(a, &from, &to)) return badRequest(std::move(*problem));
+  if (!a.format) return badRequest("history export: missing --format (csv or jsonl)");
+  const std::string format = *a.format;
+  if (format != "csv" && format != "jsonl")
+    return badRequest("history export: --format: expected csv or jsonl, got '" + format + "'");
+  const std::string what = a.what.value_or("samples");
+  if (what != "samples" && what != "events" && what != "requests")
+    return badRequest("history export: --what: expected samples, events or requests, got '" + what + "'");
+  HistoryOutcome outcome;
+  auto r = openReader(a, &outcome);
+  if (!r) return outcome;
   std::ofstream file;
   std::ostream* o = &out;
-  if (a.opts.count("--out")) {
-    const auto& path = a.opts.at("--out");
+  if (a.out) {
+    const auto& path = *a.out;
     std::error_code ec;
-    if (std::filesystem::equivalent(path, a.opts.at("--db"), ec)) {
-      err << "history export: --out: refusing to overwrite the database itself\n";
-      return kExitUsage;
+    if (std::filesystem::equivalent(path, a.db, ec)) {
+      outcome.status = Status::BadRequest;
+      outcome.error = "history export: --out: refusing to overwrite the database itself";
+      return outcome;
     }
     file.open(path, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      err << "history export: --out: cannot write '" << path << "'\n";
-      return kExitFailed;
-    }
+    if (!file) return failed(std::move(outcome), "history export: --out: cannot write '" + path + "'");
     o = &file;
   }
   const bool csv = format == "csv";
@@ -298,10 +237,7 @@ int cmdExport(const Args& a, std::ostream& out, std::ostream& err) {
     // Hour by hour, so a long export never holds the whole range in memory.
     for (EpochMs t = from; t < to; t += kExportChunkMs) {
       auto res = r->rawSamples(t, std::min(to, t + kExportChunkMs), {});
-      if (!res.ok()) {
-        err << "history: " << res.error << "\n";
-        return kExitFailed;
-      }
+      if (!res.ok()) return failed(std::move(outcome), "history: " + res.error);
       std::stable_sort(res.value.begin(), res.value.end(), [](const Sample& x, const Sample& y) { return x.tsMs < y.tsMs; });
       for (const auto& s : res.value) {
         if (csv) writeSampleCsv(*o, s);
@@ -311,10 +247,7 @@ int cmdExport(const Args& a, std::ostream& out, std::ostream& err) {
     }
   } else if (what == "events") {
     auto res = r->events(from, to, {}, {});
-    if (!res.ok()) {
-      err << "history: " << res.error << "\n";
-      return kExitFailed;
-    }
+    if (!res.ok()) return failed(std::move(outcome), "history: " + res.error);
     if (csv) *o << "ts_ms,kind,severity,group,message,detail\n";
     for (const auto& e : res.value) {
       if (csv)
@@ -329,10 +262,7 @@ int cmdExport(const Args& a, std::ostream& out, std::ostream& err) {
     rows = res.value.size();
   } else {
     auto res = r->requestTable(from, to, /*perMinute=*/true);
-    if (!res.ok()) {
-      err << "history: " << res.error << "\n";
-      return kExitFailed;
-    }
+    if (!res.ok()) return failed(std::move(outcome), "history: " + res.error);
     if (csv) *o << "minute_ms,group,key_fingerprint,endpoint,requests,r429,r5xx,net_errors,retries,avg_latency_ms,p95_latency_ms\n";
     for (const auto& q : res.value) {
       if (csv)
@@ -343,32 +273,27 @@ int cmdExport(const Args& a, std::ostream& out, std::ostream& err) {
         *o << dumpJson(nlohmann::json{{"type", "requests"}, {"minute_ms", q.minuteMs}, {"group", q.group},
                              {"key_fingerprint", q.keyFingerprint}, {"endpoint", q.endpoint}, {"requests", q.requests},
                              {"r429", q.r429}, {"r5xx", q.r5xx}, {"net_errors", q.netErrors}, {"retries", q.retries},
-                             {"avg_latency_ms", jsonNum(q.avgLatencyMs)}, {"p95_latency_ms", jsonNum(q.p95LatencyMs)}})
+                             {"avg_latency_ms", numberOrNull(q.avgLatencyMs)}, {"p95_latency_ms", numberOrNull(q.p95LatencyMs)}})
            << "\n";
     }
     rows = res.value.size();
   }
   o->flush();
-  if (!*o) {
-    err << "history export: write failed\n";
-    return kExitFailed;
-  }
-  if (o != &out) err << "history export: " << rows << " " << what << " rows written\n";
-  return kExitOk;
+  if (!*o) return failed(std::move(outcome), "history export: write failed");
+  if (o != &out) outcome.notes.push_back("history export: " + std::to_string(rows) + " " + what + " rows written");
+  return outcome;
 }
 
-int cmdCheck(const Args& a, std::ostream& out, std::ostream& err) {
-  const auto& path = a.opts.at("--db");
-  auto r = openReader(a, err);
-  if (!r) return kExitFailed;
+HistoryOutcome cmdCheck(const HistoryRequest& a, std::ostream& out) {
+  const auto& path = a.db;
+  HistoryOutcome outcome;
+  auto r = openReader(a, &outcome);
+  if (!r) return outcome;
   auto integrity = r->integrityCheck();
   auto counts = r->rowCounts();
   auto range = r->timeRange();
   for (const auto* e : {&integrity.error, &counts.error, &range.error}) {
-    if (!e->empty()) {
-      err << "history: " << *e << "\n";
-      return kExitFailed;
-    }
+    if (!e->empty()) return failed(std::move(outcome), "history: " + *e);
   }
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
@@ -382,8 +307,9 @@ int cmdCheck(const Args& a, std::ostream& out, std::ostream& err) {
     for (const auto& line : integrity.value) out << "  " << line << "\n";
   for (const auto& [table, n] : counts.value) out << "rows " << table << std::string(11 - std::min<std::size_t>(10, table.size()), ' ') << n << "\n";
   if (range.value.empty) out << "time range      (empty)\n";
-  else out << "time range      " << formatIsoUtc(range.value.fromMs) << " .. " << formatIsoUtc(range.value.toMs) << "\n";
-  return ok ? kExitOk : kExitFailed;
+  else out << "time range      " << iso(range.value.fromMs) << " .. " << iso(range.value.toMs) << "\n";
+  if (!ok) outcome.status = Status::Failed;
+  return outcome;
 }
 
 }  // namespace
@@ -441,62 +367,30 @@ std::optional<EpochMs> parseHistoryTime(const std::string& t, EpochMs nowMs) {
                  s * 1000LL + ms);
 }
 
-std::string formatIsoUtc(EpochMs ms) {
-  const std::int64_t days = (ms >= 0 ? ms : ms - 86'399'999) / 86'400'000;
-  const std::int64_t rem = ms - days * 86'400'000;
-  const Civil c = civilFromDays(days);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ", static_cast<long long>(c.y), c.m, c.d,
-                static_cast<long long>(rem / 3'600'000), static_cast<long long>(rem / 60'000 % 60),
-                static_cast<long long>(rem / 1000 % 60), static_cast<long long>(rem % 1000));
-  return buf;
+std::string_view historyActionName(HistoryAction a) {
+  switch (a) {
+    case HistoryAction::Incidents: return "incidents";
+    case HistoryAction::Show: return "show";
+    case HistoryAction::Export: return "export";
+    case HistoryAction::Check: return "check";
+  }
+  return "check";
 }
 
-int runHistoryCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  std::size_t i = 0;
-  if (i < argv.size() && argv[i] == "history") ++i;
-  if (i >= argv.size()) {
-    err << "history: missing subcommand (incidents, show, export, check)\n";
-    usage(err);
-    return kExitUsage;
+std::optional<HistoryAction> historyActionFromName(std::string_view name) {
+  for (HistoryAction a : {HistoryAction::Incidents, HistoryAction::Show, HistoryAction::Export, HistoryAction::Check})
+    if (historyActionName(a) == name) return a;
+  return std::nullopt;
+}
+
+HistoryOutcome runHistoryAction(const HistoryRequest& request, std::ostream& out) {
+  switch (request.action) {
+    case HistoryAction::Incidents: return cmdIncidents(request, out);
+    case HistoryAction::Show: return cmdShow(request, out);
+    case HistoryAction::Export: return cmdExport(request, out);
+    case HistoryAction::Check: return cmdCheck(request, out);
   }
-  Args a;
-  a.command = argv[i++];
-  const auto allowed = kAllowed.find(a.command);
-  if (allowed == kAllowed.end()) {
-    err << "history: unknown subcommand '" << a.command << "' (expected incidents, show, export or check)\n";
-    usage(err);
-    return kExitUsage;
-  }
-  for (; i < argv.size(); ++i) {
-    const std::string& w = argv[i];
-    if (w == "--strict") {
-      a.strict = true;
-      continue;
-    }
-    if (!allowed->second.count(w)) {
-      err << "history " << a.command << ": unknown argument '" << w << "'\n";
-      usage(err);
-      return kExitUsage;
-    }
-    if (i + 1 >= argv.size()) {
-      err << "history " << a.command << ": " << w << " needs a value\n";
-      return kExitUsage;
-    }
-    if (a.opts.count(w)) {
-      err << "history " << a.command << ": " << w << " given twice\n";
-      return kExitUsage;
-    }
-    a.opts[w] = argv[++i];
-  }
-  if (!a.opts.count("--db")) {
-    err << "history " << a.command << ": missing --db FILE\n";
-    return kExitUsage;
-  }
-  if (a.command == "incidents") return cmdIncidents(a, out, err);
-  if (a.command == "show") return cmdShow(a, out, err);
-  if (a.command == "export") return cmdExport(a, out, err);
-  return cmdCheck(a, out, err);
+  return cmdCheck(request, out);
 }
 
 }  // namespace tg

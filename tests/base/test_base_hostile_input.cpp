@@ -2,7 +2,7 @@
 // echoed back. Each must come out as a value or an error naming what and where, never std::terminate or a
 // stack overflow, and never with a registered secret in the text written out.
 #include "config_error.h"
-#include "headers_command.h"
+#include "headers_cli.h"
 #include "json_text.h"
 #include "secret.h"
 

@@ -1,3 +1,4 @@
+#include "headers_cli.h"
 #include "headers_command.h"
 
 #include <nlohmann/json.hpp>
@@ -173,6 +174,13 @@ class TestHeadersCommand : public QObject {
     QCOMPARE(r.j["retry_after_s"].get<double>(), 3.0);
   }
 
+  void laterValueWins() {
+    const Run r = run({"--now", "5", "--now=1000", "--status", "200", "--status", "429"}, "X-RateLimit-Reset: 15\n");
+    QCOMPARE(r.code, 0);
+    QCOMPARE(r.j["scopes"][0]["reset_at"].get<double>(), 1015.0);
+    QCOMPARE(r.j["status"].get<int>(), 429);
+  }
+
   void resetAtUsesNow() {
     const Run r = run({"--now", "1000"}, "X-RateLimit-Reset: 15\n");
     QCOMPARE(r.j["scopes"][0]["reset_at"].get<double>(), 1015.0);
@@ -191,6 +199,8 @@ class TestHeadersCommand : public QObject {
     QTest::newRow("now garbage") << QStringList{"--now", "today"} << "--now 'today'";
     QTest::newRow("max-wait garbage") << QStringList{"--max-wait", "x"} << "--max-wait 'x'";
     QTest::newRow("max-wait missing value") << QStringList{"--status", "429", "--max-wait"} << "--max-wait needs a value";
+    QTest::newRow("first bad value in word order") << QStringList{"--now", "x", "--status", "abc"} << "--now 'x'";
+    QTest::newRow("a later bad value") << QStringList{"--status", "429", "--status", "4"} << "--status '4'";
   }
   void usageErrors() {
     QFETCH(QStringList, args);
@@ -204,10 +214,54 @@ class TestHeadersCommand : public QObject {
     QCOMPARE(QString::fromStdString(r.out), QString());
   }
 
+  void help_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::newRow("--help") << QStringList{"--help"};
+    QTest::newRow("-h") << QStringList{"-h"};
+    QTest::newRow("with options") << QStringList{"--status", "429", "--help"};
+  }
   void help() {
-    const Run r = run({"--help"}, "");
+    QFETCH(QStringList, args);
+    std::vector<std::string> a;
+    for (const auto& s : args) a.push_back(s.toStdString());
+    const Run r = run(a, "Retry-After: 1\n");
     QCOMPARE(r.code, 0);
     QVERIFY2(r.out.find("usage: tollgate headers") == 0, r.out.c_str());
+    QVERIFY2(r.out.find("--max-wait S") != std::string::npos, r.out.c_str());
+    QCOMPARE(QString::fromStdString(r.err), QString());
+  }
+
+  // The logic the command calls, without a command line: the options struct and a hand-set clock.
+  void describeTakesOptionsAndNow() {
+    std::istringstream in("HTTP/1.1 200 OK\nX-RateLimit-Reset: 15\nRetry-After: 60\n");
+    std::ostringstream diag;
+    HeadersOptions o;
+    o.status = 429;
+    o.maxWaitS = 30;
+    const json j = json::parse(describeResponseHead(in, o, 1000, diag));
+    QCOMPARE(j["status"].get<int>(), 429);
+    QCOMPARE(j["scopes"][0]["reset_at"].get<double>(), 1015.0);
+    QCOMPARE(q(j["verdict"]["kind"]), QString("\"exhausted\""));
+    QCOMPARE(QString::fromStdString(diag.str()), QString());
+  }
+
+  void parsesHttpStatus_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<int>("expected");  // 0: rejected
+    QTest::newRow("429") << "429" << 429;
+    QTest::newRow("100") << "100" << 100;
+    QTest::newRow("599") << "599" << 599;
+    QTest::newRow("600") << "600" << 0;
+    QTest::newRow("99") << "99" << 0;
+    QTest::newRow("fraction") << "429.5" << 0;
+    QTest::newRow("trailing") << "429x" << 0;
+    QTest::newRow("nan") << "nan" << 0;
+    QTest::newRow("empty") << "" << 0;
+  }
+  void parsesHttpStatus() {
+    QFETCH(QString, text);
+    QFETCH(int, expected);
+    QCOMPARE(parseHttpStatus(text.toStdString()).value_or(0), expected);
   }
 };
 

@@ -1,10 +1,12 @@
 // `tollgate history ...` logic: argument errors, time parsing, and each subcommand on a real file.
+#include "history_cli.h"
 #include "history_command.h"
 #include "history_store.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <filesystem>
 #include <sstream>
 
 using namespace tg;
@@ -84,9 +86,99 @@ class TestHistoryCommand : public QObject {
     }
   }
 
-  void formatsIso() {
-    QCOMPARE(formatIsoUtc(1'795'917'600'250), std::string("2026-11-29T02:00:00.250Z"));
-    QCOMPARE(formatIsoUtc(0), std::string("1970-01-01T00:00:00.000Z"));
+  // Times are printed as ISO-8601 UTC with milliseconds (tg::formatUtc, IsoMillis).
+  void printsIsoTimes() {
+    std::string out, err;
+    QCOMPARE(run({"history", "incidents", "--db", db_, "--id", "1"}, &out, &err), 0);
+    QVERIFY2(QString::fromStdString(out).contains("2026-11-30T"), out.c_str());
+    QVERIFY2(QString::fromStdString(out).contains(".000Z"), out.c_str());
+  }
+
+  // The logic takes "now" from the request: relative ranges count back from a hand-set time, also one
+  // that lies before the data (time set back), and the outcome is typed, not an exit code.
+  void actionsTakeNowFromTheRequest_data() {
+    QTest::addColumn<qint64>("now");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("just after the data") << qint64(kT0 + 601'000) << "(bucket 10s, 60 points)";
+    QTest::newRow("a day before the data") << qint64(kT0 - 86'400'000) << "0 event(s)";
+  }
+  void actionsTakeNowFromTheRequest() {
+    QFETCH(qint64, now);
+    QFETCH(QString, expected);
+    HistoryRequest r;
+    r.action = HistoryAction::Show;
+    r.db = db_;
+    r.from = "-10m";
+    r.to = "now";
+    r.nowMs = now;
+    std::ostringstream out;
+    const HistoryOutcome o = runHistoryAction(r, out);
+    QVERIFY2(o.ok(), o.error.c_str());
+    QVERIFY2(QString::fromStdString(out.str()).contains(expected), out.str().c_str());
+  }
+
+  void outcomesAreTyped_data() {
+    QTest::addColumn<int>("action");
+    QTest::addColumn<QString>("db");  // "" -> the test's file
+    QTest::addColumn<QString>("points");
+    QTest::addColumn<int>("status");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("missing file") << int(HistoryAction::Check) << "nope.db" << "" << int(HistoryOutcome::Status::Failed)
+                                  << "no such history file";
+    QTest::newRow("bad points") << int(HistoryAction::Show) << "" << "0" << int(HistoryOutcome::Status::BadRequest)
+                                << "--points";
+    QTest::newRow("no incident") << int(HistoryAction::Incidents) << "" << "" << int(HistoryOutcome::Status::Ok) << "";
+  }
+  void outcomesAreTyped() {
+    QFETCH(int, action);
+    QFETCH(QString, db);
+    QFETCH(QString, points);
+    QFETCH(int, status);
+    QFETCH(QString, mentions);
+    HistoryRequest r;
+    r.action = static_cast<HistoryAction>(action);
+    r.db = db.isEmpty() ? db_ : dir_.filePath(db).toStdString();
+    r.from = "-10m";
+    r.to = "now";
+    if (!points.isEmpty()) r.points = points.toStdString();
+    r.nowMs = kT0 + 601'000;
+    std::ostringstream out;
+    const HistoryOutcome o = runHistoryAction(r, out);
+    QCOMPARE(int(o.status), status);
+    QVERIFY2(QString::fromStdString(o.error).contains(mentions), o.error.c_str());
+  }
+
+  // A file name in another encoding (not UTF-8) reaches the reader byte for byte, through QCommandLineParser.
+  void fileNamesThatAreNotUtf8PassUnchanged() {
+    const std::string latin1 = dir_.filePath("caf").toStdString() + "\xE9.db";
+    std::string out, err;
+    QCOMPARE(run({"history", "check", "--db", latin1}, &out, &err), 1);
+    QVERIFY2(err.find(latin1) != std::string::npos, err.c_str());
+    QVERIFY2(err.find("no such history file") != std::string::npos, err.c_str());
+    std::filesystem::copy_file(db_, latin1);
+    QVERIFY2(run({"history", "check", "--db", latin1}, &out, &err) == 0, err.c_str());
+    QVERIFY2(out.find("file            " + latin1) != std::string::npos, out.c_str());
+  }
+
+  void everyActionAnswersHelp_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("usage");
+    QTest::newRow("history") << QStringList{"history", "--help"} << "usage: tollgate history incidents";
+    QTest::newRow("history -h") << QStringList{"history", "-h"} << "usage: tollgate history incidents";
+    for (const char* a : {"incidents", "show", "export", "check"})
+      QTest::newRow(a) << QStringList{"history", a, "--help"} << QString("usage: tollgate history %1").arg(a);
+    QTest::newRow("after options") << QStringList{"history", "check", "--db", "x", "-h"} << "usage: tollgate history check";
+  }
+  void everyActionAnswersHelp() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, usage);
+    std::vector<std::string> a;
+    for (const auto& s : args) a.push_back(s.toStdString());
+    std::string out, err;
+    QCOMPARE(run(a, &out, &err), 0);
+    QVERIFY2(QString::fromStdString(out).startsWith(usage), out.c_str());
+    QVERIFY2(QString::fromStdString(out).contains("--strict"), out.c_str());
+    QCOMPARE(QString::fromStdString(err), QString());
   }
 
   void usageErrorsNameTheArgument_data() {
@@ -104,6 +196,13 @@ class TestHistoryCommand : public QObject {
                                 << "--format";
     QTest::newRow("bad points") << QStringList{"history", "show", "--db", "x", "--from", "-1h", "--to", "now", "--points", "0"}
                                 << "--points";
+    QTest::newRow("given twice") << QStringList{"history", "check", "--db", "x", "--db", "y"} << "--db given twice";
+    QTest::newRow("switch with a value") << QStringList{"history", "check", "--db", "x", "--strict=1"} << "'--strict=1'";
+    QTest::newRow("stray word") << QStringList{"history", "check", "--db", "x", "now"} << "unknown argument 'now'";
+    QTest::newRow("option of another action") << QStringList{"history", "check", "--db", "x", "--points", "5"}
+                                              << "unknown argument '--points'";
+    QTest::newRow("-1e300d") << QStringList{"history", "show", "--db", "x", "--from", "-1e300d", "--to", "now"}
+                             << "--from: cannot read '-1e300d'";
   }
   void usageErrorsNameTheArgument() {
     QFETCH(QStringList, args);

@@ -1,6 +1,7 @@
 // History files and arguments nobody meant to write: garbage in the meta table, times at the edge of int64,
 // events carrying bytes that are not UTF-8. Each is an error naming the file, key or argument, never an
 // abort (run under ASan/UBSan to see the overflows these used to be).
+#include "history_cli.h"
 #include "history_command.h"
 #include "history_fixture.h"
 #include "history_reader.h"

@@ -1,0 +1,152 @@
+// tollgate run --headless: the engine on a config, driven by a JSONL job or the config's synthetic workload,
+// with a progress line per group every second and a JSON report at the end.
+#include "cli.h"
+
+#include "command_line.h"
+#include "json_text.h"
+#include "session.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <fstream>
+#include <thread>
+
+namespace tg::cli {
+namespace {
+
+constexpr const char* kRunSynopsis =
+    "usage: tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--duration S]\n"
+    "                    [--report report.json] [--history FILE|off] [--quiet]\n";
+
+std::atomic<bool> gInterrupted{false};
+
+void onSignal(int) { gInterrupted = true; }
+
+std::string fmt(double v, const char* f = "%.0f") {
+  if (!known(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void printProgress(const EngineSnapshot& s, const EngineSnapshot* prev, double dt) {
+  for (const auto& g : s.groups) {
+    const GroupSnapshot* pg = prev ? prev->find(g.group) : nullptr;
+    const double okRate = pg && dt > 0 ? static_cast<double>(g.counters.ok - pg->counters.ok) / dt : 0;
+    const auto r429 = pg ? g.counters.r429 - pg->counters.r429 : 0;
+    const auto& req = g.dims[0];
+    std::printf("%-12s ok %6.1f/s  429 %3llu  5xx %4llu  shed %4llu  q %d/%d/%d  in-flight %2d/%-2d  remaining %s/%s  %s%s\n",
+                g.group.c_str(), okRate, static_cast<unsigned long long>(r429),
+                static_cast<unsigned long long>(g.counters.r5xx), static_cast<unsigned long long>(g.counters.shed),
+                g.queueDepth[0], g.queueDepth[1], g.queueDepth[2], g.inFlight, g.concurrencyLimit,
+                fmt(req.remaining).c_str(), fmt(req.limit).c_str(), std::string(breakerStateName(g.breaker)).c_str(),
+                g.waitReason.empty() ? "" : ("  waiting: " + g.waitReason).c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int runCommand(const std::vector<std::string>& argv) {
+  CommandLine a(kRunSynopsis, {{"--headless", "", "without a window (run never opens one)"},
+                                {"--config", "FILE", "upstream config (default: the embedded simulator demo)"},
+                                {"--workload", "JOB.jsonl", "requests to send, one JSON object a line"},
+                                {"--results", "FILE", "where the job's results go (default: next to the job)"},
+                                {"--duration", "S", "stop after S seconds"},
+                                {"--report", "FILE", "write the run report as JSON"},
+                                {"--history", "FILE|off", "history file (default: the config's or the user's)"},
+                                {"--quiet", "", "no progress lines and no report on stdout"}});
+  if (auto answered = a.parseOrAnswer(argv, "tollgate run", std::cout, std::cerr)) return *answered;
+  std::string err;
+  const std::optional<double> duration = a.number("--duration", &err);
+  if (!err.empty()) {
+    std::fprintf(stderr, "tollgate run: %s\n", err.c_str());
+    return kExitUsage;
+  }
+  if (duration && *duration <= 0) {
+    std::fprintf(stderr, "tollgate run: --duration: expected a positive number of seconds\n");
+    return kExitUsage;
+  }
+  std::unique_ptr<Session> session;
+  try {
+    session = std::make_unique<Session>(loadConfig(a.value("--config")));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tollgate run: %s\n", e.what());
+    return kExitUsage;
+  }
+  applyHistoryFlag(*session, a.value("--history"));
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  const bool quiet = a.isSet("--quiet");
+  const auto job = a.value("--workload");
+  try {
+    session->start(/*startSyntheticWorkload=*/!job);
+    if (job) {
+      JsonlJob::Options o;
+      o.input = *job;
+      if (auto r = a.value("--results")) o.results = *r;
+      session->startJob(std::move(o));
+    } else if (!session->hasSyntheticProfile()) {
+      std::fprintf(stderr, "tollgate run: nothing to do: no --workload and no \"workload\" section in the config\n");
+      return kExitUsage;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tollgate run: %s\n", e.what());
+    return kExitFailed;
+  }
+  if (!quiet && !session->simulatorUrl().empty())
+    std::printf("embedded simulator: %s\n", session->simulatorUrl().c_str());
+  if (!quiet && session->history()) std::printf("history: %s\n", session->history()->path().c_str());
+
+  SnapshotPtr prev;
+  auto lastPrint = std::chrono::steady_clock::now();
+  while (!gInterrupted) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (duration && session->elapsedS() >= *duration) break;
+    if (JsonlJob* j = session->job(); j && j->progress().finished) break;
+    if (SyntheticWorkload* s = session->synthetic(); s && s->finished() && s->completed() >= s->submitted()) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (!quiet && now - lastPrint >= std::chrono::seconds(1)) {
+      SnapshotPtr snap = session->engine().latestSnapshot();
+      const double dt = std::chrono::duration<double>(now - lastPrint).count();
+      std::printf("--- t=%.0fs", session->elapsedS());
+      if (JsonlJob* j = session->job()) {
+        const JobProgress p = j->progress();
+        std::printf("  job: %lld done (%lld ok, %lld failed), %lld skipped, %lld rejected",
+                    static_cast<long long>(p.done()), static_cast<long long>(p.succeeded),
+                    static_cast<long long>(p.failed), static_cast<long long>(p.skipped),
+                    static_cast<long long>(p.rejected));
+      }
+      std::printf("\n");
+      printProgress(*snap, prev.get(), dt);
+      prev = snap;
+      lastPrint = now;
+    }
+  }
+  const double elapsed = session->elapsedS();
+  JobProgress jp;
+  if (JsonlJob* j = session->job()) jp = j->progress();
+  const bool hadJob = session->job() != nullptr;
+  session->stop();
+  nlohmann::json report = session->report().toJson(*session->engine().latestSnapshot(), elapsed);
+  if (hadJob) {
+    report["job"] = {{"lines", jp.lines},         {"skipped", jp.skipped},     {"rejected", jp.rejected},
+                     {"submitted", jp.submitted}, {"succeeded", jp.succeeded}, {"failed", jp.failed},
+                     {"finished", jp.finished}};
+  }
+  if (auto path = a.value("--report")) {
+    std::ofstream out(*path);
+    out << dumpJson(report, 2) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "tollgate run: cannot write the report to %s\n", path->c_str());
+      return kExitFailed;
+    }
+  }
+  if (!quiet) std::printf("%s\n", dumpJson(report, 2).c_str());
+  return kExitOk;
+}
+
+}  // namespace tg::cli
