@@ -1,8 +1,10 @@
 #include "history_reader.h"
 
+#include "epoch_floor.h"
 #include "history_schema.h"
 #include "json_text.h"
 #include "sqlite_db.h"
+#include "sqlite_transaction.h"
 
 #include <nlohmann/json.hpp>
 
@@ -89,11 +91,10 @@ struct HistoryReader::Impl {
     HistoryResult<T> r;
     try {
       // One read transaction per call: a consistent view, released as soon as the call returns.
-      db.exec("BEGIN");
+      sql::SqliteTransaction read(db, sql::SqliteTransaction::Mode::Deferred);
       r.value = f();
-      db.exec("COMMIT");
+      read.commit();
     } catch (const std::exception& e) {
-      if (!sqlite3_get_autocommit(db.handle())) sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
       r.value = T{};
       r.error = e.what();
       if (r.error.empty()) r.error = "history read failed";
@@ -151,7 +152,7 @@ HistoryResult<std::vector<SampleSeries>> HistoryReader::samples(EpochMs fromMs, 
     std::int64_t bucketMs = raw;
     for (const StoredTier& t : {k1m, k10s}) {
       if (d_->version < 2) break;  // v1 kept rollups only for expired spans
-      const EpochMs o = fromMs - ((fromMs % t.ms) + t.ms) % t.ms;
+      const EpochMs o = history::floorTo(fromMs, t.ms);
       const std::int64_t b = ((toMs - o + maxPoints - 1) / maxPoints + t.ms - 1) / t.ms * t.ms;
       if (2 * b <= 3 * raw) {
         tier = t;
@@ -238,7 +239,7 @@ HistoryResult<std::vector<RequestRow>> HistoryReader::requestTable(EpochMs fromM
     }
     sql::Stmt st(d_->db, sql);
     const EpochMs clamped = std::clamp(fromMs, kMinHistoryMs, kMaxHistoryMs);
-    const EpochMs from = clamped - ((clamped % 60000) + 60000) % 60000;  // the minute containing fromMs
+    const EpochMs from = history::floorMinute(clamped);  // the minute containing fromMs
     st.bind(1, static_cast<std::int64_t>(from)).bind(2, static_cast<std::int64_t>(toMs));
     std::vector<RequestRow> out;
     while (st.step()) {
