@@ -3,6 +3,7 @@
 #include "json_text.h"
 #include "config_error.h"
 #include "secret.h"
+#include "time_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -270,7 +271,7 @@ std::string SimResponder::serialize(int status, const HeaderList& headers, const
   const auto sec = static_cast<std::int64_t>(wallNowS);
   if (sec != dateSecond_) {
     dateSecond_ = sec;
-    dateHeader_ = RateLimitHeaderWriter::httpDate(static_cast<std::time_t>(sec));
+    dateHeader_ = formatUtc(sec * 1000, UtcStyle::HttpDate);
   }
   std::string out;
   out.reserve(256 + body.size() + headers.size() * 48);
