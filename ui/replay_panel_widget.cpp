@@ -25,6 +25,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tg::ui {
@@ -278,8 +279,10 @@ void ReplayPanelWidget::pause() {
   emit playingChanged(false);
 }
 
-void ReplayPanelWidget::tick() {
-  carryMs_ += double(sinceTick_.restart()) * speed_;
+void ReplayPanelWidget::tick() { advance(sinceTick_.restart()); }
+
+void ReplayPanelWidget::advance(qint64 wallMs) {
+  carryMs_ += double(std::max<qint64>(0, wallMs)) * speed_;
   const auto advance = EpochMs(carryMs_);
   carryMs_ -= double(advance);
   updateBudget();
