@@ -1,4 +1,5 @@
 #include "bench_support.h"
+#include "stats.h"
 
 #include <unistd.h>
 
@@ -25,15 +26,6 @@ std::vector<Arrival> makeArrivals(const std::vector<StreamSpec>& streams, double
   }
   std::sort(out.begin(), out.end(), [](const Arrival& a, const Arrival& b) { return a.atS < b.atS; });
   return out;
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const double rank = p / 100.0 * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(rank));
-  const auto hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
 }
 
 Figures computeFigures(const RunLog& run, double quotaPerS, double fromS, double toS, int p0Group) {
@@ -67,10 +59,10 @@ Figures computeFigures(const RunLog& run, double quotaPerS, double fromS, double
       }
     }
   }
-  f.waitP50S = percentile(waits, 50);
-  f.waitP95S = percentile(waits, 95);
-  f.p0P50S = percentile(p0, 50);
-  f.p0P95S = percentile(p0, 95);
+  f.waitP50S = tg::percentile(waits, 0.5);
+  f.waitP95S = tg::percentile(waits, 0.95);
+  f.p0P50S = tg::percentile(p0, 0.5);
+  f.p0P95S = tg::percentile(p0, 0.95);
   return f;
 }
 

@@ -75,7 +75,6 @@ struct TimedAction {
 };
 
 // --- figures ---
-double percentile(std::vector<double> v, double p);  // p in [0, 100]; NaN when empty
 
 struct Figures {
   double goodputPerS = 0;      // 2xx per second over [fromS, toS)

@@ -6,6 +6,7 @@
 //
 //   chart_bench [--rounds 10] [--width 1600] [--height 1000] [--json FILE]
 #include "bench_support.h"
+#include "stats.h"
 #include "chart_panel_widget.h"
 #include "sample_source.h"
 
@@ -158,15 +159,15 @@ int main(int argc, char** argv) {
     if (i > 0) rawMs.push_back(msSince(t0));  // the first includes the first layout
   }
 
-  const double panelMed = percentile(totalMs, 50), rawMed = percentile(rawMs, 50);
+  const double panelMed = tg::percentile(totalMs, 0.5), rawMed = tg::percentile(rawMs, 0.5);
   std::printf("\nChart redraw: 10 groups x 1 h of per-second samples, %dx%d offscreen, %d rounds\n\n", width, height,
               rounds);
   TablePrinter t({"what", "median ms", "p95 ms", "note"});
-  t.row({"ChartPanelWidget refresh() (7 charts, data rebuilt)", fmt(percentile(refreshMs, 50)),
-         fmt(percentile(refreshMs, 95)), "frames built, decimated, series replaced"});
-  t.row({"ChartPanelWidget grab() (layout + paint)", fmt(percentile(paintMs, 50)), fmt(percentile(paintMs, 95)), ""});
-  t.row({"ChartPanelWidget total", fmt(panelMed), fmt(percentile(totalMs, 95)), "one full redraw of the dashboard"});
-  t.row({"bare QChart, 10 series x 3600 points, replace()+grab()", fmt(rawMed), fmt(percentile(rawMs, 95)),
+  t.row({"ChartPanelWidget refresh() (7 charts, data rebuilt)", fmt(tg::percentile(refreshMs, 0.5)),
+         fmt(tg::percentile(refreshMs, 0.95)), "frames built, decimated, series replaced"});
+  t.row({"ChartPanelWidget grab() (layout + paint)", fmt(tg::percentile(paintMs, 0.5)), fmt(tg::percentile(paintMs, 0.95)), ""});
+  t.row({"ChartPanelWidget total", fmt(panelMed), fmt(tg::percentile(totalMs, 0.95)), "one full redraw of the dashboard"});
+  t.row({"bare QChart, 10 series x 3600 points, replace()+grab()", fmt(rawMed), fmt(tg::percentile(rawMs, 0.95)),
          "one chart, no decimation (reference)"});
   t.print();
   std::printf("\ndashboard (7 charts) / one bare chart: %.2f\n", panelMed / rawMed);

@@ -8,6 +8,7 @@
 // per row; --full-week records all 7 days (6,048,000 rows) and measures it.
 #include "history_reader.h"
 #include "history_store.h"
+#include "stats.h"
 
 #include <nlohmann/json.hpp>
 
@@ -145,10 +146,9 @@ int main(int argc, char** argv) {
     insertCpuSeconds += processCpuSeconds() - cpu0;
   }
   const double insertRate = static_cast<double>(rows) / insertSeconds;
-  std::sort(appendUs.begin(), appendUs.end());
-  const double worstAppendUs = appendUs.back();
-  const double p99AppendUs = appendUs[appendUs.size() * 99 / 100];
-  const double p50AppendUs = appendUs[appendUs.size() / 2];
+  const double worstAppendUs = tg::percentile(appendUs, 1.0);
+  const double p99AppendUs = tg::percentile(appendUs, 0.99);
+  const double p50AppendUs = tg::percentile(appendUs, 0.5);
   const std::uint64_t fullBytes = bytesOf(path);  // main file + WAL, while the writer is open
   const double insertCpuRate = static_cast<double>(rows) / insertCpuSeconds;
   std::printf("insert: %lld sample rows in %.2f s = %.0f rows/s wall (target >= 100000); %.2f CPU s = %.0f rows per "
@@ -182,13 +182,11 @@ int main(int argc, char** argv) {
       for (const auto& s : res.value) points += s.buckets.size();
     }
   }
-  auto sorted = queryMs;
-  std::sort(sorted.begin(), sorted.end());
-  auto sortedCpu = queryCpuMs;
-  std::sort(sortedCpu.begin(), sortedCpu.end());
+  const double queryMedianMs = tg::percentile(queryMs, 0.5);
+  const double queryCpuMedianMs = tg::percentile(queryCpuMs, 0.5);
   std::printf("query: 24 h x %d groups -> %zu points (<= 2000 per series): first %.1f ms, median %.1f ms wall, "
               "median %.1f ms CPU (target < 200 ms)\n",
-              kGroups, points, queryMs[0], sorted[sorted.size() / 2], sortedCpu[sortedCpu.size() / 2]);
+              kGroups, points, queryMs[0], queryMedianMs, queryCpuMedianMs);
 
   // 3. Size, main file and WAL apart (the WAL is bounded by checkpoints, not by the data; counted once).
   //    Steady state = the file after retention at the end of the recording (7 d full resolution, the 10 s
@@ -246,7 +244,7 @@ int main(int argc, char** argv) {
       {"append_us_p99", p99AppendUs},
       {"append_us_worst", worstAppendUs},
       {"query_24h_10groups_2000pts_ms", queryMs},
-      {"query_median_ms", sorted[sorted.size() / 2]},
+      {"query_median_ms", queryMedianMs},
       {"query_points", points},
       {"bytes_per_sample_row", bytesPerSample},
       {"bytes_per_rollup_row", bytesPerRollup},

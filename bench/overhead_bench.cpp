@@ -12,6 +12,7 @@
 // and stop after `requests` completions (or 60 s). CPU time of the whole process (client + in-process simulator)
 // per request is reported too: on a noisy machine it moves less than wall time.
 #include "bench_support.h"
+#include "stats.h"
 #include "config_loader.h"
 #include "engine.h"
 #include "sim_config.h"
@@ -215,18 +216,18 @@ int main(int argc, char** argv) {
   }
   sim.stop();
 
-  const double bMed = percentile(bare, 50), eMed = percentile(eng, 50);
-  const double bCpu = percentile(bareCpu, 50), eCpu = percentile(engCpu, 50);
+  const double bMed = tg::percentile(bare, 0.5), eMed = tg::percentile(eng, 0.5);
+  const double bCpu = tg::percentile(bareCpu, 0.5), eCpu = tg::percentile(engCpu, 0.5);
   std::printf("\nEngine overhead: %d requests x %d rounds, %d in flight, simulator without limit or latency\n\n",
               requests, rounds, concurrency);
   TablePrinter t({"client", "requests/s (median)", "min", "max", "CPU us/request (median, incl. simulator)"});
-  t.row({"bare libcurl multi", fmt(bMed, 0), fmt(percentile(bare, 0), 0), fmt(percentile(bare, 100), 0), fmt(bCpu, 1)});
-  t.row({"Tollgate Engine", fmt(eMed, 0), fmt(percentile(eng, 0), 0), fmt(percentile(eng, 100), 0), fmt(eCpu, 1)});
+  t.row({"bare libcurl multi", fmt(bMed, 0), fmt(tg::percentile(bare, 0.0), 0), fmt(tg::percentile(bare, 1.0), 0), fmt(bCpu, 1)});
+  t.row({"Tollgate Engine", fmt(eMed, 0), fmt(tg::percentile(eng, 0.0), 0), fmt(tg::percentile(eng, 1.0), 0), fmt(eCpu, 1)});
   t.print();
-  const double ratio = percentile(pairRatio, 50);
+  const double ratio = tg::percentile(pairRatio, 0.5);
   std::printf("\nengine / bare: %.2f requests/s, median of %d paired rounds (target >= 0.9: %s); pairs %.2f-%.2f; "
               "ratio of the medians %.2f; CPU per request %.2fx\n",
-              ratio, rounds, ratio >= 0.9 ? "met" : "MISSED", percentile(pairRatio, 0), percentile(pairRatio, 100),
+              ratio, rounds, ratio >= 0.9 ? "met" : "MISSED", tg::percentile(pairRatio, 0.0), tg::percentile(pairRatio, 1.0),
               eMed / bMed, eCpu / bCpu);
   writeJson(jsonPath, {{"bench", "overhead"},
                        {"machine", machineJson()},

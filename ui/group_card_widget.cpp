@@ -1,14 +1,15 @@
 #include "group_card_widget.h"
 
 #include "chart_frame_builder.h"
+#include "time_text.h"
 
-#include <QDateTime>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tg::ui {
@@ -20,12 +21,7 @@ QString number(double v, int decimals = 0) {
   return QString::number(v, 'f', decimals);
 }
 
-QString duration(double s) {
-  if (s < 0) s = 0;
-  if (s < 90) return QObject::tr("%1 s").arg(std::ceil(s), 0, 'f', 0);
-  if (s < 5400) return QObject::tr("%1 min").arg(s / 60, 0, 'f', 1);
-  return QObject::tr("%1 h").arg(s / 3600, 0, 'f', 1);
-}
+QString duration(double s) { return QString::fromStdString(formatDuration(std::max(0.0, s))); }
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include "history_sample_source.h"
 #include "incident_report.h"
 #include "time_chart_widget.h"
+#include "time_text.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -72,7 +73,7 @@ bool ReplayExporter::exportReport(HistorySampleSource& source, ChartPanelWidget&
   if (pngs.isEmpty() && error && !error->isEmpty()) return false;
   IncidentReport rep;
   rep.title = incident ? "Incident " + std::to_string(incident->id)
-                       : "History " + IncidentReport::formatTime(fromMs) + " – " + IncidentReport::formatTime(toMs);
+                       : "History " + formatUtc(fromMs, UtcStyle::DateTime) + " – " + formatUtc(toMs, UtcStyle::DateTime);
   rep.fromMs = fromMs;
   rep.toMs = toMs;
   rep.incident = incident;

@@ -5,6 +5,7 @@
 #include "replay_exporter.h"
 #include "replay_scrub_widget.h"
 #include "time_chart_widget.h"
+#include "time_text.h"
 #include "what_if_dialog.h"
 
 #include <QComboBox>
@@ -24,22 +25,16 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tg::ui {
 
 namespace {
 
-QString utc(EpochMs ms) {
-  return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
-}
+QString utc(EpochMs ms) { return QString::fromStdString(formatUtc(ms, UtcStyle::DateTime)); }
 
-QString duration(std::int64_t ms) {
-  const std::int64_t s = ms / 1000;
-  return s >= 3600 ? QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60)
-         : s >= 60 ? QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60)
-                   : QStringLiteral("%1 s").arg(s);
-}
+QString duration(std::int64_t ms) { return QString::fromStdString(formatDuration(static_cast<double>(ms) / 1000)); }
 
 QToolButton* tool(QWidget* parent, QStyle::StandardPixmap icon, const QString& tip, const char* name) {
   auto* b = new QToolButton(parent);
@@ -284,8 +279,10 @@ void ReplayPanelWidget::pause() {
   emit playingChanged(false);
 }
 
-void ReplayPanelWidget::tick() {
-  carryMs_ += double(sinceTick_.restart()) * speed_;
+void ReplayPanelWidget::tick() { advance(sinceTick_.restart()); }
+
+void ReplayPanelWidget::advance(qint64 wallMs) {
+  carryMs_ += double(std::max<qint64>(0, wallMs)) * speed_;
   const auto advance = EpochMs(carryMs_);
   carryMs_ -= double(advance);
   updateBudget();

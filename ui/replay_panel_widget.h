@@ -48,6 +48,9 @@ class ReplayPanelWidget : public QWidget {
   void play();   // from the range start when the playhead is at the end
   void pause();
   void step(int direction);  // one step of 5 s (history time) back (-1) or forward (+1)
+  // One playback step for `wallMs` of wall time at the current speed (the timer's tick passes the time
+  // since the last tick; tests pass it by hand). Pauses and emits finished() at the range end.
+  void advance(qint64 wallMs);
   void nextIncident();
   void previousIncident();
 

@@ -1,5 +1,6 @@
 #include "workload_panel_widget.h"
 
+#include "time_text.h"
 #include "workload_controller.h"
 
 #include <QComboBox>
@@ -20,9 +21,7 @@ namespace {
 
 QString eta(double s) {
   if (std::isnan(s) || s < 0) return QObject::tr("ETA –");
-  if (s < 90) return QObject::tr("ETA %1 s").arg(std::ceil(s), 0, 'f', 0);
-  if (s < 5400) return QObject::tr("ETA %1 min").arg(s / 60, 0, 'f', 1);
-  return QObject::tr("ETA %1 h").arg(s / 3600, 0, 'f', 1);
+  return QObject::tr("ETA %1").arg(QString::fromStdString(formatDuration(s)));
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 #include "log.h"
 
 #include "secret.h"
+#include "time_text.h"
 #include "types.h"
 
 #include <atomic>
-#include <ctime>
 #include <mutex>
 
 namespace tg {
@@ -21,17 +21,12 @@ void Log::setSink(std::FILE* f) { gSink = f; }
 
 void Log::write(LogLevel level, std::string_view scope, std::string_view message) {
   if (level < gLevel.load() || level == LogLevel::Off) return;
-  const EpochMs ms = nowEpochMs();
-  const std::time_t secs = ms / 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char ts[32];
-  std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+  const std::string ts = formatUtc(nowEpochMs(), UtcStyle::IsoMillis);
   std::string line = SecretRegistry::redact(std::string(message));
   std::FILE* out = gSink.load();
   if (!out) out = stderr;
   std::lock_guard lock(gWriteMutex);
-  std::fprintf(out, "%s.%03dZ %s [%.*s] %s\n", ts, static_cast<int>(ms % 1000),
+  std::fprintf(out, "%s %s [%.*s] %s\n", ts.c_str(),
                kLevelNames[static_cast<int>(level)], static_cast<int>(scope.size()), scope.data(),
                line.c_str());
   std::fflush(out);

@@ -8,8 +8,7 @@ namespace tg {
 
 double percentile(std::vector<double> v, double q) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  if (std::isnan(q)) q = 0.5;
+  if (v.empty() || std::isnan(q)) return std::numeric_limits<double>::quiet_NaN();
   const double rank = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(rank));
   const std::size_t hi = std::min(v.size() - 1, lo + 1);

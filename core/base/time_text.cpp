@@ -46,6 +46,17 @@ std::string formatUtc(EpochMs msIn, UtcStyle style) {
     case UtcStyle::Clock:
       std::snprintf(buf, sizeof buf, "%02d:%02d:%02d", h, mi, s);
       break;
+    case UtcStyle::DateTime:
+      std::snprintf(buf, sizeof buf, "%04d-%02u-%02u %02d:%02d:%02d", y, mo, d, h, mi, s);
+      break;
+    case UtcStyle::HttpDate: {
+      static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+      static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+      std::snprintf(buf, sizeof buf, "%s, %02u %s %04d %02d:%02d:%02d GMT", kDays[ch::weekday{day}.c_encoding()],
+                    d, kMonths[mo - 1], y, h, mi, s);
+      break;
+    }
   }
   return buf;
 }
@@ -53,24 +64,29 @@ std::string formatUtc(EpochMs msIn, UtcStyle style) {
 std::string formatDuration(double seconds) {
   if (std::isnan(seconds)) return "-";
   if (std::isinf(seconds)) return seconds > 0 ? "forever" : "-forever";
-  const char* sign = seconds < 0 ? "-" : "";
   const double s = std::fabs(seconds);
   char buf[64];
-  if (s < 1) {
-    std::snprintf(buf, sizeof buf, "%s%.0f ms", sign, s * 1000);
-  } else if (s < 60) {
-    std::snprintf(buf, sizeof buf, "%s%.*f s", sign, s < 10 ? 1 : 0, s);
-  } else if (s < 3600) {
-    const auto whole = static_cast<long long>(s);
+  if (s >= 1e15) {
+    std::snprintf(buf, sizeof buf, "%s%.3g d", seconds < 0 ? "-" : "", s / 86400);
+    return buf;
+  }
+  // Round to what each band shows before choosing the band, so a value never prints as the next band's
+  // first figure ("1000 ms", "60 s").
+  const long long ms = std::llround(s * 1000);
+  const char* sign = seconds < 0 && ms > 0 ? "-" : "";
+  const long long whole = std::llround(s);
+  if (ms < 1000) {
+    std::snprintf(buf, sizeof buf, "%s%lld ms", sign, ms);
+  } else if (ms < 9950) {
+    std::snprintf(buf, sizeof buf, "%s%.1f s", sign, s);
+  } else if (whole < 60) {
+    std::snprintf(buf, sizeof buf, "%s%lld s", sign, whole);
+  } else if (whole < 3600) {
     std::snprintf(buf, sizeof buf, "%s%lld min %lld s", sign, whole / 60, whole % 60);
-  } else if (s < 86400) {
-    const auto minutes = static_cast<long long>(s / 60);
-    std::snprintf(buf, sizeof buf, "%s%lld h %02lld min", sign, minutes / 60, minutes % 60);
-  } else if (s < 1e15) {
-    const auto hours = static_cast<long long>(s / 3600);
-    std::snprintf(buf, sizeof buf, "%s%lld d %02lld h", sign, hours / 24, hours % 24);
+  } else if (whole < 86400) {
+    std::snprintf(buf, sizeof buf, "%s%lld h %02lld min", sign, whole / 3600, whole % 3600 / 60);
   } else {
-    std::snprintf(buf, sizeof buf, "%s%.3g d", sign, s / 86400);
+    std::snprintf(buf, sizeof buf, "%s%lld d %02lld h", sign, whole / 86400, whole % 86400 / 3600);
   }
   return buf;
 }

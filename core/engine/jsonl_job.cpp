@@ -37,10 +37,9 @@ bool hasControlChars(const std::string& s) {
   return s.find('\x7f') != std::string::npos;
 }
 
-int openAppend(const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error(path + ": cannot open for writing: " + std::strerror(errno));
-  return fd;
+bool isRegularFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 // Cuts a torn last line (no trailing newline) left by a killed process, so appends start clean.
@@ -208,27 +207,6 @@ JsonlJob::~JsonlJob() {
   // Requests still in the engine hold s_: their results are written when they come, then the files close.
 }
 
-JsonlJob::Shared::~Shared() {
-  if (resultsFd >= 0) ::close(resultsFd);
-  if (rejectsFd >= 0) ::close(rejectsFd);
-}
-
-void JsonlJob::appendLine(int fd, const std::string& line) {
-  std::string buf = line + "\n";
-  const char* p = buf.data();
-  std::size_t left = buf.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      logError("job", std::string("cannot write a result: ") + std::strerror(errno));
-      return;
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-}
-
 void JsonlJob::start() {
   {
     std::ifstream probe(opts_.input);
@@ -239,8 +217,9 @@ void JsonlJob::start() {
     std::lock_guard lock(s_->mutex);
     s_->progress.totalLines = n;
   }
-  cutTornTail(opts_.results);
-  {
+  // A pipe or device as the results file has nothing to resume from (and reading it could block).
+  if (isRegularFile(opts_.results)) {
+    cutTornTail(opts_.results);
     std::ifstream in(opts_.results);
     std::string line;
     std::int64_t n = 0;
@@ -251,8 +230,8 @@ void JsonlJob::start() {
       else logWarn("job", opts_.results + ":" + std::to_string(n) + ": unreadable result row ignored");
     }
   }
-  s_->resultsFd = openAppend(opts_.results);
-  s_->rejectsFd = openAppend(opts_.rejects);
+  s_->results = std::make_unique<LineFileWriter>(opts_.results);
+  s_->rejects = std::make_unique<LineFileWriter>(opts_.rejects);
   feeder_ = std::thread([this] { feed(); });
 }
 
@@ -278,7 +257,7 @@ void JsonlJob::feed() {
     }
     if (!req) {
       logWarn("job", opts_.input + ":" + std::to_string(lineNo) + ": " + error);
-      appendLine(s.rejectsFd, rejectLine(lineNo, error, line));
+      s.rejects->append(rejectLine(lineNo, error, line));
       std::lock_guard lock(s.mutex);
       ++s.progress.lines;
       ++s.progress.rejected;
@@ -300,7 +279,7 @@ void JsonlJob::feed() {
   }
   std::lock_guard lock(s.mutex);
   s.progress.inputDone = true;
-  s.progress.finished = s.outstanding == 0;
+  s.finishIfDone();
   s.cv.notify_all();
 }
 
@@ -309,18 +288,38 @@ void JsonlJob::Shared::onResult(const Result& r) {
   if (r.error == ErrorKind::Cancelled) {
     std::lock_guard lock(mutex);
     --outstanding;
-    progress.finished = progress.inputDone && outstanding == 0;
+    finishIfDone();
     cv.notify_all();
     return;
   }
-  appendLine(resultsFd, SecretRegistry::dumpRedacted(resultToJson(r)));
   if (observer) observer(r);
+  {
+    std::lock_guard lock(mutex);
+    if (r.ok()) ++progress.succeeded;
+    else ++progress.failed;
+  }
+  results->append(SecretRegistry::dumpRedacted(resultToJson(r)),
+                  [self = shared_from_this()](bool ok) { self->onWritten(ok); });
+}
+
+void JsonlJob::Shared::onWritten(bool) {
   std::lock_guard lock(mutex);
   --outstanding;
-  if (r.ok()) ++progress.succeeded;
-  else ++progress.failed;
-  progress.finished = progress.inputDone && outstanding == 0;
+  finishIfDone();
   cv.notify_all();
+}
+
+void JsonlJob::Shared::finishIfDone() {
+  if (!progress.inputDone || outstanding != 0 || finishing) return;
+  finishing = true;
+  // Rejects first, then results: once `finished` is seen, both files are complete on disk.
+  rejects->syncThen([self = shared_from_this()](bool) {
+    self->results->syncThen([self](bool) {
+      std::lock_guard lock(self->mutex);
+      self->progress.finished = true;
+      self->cv.notify_all();
+    });
+  });
 }
 
 bool JsonlJob::waitFinished(double timeoutS) {
@@ -341,8 +340,14 @@ void JsonlJob::cancel() {
 }
 
 JobProgress JsonlJob::progress() const {
-  std::lock_guard lock(s_->mutex);
-  return s_->progress;
+  JobProgress p;
+  {
+    std::lock_guard lock(s_->mutex);
+    p = s_->progress;
+  }
+  if (s_->results) p.writeError = s_->results->error();
+  if (p.writeError.empty() && s_->rejects) p.writeError = s_->rejects->error();
+  return p;
 }
 
 }  // namespace tg

@@ -6,12 +6,14 @@
 //               "tokens", "body" (JSON when it parses, else text) | "error", "message"}
 //
 // Re-running the same job resumes: ids already in the results file are skipped. Results are appended one
-// whole line per write(2) with O_APPEND, and a torn last line left by a killed process is cut off on
-// the next start, so a kill -9 loses no result and duplicates none. A malformed input line is reported
+// whole line per write(2) with O_APPEND by a writer thread of their own (the engine thread only queues
+// them, so a slow disk or an unread pipe never stalls it), and a torn last line left by a killed process is
+// cut off on the next start, so a kill -9 loses no result and duplicates none. A malformed input line is reported
 // with its line number (on stderr and in the rejects file) and the rest of the job continues.
 #pragma once
 
 #include "engine.h"
+#include "line_file_writer.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -35,7 +37,8 @@ struct JobProgress {
   std::int64_t succeeded = 0;
   std::int64_t failed = 0;
   bool inputDone = false;      // the whole input has been read
-  bool finished = false;       // input done and every submitted request has a result
+  bool finished = false;       // input done, every submitted request's result written, both files synced
+  std::string writeError;      // the first failure writing the results or rejects file (names the file)
   std::int64_t done() const { return succeeded + failed; }
 };
 
@@ -73,21 +76,24 @@ class JsonlJob {
 
  private:
   // What result callbacks touch: owned jointly by the job and every request still in the engine.
-  struct Shared {
+  // The last owner may be the engine thread or a writer thread; neither blocks on destruction.
+  struct Shared : std::enable_shared_from_this<Shared> {
     std::function<void(const Result&)> observer;
-    int resultsFd = -1;
-    int rejectsFd = -1;
+    std::unique_ptr<LineFileWriter> results;
+    std::unique_ptr<LineFileWriter> rejects;
     std::mutex mutex;
     std::condition_variable cv;
     JobProgress progress;
-    std::int64_t outstanding = 0;
+    std::int64_t outstanding = 0;  // submitted and not yet written (or cancelled)
+    bool finishing = false;
     std::atomic<bool> cancel{false};
     std::atomic<bool> paused{false};
-    ~Shared();
-    void onResult(const Result& r);
+    void onResult(const Result& r);      // engine thread: queues the line, never blocks
+    void onWritten(bool ok);             // results writer thread
+    // Caller holds `mutex`. Once the input is done and nothing is outstanding: sync both files, then finish.
+    void finishIfDone();
   };
   void feed();
-  static void appendLine(int fd, const std::string& line);
 
   Engine& engine_;
   Options opts_;

@@ -1,5 +1,6 @@
 #include "run_report.h"
 
+#include "json_text.h"
 #include "stats.h"
 
 #include <algorithm>
@@ -23,7 +24,7 @@ void RunReport::observe(const Result& r) {
 
 nlohmann::json RunReport::toJson(const EngineSnapshot& snap, double elapsedS) const {
   std::lock_guard lock(mutex_);
-  auto num = [](double v) { return known(v) ? nlohmann::json(std::round(v * 10) / 10) : nlohmann::json(nullptr); };
+  auto num = [](double v) { return numberOrNull(std::round(v * 10) / 10); };
   nlohmann::json groups = nlohmann::json::object();
   nlohmann::json total{{"sent", 0}, {"ok", 0}, {"r429", 0}, {"r5xx", 0}, {"retries", 0}, {"shed", 0}};
   for (const auto& gs : snap.groups) {

@@ -1,9 +1,10 @@
 #include "quota_tracker.h"
 
+#include "time_text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 
 namespace tg {
 namespace {
@@ -16,22 +17,9 @@ double niceWindow(double s) {
   return s;
 }
 
-std::string fmtSeconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, s < 10 ? "%.1f s" : "%.0f s", s);
-  return buf;
-}
-
 }  // namespace
 
-std::string formatClock(EpochMs ms) {
-  const std::time_t t = ms / 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
-  return buf;
-}
+std::string formatClock(EpochMs ms) { return formatUtc(ms, UtcStyle::Clock); }
 
 QuotaTracker::QuotaTracker(double bucketFraction, std::array<double, kDimensionCount> configuredPerMinute,
                            TimePoint now, double windowHintS)
@@ -98,7 +86,7 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
       const Duration until = fromSeconds((need - d.remaining) / d.refillRate);
       if (until > w.wait) {
         w.wait = until;
-        w.reason = std::string(dimensionName(dim)) + ": refill in " + fmtSeconds(toSeconds(until));
+        w.reason = std::string(dimensionName(dim)) + ": refill in " + formatDuration(toSeconds(until));
       }
       continue;
     }
@@ -106,14 +94,14 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
       const Duration until = d.resetAt - now;
       if (until > w.wait) {
         w.wait = until;
-        w.reason = std::string(dimensionName(dim)) + " exhausted, reset in " + fmtSeconds(toSeconds(until));
+        w.reason = std::string(dimensionName(dim)) + " exhausted, reset in " + formatDuration(toSeconds(until));
       }
       continue;
     }
     const Duration b = d.bucket.timeUntil(c + (dim == Dimension::Requests ? reserve : 0.0), now);
     if (b > w.wait) {
       w.wait = b;
-      w.reason = std::string(dimensionName(dim)) + ": " + fmtSeconds(toSeconds(b));
+      w.reason = std::string(dimensionName(dim)) + ": " + formatDuration(toSeconds(b));
     }
   }
   (void)nowEpoch;
@@ -230,7 +218,7 @@ Duration QuotaTracker::onBare429(double baseS, double capS, TimePoint now, Epoch
   }
   const double s = std::min(capS, baseS * std::pow(2.0, std::min(consecutiveBare429_ - 1, 20)));
   blockUntil(now + fromSeconds(s), nowEpoch + static_cast<EpochMs>(s * 1000),
-             "bare 429: backing off " + fmtSeconds(s), false);
+             "bare 429: backing off " + formatDuration(s), false);
   return fromSeconds(s);
 }
 

@@ -1,6 +1,7 @@
 #include "incident_report.h"
 
-#include <ctime>
+#include "time_text.h"
+
 #include <sstream>
 
 namespace tg {
@@ -25,16 +26,9 @@ std::string cell(std::string s) {
   return out;
 }
 
-}  // namespace
+std::string formatTime(EpochMs ms) { return formatUtc(ms, UtcStyle::DateTime); }
 
-std::string IncidentReport::formatTime(EpochMs ms) {
-  const std::time_t t = std::time_t(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
-}
+}  // namespace
 
 std::string IncidentReport::markdown() const {
   std::ostringstream md;

@@ -19,7 +19,6 @@ struct IncidentReport {
   std::string source;                 // the history file
 
   std::string markdown() const;
-  static std::string formatTime(EpochMs ms);  // UTC, "2024-05-01 12:03:41"
 };
 
 }  // namespace tg

@@ -1,5 +1,7 @@
 #include "replay_scenario.h"
 
+#include "stats.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -7,12 +9,6 @@
 namespace tg {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return kUnknown;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
 
 // Windows the simulator knows how to express; a reset further out than a minute is a daily-style quota
 // that a short re-drive cannot show anyway.
@@ -113,7 +109,7 @@ std::optional<ReplayScenario> ReplayScenario::fromHistory(HistoryReader& reader,
       }
     }
     if (maxConc > 0) g.concurrency = maxConc;
-    const double lat = median(latencies);
+    const double lat = percentile(latencies, 0.5);
     if (known(lat)) g.latencyMs = std::clamp(lat, 1.0, 5000.0);
     if (!windows.empty()) g.windowS = snapWindow(*std::max_element(windows.begin(), windows.end()));
     sc.groups.push_back(std::move(g));

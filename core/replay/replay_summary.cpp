@@ -1,16 +1,11 @@
 #include "replay_summary.h"
 
+#include "stats.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace tg {
-
-double summaryPercentile(std::vector<double> v, double p) {
-  if (v.empty()) return kUnknown;
-  const std::size_t k = std::min(v.size() - 1, std::size_t(p * double(v.size() - 1) + 0.5));
-  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(k), v.end());
-  return v[k];
-}
 
 namespace {
 
@@ -70,8 +65,8 @@ ReplaySummary ReplaySummary::fromSamples(const std::vector<Sample>& samples, Epo
     }
     if (a.h.arrivals == 0) a.h.completionS = kUnknown;
     if (a.p0) {
-      a.h.p0P50Ms = summaryPercentile(a.p50, 0.5);
-      a.h.p0P95Ms = summaryPercentile(a.p95, 0.95);
+      a.h.p0P50Ms = percentile(a.p50, 0.5);
+      a.h.p0P95Ms = percentile(a.p95, 0.95);
       allP50.insert(allP50.end(), a.p50.begin(), a.p50.end());
       allP95.insert(allP95.end(), a.p95.begin(), a.p95.end());
     }
@@ -88,8 +83,8 @@ ReplaySummary ReplaySummary::fromSamples(const std::vector<Sample>& samples, Epo
     out.groups[name] = a.h;
   }
   out.total.completionS = allDone ? latest : kUnknown;
-  out.total.p0P50Ms = summaryPercentile(allP50, 0.5);
-  out.total.p0P95Ms = summaryPercentile(allP95, 0.95);
+  out.total.p0P50Ms = percentile(allP50, 0.5);
+  out.total.p0P95Ms = percentile(allP95, 0.95);
   return out;
 }
 

@@ -24,10 +24,6 @@ struct Headline {
   nlohmann::json toJson() const;
 };
 
-// Nearest-rank percentile (p in [0, 1]) of `v`; NaN when empty. Shared by the summary and the what-if runner.
-double summaryPercentile(std::vector<double> v, double p);
-// A number for JSON reports: null when unknown (NaN).
-
 struct ReplaySummary {
   std::map<std::string, Headline> groups;
   Headline total;

@@ -2,6 +2,7 @@
 
 #include "engine.h"
 #include "sim_server.h"
+#include "stats.h"
 
 #include <algorithm>
 #include <chrono>
@@ -204,8 +205,8 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
     return a.group != b.group ? a.group < b.group : a.tsMs < b.tsMs;
   });
   res.redriven = ReplaySummary::fromSamples(res.samples, sc.fromMs);
-  res.p0TotalP50Ms = summaryPercentile(p0Total, 0.5);
-  res.p0TotalP95Ms = summaryPercentile(p0Total, 0.95);
+  res.p0TotalP50Ms = percentile(p0Total, 0.5);
+  res.p0TotalP95Ms = percentile(p0Total, 0.95);
   if (opts.progress) opts.progress(1.0);
   res.ok = true;
   return res;

@@ -1,5 +1,7 @@
 #include "rate_limit_header_writer.h"
 
+#include "time_text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +18,9 @@ std::pair<std::time_t, double> absoluteReset(double wallNowS, double s) {
   const double at = std::ceil(wallNowS + std::max(0.0, s) - 1e-9);
   return {static_cast<std::time_t>(at), at - wallNowS};
 }
+
+std::string httpDate(std::time_t t) { return formatUtc(EpochMs(t) * 1000, UtcStyle::HttpDate); }
+std::string rfc3339(std::time_t t) { return formatUtc(EpochMs(t) * 1000, UtcStyle::Iso); }
 
 }  // namespace
 
@@ -39,22 +44,6 @@ std::string RateLimitHeaderWriter::goDuration(double seconds) {
   if (h) out += std::to_string(h) + "h";
   if (h || m) out += std::to_string(m) + "m";
   return out + s + "s";
-}
-
-std::string RateLimitHeaderWriter::httpDate(std::time_t t) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-  return buf;
-}
-
-std::string RateLimitHeaderWriter::rfc3339(std::time_t t) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 double RateLimitHeaderWriter::write(const RateLimitHeaderInput& in, HeaderList& out) const {

@@ -64,8 +64,6 @@ class RateLimitHeaderWriter {
 
   // "1m0s", "250ms", "1.5s", "2h0m0s" (Go's time.Duration.String, rounded up to the millisecond).
   static std::string goDuration(double seconds);
-  static std::string httpDate(std::time_t t);   // "Sun, 06 Nov 1994 08:49:37 GMT"
-  static std::string rfc3339(std::time_t t);    // "1994-11-06T08:49:37Z"
 
  private:
   SimDialect dialect_;

@@ -24,28 +24,6 @@ constexpr const char* kApiKey = "x-api-key";
 constexpr const char* kUserAgent = "user-agent";
 constexpr const char* kTierNames[] = {"P0", "P1", "P2", "none"};
 
-const char* reason(int status) {
-  switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 411: return "Length Required";
-    case 413: return "Payload Too Large";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    case 505: return "HTTP Version Not Supported";
-    default: return status < 500 ? "Client Error" : "Server Error";
-  }
-}
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](char c) { return c >= 'A' && c <= 'Z' ? char(c | 0x20) : c; });
   return s;
@@ -265,39 +243,10 @@ void SimResponder::count(Group& g, KeyState& k, int tierSlot, std::uint64_t Coun
   }
 }
 
-std::string SimResponder::serialize(int status, const HeaderList& headers, const std::string& body, bool close,
-                                    double wallNowS) {
-  const auto sec = static_cast<std::int64_t>(wallNowS);
-  if (sec != dateSecond_) {
-    dateSecond_ = sec;
-    dateHeader_ = RateLimitHeaderWriter::httpDate(static_cast<std::time_t>(sec));
-  }
-  std::string out;
-  out.reserve(256 + body.size() + headers.size() * 48);
-  out += "HTTP/1.1 ";
-  out += std::to_string(status);
-  out += ' ';
-  out += reason(status);
-  out += "\r\nServer: tollgate-sim\r\nDate: ";
-  out += dateHeader_;
-  out += "\r\nContent-Type: application/json\r\nContent-Length: ";
-  out += std::to_string(body.size());
-  out += close ? "\r\nConnection: close\r\n" : "\r\n";
-  for (const auto& [k, v] : headers) {
-    out += k;
-    out += ": ";
-    out += v;
-    out += "\r\n";
-  }
-  out += "\r\n";
-  out += body;
-  return out;
-}
-
 SimReply SimResponder::jsonReply(int status, const nlohmann::json& body, bool close, double wallNowS) {
   SimReply r;
   r.closeAfter = close;
-  r.bytes = serialize(status, {}, dumpJson(body), close, wallNowS);
+  r.bytes = writer_.serialize(status, {}, dumpJson(body), close, wallNowS);
   return r;
 }
 
@@ -341,7 +290,7 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
       count(g, k, tier, status >= 500 ? &Counters::r5xx : &Counters::other4xx, now);
       const std::string type = a.kind == SimAction::Kind::Outage ? "outage" : "injected_error";
       const nlohmann::json body = {{"error", {{"type", type}, {"message", "simulated " + type}}}};
-      reply.bytes = serialize(status, h, dumpJson(body), reply.closeAfter, wallNowS);
+      reply.bytes = writer_.serialize(status, h, dumpJson(body), reply.closeAfter, wallNowS);
       return reply;
     }
     if (a.kind == SimAction::Kind::ResetConnections && chance(a.share)) {
@@ -383,7 +332,7 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
              {{"type", "request_too_large"},
               {"message", "request needs " + fmt(tokenCost) + " tokens; group " + g.name + " allows " +
                               fmt(g.tokenLimit()) + " per " + fmt(g.cfg.windowS) + " s"}}}};
-        reply.bytes = serialize(kPayloadTooLarge, h, dumpJson(body), reply.closeAfter, wallNowS);
+        reply.bytes = writer_.serialize(kPayloadTooLarge, h, dumpJson(body), reply.closeAfter, wallNowS);
         return reply;
       }
       in.requests = rd;
@@ -406,7 +355,7 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
                             std::string(limitAlgorithmName(g.cfg.algorithm)) + ") for group " + g.name +
                             "; retry in " + fmt(in.retryAfterS) + " s"},
             {"retry_after_s", in.retryAfterS}}}};
-      reply.bytes = serialize(github ? http::kForbidden : http::kTooManyRequests, h, dumpJson(body),
+      reply.bytes = writer_.serialize(github ? http::kForbidden : http::kTooManyRequests, h, dumpJson(body),
                               reply.closeAfter, wallNowS);
       return reply;
     }
@@ -425,7 +374,7 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
       {"group", g.name},
       {"usage",
        {{"prompt_tokens", promptTokens}, {"completion_tokens", completion}, {"total_tokens", total}}}};
-  reply.bytes = serialize(http::kOk, h, dumpJson(body), reply.closeAfter, wallNowS);
+  reply.bytes = writer_.serialize(http::kOk, h, dumpJson(body), reply.closeAfter, wallNowS);
   return reply;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "http_request_parser.h"
+#include "http_response_writer.h"
 #include "rate_limit_header_writer.h"
 #include "sim_config.h"
 #include "sim_limiter.h"
@@ -54,10 +55,6 @@ class SimResponder {
 
   nlohmann::json stats(TimePoint now) const;
   void resetStats(TimePoint now);
-
-  // "HTTP/1.1 <status> <reason>" head with Date, Content-Length, Content-Type JSON, the extra headers.
-  std::string serialize(int status, const HeaderList& headers, const std::string& body, bool close,
-                        double wallNowS);
 
  private:
   struct Counters {
@@ -126,8 +123,7 @@ class SimResponder {
   std::vector<Effect> effects_;
   std::mt19937_64 rng_;
   std::uint64_t nextId_ = 1;
-  std::int64_t dateSecond_ = -1;
-  std::string dateHeader_;
+  HttpResponseWriter writer_;
   double lognormalMu_ = 0, lognormalSigma_ = 0;
 };
 

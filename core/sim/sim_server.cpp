@@ -1,9 +1,9 @@
 #include "sim_server.h"
 
 #include "log.h"
+#include "loopback_listener.h"
 #include "sim_responder.h"
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -132,49 +132,10 @@ int SimServer::start(const std::string& hostIn, int port) {
   Impl& s = *impl_;
   if (s.thread.joinable()) throw std::runtime_error("tollgate-sim: already started");
   if (port < 0 || port > 65535) throw std::runtime_error("tollgate-sim: port out of range: " + std::to_string(port));
-  const std::string host = hostIn == "localhost" ? "127.0.0.1" : hostIn;
-  sockaddr_storage addr{};
-  socklen_t addrLen = 0;
-  int family = AF_INET;
-  in_addr a4{};
-  in6_addr a6{};
-  if (inet_pton(AF_INET, host.c_str(), &a4) == 1) {
-    if ((ntohl(a4.s_addr) >> 24) != 127)
-      throw std::runtime_error("tollgate-sim: refusing to listen on " + host +
-                               ": only loopback hosts (127.0.0.0/8, ::1, localhost) are allowed");
-    auto* sin = reinterpret_cast<sockaddr_in*>(&addr);
-    sin->sin_family = AF_INET;
-    sin->sin_addr = a4;
-    sin->sin_port = htons(static_cast<std::uint16_t>(port));
-    addrLen = sizeof(sockaddr_in);
-  } else if (inet_pton(AF_INET6, host.c_str(), &a6) == 1) {
-    if (!IN6_IS_ADDR_LOOPBACK(&a6))
-      throw std::runtime_error("tollgate-sim: refusing to listen on " + host +
-                               ": only loopback hosts (127.0.0.0/8, ::1, localhost) are allowed");
-    family = AF_INET6;
-    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&addr);
-    sin6->sin6_family = AF_INET6;
-    sin6->sin6_addr = a6;
-    sin6->sin6_port = htons(static_cast<std::uint16_t>(port));
-    addrLen = sizeof(sockaddr_in6);
-  } else {
-    throw std::runtime_error("tollgate-sim: not an IP address or \"localhost\": " + hostIn);
-  }
-
+  LoopbackListener listener(hostIn, port);  // throws, naming what failed
+  s.boundPort = listener.port();
+  s.listenFd = listener.release();
   try {
-    s.listenFd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (s.listenFd < 0) throw std::runtime_error(errnoText("tollgate-sim: socket"));
-    const int one = 1;
-    ::setsockopt(s.listenFd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(s.listenFd, reinterpret_cast<sockaddr*>(&addr), addrLen) != 0)
-      throw std::runtime_error(errnoText("tollgate-sim: bind " + host + ":" + std::to_string(port)));
-    if (::listen(s.listenFd, SOMAXCONN) != 0) throw std::runtime_error(errnoText("tollgate-sim: listen"));
-    sockaddr_storage bound{};
-    socklen_t boundLen = sizeof bound;
-    if (::getsockname(s.listenFd, reinterpret_cast<sockaddr*>(&bound), &boundLen) != 0)
-      throw std::runtime_error(errnoText("tollgate-sim: getsockname"));
-    s.boundPort = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
-                                          : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
     s.epollFd = ::epoll_create1(EPOLL_CLOEXEC);
     if (s.epollFd < 0) throw std::runtime_error(errnoText("tollgate-sim: epoll_create1"));
     s.wakeFd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -1,5 +1,7 @@
 // JSONL job lines: every field validated, errors name the field. A job dropped while its requests are in
 // flight (the dashboard replacing it) returns at once and still writes every result, against the simulator.
+// Results are written off the engine thread: an unread pipe as the results file does not stall the engine,
+// and a full disk is an error that names the file.
 #include "engine_fixture.h"
 #include "jsonl_job.h"
 
@@ -7,10 +9,41 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <fstream>
+#include <poll.h>
 #include <set>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace tg;
+
+namespace {
+
+// A simulator without limits answering after `latencyMs`, and an engine with one group "g" in front of it.
+nlohmann::json simJson(int latencyMs) {
+  return {{"dialect", "none"}, {"group_by", "header"}, {"default_group", "g"}, {"groups", {{"g", {{"limit", 0}}}}},
+          {"latency_ms", {{"distribution", "fixed"}, {"mean", latencyMs}}}};
+}
+nlohmann::json engineJson(int concurrency) {
+  return {{"name", "jsonl-test"},
+          {"groups", nlohmann::json::array({{{"name", "g"}, {"base_url", "sim"}, {"concurrency", concurrency},
+                                             {"keys", nlohmann::json::array({{{"name", "k"}}})}}})}};
+}
+
+std::string writeJob(const QTemporaryDir& dir, int n) {
+  const std::string input = dir.filePath("job.jsonl").toStdString();
+  std::ofstream out(input);
+  for (int i = 0; i < n; ++i)
+    out << nlohmann::json{{"id", "j" + std::to_string(i)}, {"group", "g"}, {"url", "/v1/chat/completions"}}.dump()
+        << "\n";
+  return input;
+}
+
+}  // namespace
 
 class TestJsonlJob : public QObject {
   Q_OBJECT
@@ -74,22 +107,9 @@ class TestJsonlJob : public QObject {
 
   void droppingAJobInFlightReturnsAtOnceAndLosesNoResult() {
     // 300 ms per response, 4 in flight: 12 requests take about a second.
-    const nlohmann::json simJson{{"dialect", "none"}, {"group_by", "header"}, {"default_group", "g"},
-                                 {"groups", {{"g", {{"limit", 0}}}}},
-                                 {"latency_ms", {{"distribution", "fixed"}, {"mean", 300}}}};
-    const nlohmann::json engineJson{
-        {"name", "jsonl-test"},
-        {"groups", nlohmann::json::array({{{"name", "g"}, {"base_url", "sim"}, {"concurrency", 4},
-                                           {"keys", nlohmann::json::array({{{"name", "k"}}})}}})}};
-    tgtest::EngineUnderTest eut(simJson, engineJson);
+    tgtest::EngineUnderTest eut(simJson(300), engineJson(4));
     QTemporaryDir dir;
-    const std::string input = dir.filePath("job.jsonl").toStdString();
-    {
-      std::ofstream out(input);
-      for (int i = 0; i < 12; ++i)
-        out << nlohmann::json{{"id", "j" + std::to_string(i)}, {"group", "g"}, {"url", "/v1/chat/completions"}}.dump()
-            << "\n";
-    }
+    const std::string input = writeJob(dir, 12);
     auto job = std::make_unique<JsonlJob>(eut.engine(), JsonlJob::Options{input, {}, {}, 20000, {}});
     job->start();
     QTRY_VERIFY_WITH_TIMEOUT(job->progress().submitted == 12, 5000);
@@ -108,6 +128,70 @@ class TestJsonlJob : public QObject {
     };
     QTRY_COMPARE_WITH_TIMEOUT(lines().first, 12, 10000);
     QCOMPARE(lines().second, std::size_t(12));
+  }
+
+  void anUnreadPipeDoesNotStallTheEngine() {
+    tgtest::EngineUnderTest eut(simJson(1), engineJson(8));
+    QTemporaryDir dir;
+    constexpr int kRequests = 60;  // ~15 KB of result lines: more than the 4 KB pipe below can hold
+    const std::string input = writeJob(dir, kRequests);
+    const std::string fifo = dir.filePath("results.fifo").toStdString();
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    // A reader that is there (so the job can open the pipe) but reads nothing yet.
+    const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    QVERIFY(reader >= 0);
+    QVERIFY(::fcntl(reader, F_SETPIPE_SZ, 4096) > 0);
+
+    std::atomic<int> observed{0};
+    JsonlJob job(eut.engine(), JsonlJob::Options{input, fifo, {}, 20000, [&](const Result&) { ++observed; }});
+    job.start();
+    // Every result reaches its callback on the engine thread although the pipe is full ...
+    QTRY_COMPARE_WITH_TIMEOUT(observed.load(), kRequests, 10000);
+    // ... and the engine still answers new requests.
+    std::atomic<bool> answered{false};
+    Request extra;
+    extra.id = "extra";
+    extra.group = "g";
+    extra.url = "/v1/chat/completions";
+    eut.engine().submit(extra, [&](const Result& r) { answered = r.ok(); });
+    QTRY_VERIFY_WITH_TIMEOUT(answered.load(), 5000);
+    QVERIFY(!job.progress().finished);  // not all written: the pipe is full
+
+    // Now read it: every result arrives exactly once, in whole lines, and the job finishes.
+    std::string text;
+    std::set<std::string> ids;
+    int lines = 0;
+    QElapsedTimer t;
+    t.start();
+    while (lines < kRequests && t.elapsed() < 10000) {
+      pollfd p{reader, POLLIN, 0};
+      ::poll(&p, 1, 100);
+      char buf[4096];
+      const ssize_t n = ::read(reader, buf, sizeof buf);
+      if (n > 0) text.append(buf, std::size_t(n));
+      for (std::size_t nl; (nl = text.find('\n')) != std::string::npos; text.erase(0, nl + 1)) {
+        ++lines;
+        ids.insert(nlohmann::json::parse(text.substr(0, nl))["id"].get<std::string>());
+      }
+    }
+    QCOMPARE(lines, kRequests);
+    QCOMPARE(ids.size(), std::size_t(kRequests));
+    QVERIFY(job.waitFinished(10));
+    QCOMPARE(job.progress().succeeded, std::int64_t(kRequests));
+    QVERIFY(job.progress().writeError.empty());
+    ::close(reader);
+  }
+
+  void aFullDiskIsAnErrorNamingTheFile() {
+    tgtest::EngineUnderTest eut(simJson(1), engineJson(8));
+    QTemporaryDir dir;
+    const std::string input = writeJob(dir, 3);
+    JsonlJob job(eut.engine(), JsonlJob::Options{input, "/dev/full", {}, 20000, {}});
+    job.start();
+    QVERIFY(job.waitFinished(10));  // the job still ends: a result that cannot be written is not waited for
+    const std::string error = job.progress().writeError;
+    QVERIFY2(error.find("/dev/full") != std::string::npos, error.c_str());
+    QVERIFY2(error.find(std::strerror(ENOSPC)) != std::string::npos, error.c_str());
   }
 };
 

@@ -1,16 +1,10 @@
-// Buckets, breaker, adaptive concurrency, retry policy, tier queues and the quota tracker with time
-// driven by hand, including time that goes backwards.
-#include "adaptive_concurrency.h"
-#include "circuit_breaker.h"
+// The quota tracker: remaining and reset from headers, in-flight counted as spent, blocks, bare 429s,
+// learned rates and windows, the P0 reserve; time driven by hand, backwards included.
 #include "quota_tracker.h"
-#include "retry_policy.h"
-#include "tier_queues.h"
-#include "token_bucket.h"
 
 #include <QtTest>
 
-#include <cmath>
-#include <limits>
+#include <optional>
 
 using namespace tg;
 using namespace std::chrono_literals;
@@ -30,225 +24,9 @@ QuotaScope scope(Dimension d, double limit, double remaining, std::optional<doub
 }
 }  // namespace
 
-class TestRateLimitLogic : public QObject {
+class TestQuotaTracker : public QObject {
   Q_OBJECT
  private slots:
-  void bucketAllowsBurstThenRefills() {
-    TokenBucket b(10, 5, t0);
-    for (int i = 0; i < 5; ++i) QVERIFY(b.tryAcquire(1, t0));
-    QVERIFY(!b.tryAcquire(1, t0));
-    QCOMPARE(b.timeUntil(1, t0), fromSeconds(0.1));
-    QVERIFY(!b.tryAcquire(1, t0 + 50ms));
-    QVERIFY(b.tryAcquire(1, t0 + 100ms));
-    // Long idle never exceeds the burst.
-    QCOMPARE(b.level(t0 + 1h), 5.0);
-  }
-
-  void bucketTimeBackwardsAccruesNothing() {
-    TokenBucket b(10, 5, t0);
-    for (int i = 0; i < 5; ++i) QVERIFY(b.tryAcquire(1, t0));
-    QVERIFY(!b.tryAcquire(1, t0 - 10s));
-    QCOMPARE(b.level(t0 - 10s), 0.0);
-    QVERIFY(b.tryAcquire(1, t0 + 100ms));  // resumes from the last good time
-  }
-
-  void bucketOversizedCostWaitsForFullThenGoesIntoDebt() {
-    TokenBucket b(10, 5, t0);
-    QVERIFY(b.tryAcquire(1, t0));
-    QVERIFY(!b.tryAcquire(50, t0));
-    QVERIFY(b.tryAcquire(50, t0 + 100ms));  // full again: allowed once
-    QVERIFY(b.level(t0 + 100ms) < 0);
-    QVERIFY(b.timeUntil(1, t0 + 100ms) > 4s);  // debt repaid before the next unit
-  }
-
-  void breakerTripsOnFailureShareWithMinimumCalls() {
-    BreakerConfig c;
-    c.windowS = 10;
-    c.minCalls = 10;
-    c.failureShare = 0.5;
-    c.openS = 5;
-    c.halfOpenProbes = 2;
-    CircuitBreaker b(c);
-    for (int i = 0; i < 9; ++i) QVERIFY(!b.record(true, t0));  // below min calls: stays closed
-    auto tr = b.record(true, t0 + 100ms);
-    QVERIFY(tr);
-    QCOMPARE(tr->to, BreakerState::Open);
-    QVERIFY(!b.allow(t0 + 1s));
-    std::optional<BreakerTransition> half;
-    QVERIFY(b.allow(t0 + 6s, &half));
-    QVERIFY(half);
-    QCOMPARE(b.state(), BreakerState::HalfOpen);
-    b.onSend();
-    b.onSend();
-    QVERIFY(!b.allow(t0 + 6s));  // probes in flight
-    QVERIFY(!b.record(false, t0 + 6500ms));
-    auto closed = b.record(false, t0 + 6600ms);
-    QVERIFY(closed);
-    QCOMPARE(closed->to, BreakerState::Closed);
-  }
-
-  void breakerHalfOpenFailureReopens() {
-    BreakerConfig c;
-    c.minCalls = 2;
-    c.openS = 1;
-    CircuitBreaker b(c);
-    b.record(true, t0);
-    b.record(true, t0);
-    QCOMPARE(b.state(), BreakerState::Open);
-    QVERIFY(b.allow(t0 + 2s));
-    b.onSend();
-    auto tr = b.record(true, t0 + 2s);
-    QVERIFY(tr);
-    QCOMPARE(tr->to, BreakerState::Open);
-    QVERIFY(!b.allow(t0 + 2500ms));
-  }
-
-  void breakerHealthyTrafficStaysClosedAndOldFailuresAge() {
-    BreakerConfig c;
-    c.minCalls = 5;
-    c.windowS = 10;
-    CircuitBreaker b(c);
-    for (int i = 0; i < 4; ++i) b.record(true, t0);
-    for (int i = 0; i < 20; ++i) QVERIFY(!b.record(false, t0 + 20s));  // the old failures left the window
-    QCOMPARE(b.state(), BreakerState::Closed);
-    QCOMPARE(b.failureShare(t0 + 20s), 0.0);
-  }
-
-  void adaptiveShrinksOn429AndGrowsBackUnderCeiling() {
-    AdaptiveConcurrency a(20, 1, true, t0);
-    QCOMPARE(a.limit(), 20);
-    a.onRateLimited(t0 + 2s);
-    QCOMPARE(a.limit(), 14);
-    a.onRateLimited(t0 + 2100ms);  // same burst: counted once
-    QCOMPARE(a.limit(), 14);
-    TimePoint t = t0 + 3s;
-    for (int i = 0; i < 2000; ++i) a.onSuccess(0.05, t += 1ms);
-    QCOMPARE(a.limit(), 20);  // never above the ceiling
-    a.setCeiling(5);
-    QCOMPARE(a.limit(), 5);
-    for (int i = 0; i < 30; ++i) a.onRateLimited(t += 2s);
-    QCOMPARE(a.limit(), 1);  // never below the minimum
-  }
-
-  void adaptiveBacksOffOnLatencyGrowth() {
-    AdaptiveConcurrency a(32, 1, true, t0);
-    TimePoint t = t0;
-    for (int i = 0; i < 500; ++i) a.onSuccess(0.02, t += 10ms);
-    QCOMPARE(a.limit(), 32);
-    for (int i = 0; i < 100; ++i) a.onSuccess(0.5, t += 10ms);  // upstream queueing
-    QVERIFY2(a.limit() < 32, qPrintable(QString::number(a.limit())));
-  }
-
-  void adaptiveOffMeansOperatorCeiling() {
-    AdaptiveConcurrency a(8, 1, false, t0);
-    a.onRateLimited(t0 + 5s);
-    QCOMPARE(a.limit(), 8);
-  }
-
-  void retryPolicyClassifies() {
-    RetryConfig c;
-    c.maxAttempts = 3;
-    RetryPolicy p(c, 42);
-    RetryBudget budget(0.1, 10);
-    QCOMPARE(p.decide(1, 200, ErrorKind::None, false, false, budget).action, RetryAction::Done);
-    QCOMPARE(p.decide(1, 429, ErrorKind::RateLimited, true, false, budget).action, RetryAction::RetryAfterQuota);
-    QCOMPARE(p.decide(1, 429, ErrorKind::RateLimited, true, true, budget).action, RetryAction::Fail);
-    QCOMPARE(p.decide(1, 400, ErrorKind::Http, false, false, budget).action, RetryAction::Fail);
-    QCOMPARE(p.decide(1, 404, ErrorKind::Http, false, false, budget).action, RetryAction::Fail);
-    auto d = p.decide(1, 503, ErrorKind::Http, false, false, budget);
-    QCOMPARE(d.action, RetryAction::RetryAfterBackoff);
-    QVERIFY(d.delayS >= 0 && d.delayS <= c.baseBackoffS);
-    QCOMPARE(p.decide(2, 0, ErrorKind::Timeout, false, false, budget).action, RetryAction::RetryAfterBackoff);
-    QCOMPARE(p.decide(3, 500, ErrorKind::Http, false, false, budget).action, RetryAction::Fail);  // out of attempts
-  }
-
-  void retryAfterZeroHasAFloorAndSpendsTheBudget() {
-    RetryConfig c;
-    c.maxAttempts = 3;
-    c.baseBackoffS = 0.25;
-    RetryPolicy p(c, 5);
-    RetryBudget budget(0.1, 2);
-    // A wait the server named at or above the floor is the quota picture's business, free of the budget.
-    QCOMPARE(p.decide(1, 429, ErrorKind::RateLimited, true, false, budget, 1.0).action, RetryAction::RetryAfterQuota);
-    QCOMPARE(budget.tokens(), 2.0);
-    for (int attempt = 1; attempt <= 2; ++attempt) {
-      const auto d = p.decide(attempt, 429, ErrorKind::RateLimited, true, false, budget, 0.0);
-      QCOMPARE(d.action, RetryAction::RetryAfterBackoff);
-      QVERIFY2(d.delayS >= c.baseBackoffS && d.delayS <= c.baseBackoffS * (1 + 2 * attempt), qPrintable(QString::number(d.delayS)));
-    }
-    QCOMPARE(budget.tokens(), 0.0);
-    QCOMPARE(p.decide(1, 429, ErrorKind::RateLimited, true, false, budget, 0.0).action, RetryAction::Fail);  // budget
-    budget.onFirstAttempt();
-    for (int i = 0; i < 20; ++i) budget.onFirstAttempt();
-    QCOMPARE(p.decide(3, 429, ErrorKind::RateLimited, true, false, budget, 0.1).action, RetryAction::Fail);  // attempts
-  }
-
-  void timeFromOutsideSaturates() {
-    // Seconds from headers or deadlines convert without undefined behaviour, and adding them to now stays
-    // representable.
-    QCOMPARE(fromSeconds(std::nan("")), Duration::zero());
-    QVERIFY(fromSeconds(1e10) > fromSeconds(1e9));
-    QCOMPARE(fromSeconds(1e300), fromSeconds(kMaxDurationS));
-    QCOMPARE(fromSeconds(-1e300), fromSeconds(-kMaxDurationS));
-    QCOMPARE(fromSeconds(std::numeric_limits<double>::infinity()), fromSeconds(kMaxDurationS));
-    QVERIFY(t0 + fromSeconds(1e19) > t0);
-    QCOMPARE(addSaturating(t0, Duration::max()), TimePoint::max());
-    QCOMPARE(addSaturating(TimePoint::min() + 1s, -2s), TimePoint::min());
-    QCOMPARE(addSaturating(TimePoint::max() - 1s, 2s), TimePoint::max());
-    QCOMPARE(addSaturating(t0, 5s), t0 + 5s);
-    // A bucket with a vanishing rate answers a long wait, not an overflowed one.
-    TokenBucket b(1e-300, 1, t0);
-    QVERIFY(b.tryAcquire(1, t0));
-    QVERIFY(b.timeUntil(1, t0) > 24h * 365);
-  }
-
-  void retryBackoffIsFullJitterAndCapped() {
-    RetryConfig c;
-    c.baseBackoffS = 0.5;
-    c.maxBackoffS = 4;
-    RetryPolicy p(c, 7);
-    double maxSeen = 0, minSeen = 100;
-    for (int i = 0; i < 2000; ++i) {
-      const double b = p.backoffS(10);
-      maxSeen = std::max(maxSeen, b);
-      minSeen = std::min(minSeen, b);
-    }
-    QVERIFY(maxSeen <= 4.0);
-    QVERIFY(maxSeen > 3.5);  // spread over the whole range
-    QVERIFY(minSeen < 0.5);
-  }
-
-  void retryBudgetLimitsRetriesToAShareOfRequests() {
-    RetryConfig c;
-    c.maxAttempts = 100;
-    RetryPolicy p(c, 1);
-    RetryBudget budget(0.1, 10);
-    int retries = 0;
-    for (int i = 0; i < 1000; ++i) {
-      budget.onFirstAttempt();
-      if (p.decide(1, 503, ErrorKind::Http, false, false, budget).action == RetryAction::RetryAfterBackoff) ++retries;
-    }
-    // 10 up front plus 10% of 1000 requests, never one per failure.
-    QVERIFY2(retries <= 110 && retries >= 100, qPrintable(QString::number(retries)));
-  }
-
-  void tierQueuesBoundedWithDeadlines() {
-    TierQueues<int> q({2, 2, 2});
-    int a = 1, b = 2, c = 3;
-    QVERIFY(q.push(Tier::P2, std::move(a), t0 + 1s));
-    QVERIFY(q.push(Tier::P2, std::move(b), t0 + 5s));
-    QVERIFY(!q.push(Tier::P2, std::move(c), t0 + 5s));
-    QCOMPARE(c, 3);  // refused: left with the caller to shed
-    q.pushFront(Tier::P2, 9);  // retries are never refused
-    QCOMPARE(q.size(Tier::P2), 3);
-    std::vector<int> shed;
-    QCOMPARE(q.shedExpired(t0 + 2s, [&](int v) { shed.push_back(v); }), 1);
-    QCOMPARE(shed, std::vector<int>{1});
-    QCOMPARE(q.popFront(Tier::P2), 9);
-    QCOMPARE(q.popFront(Tier::P2), 2);
-    QVERIFY(q.empty(Tier::P2));
-  }
-
   void quotaTrackerFollowsRemainingAndReset() {
     QuotaTracker qt(1.0, {0, 0}, t0);
     QCOMPARE(qt.check({1, 0}, t0, 0).wait, Duration::zero());  // nothing known: go
@@ -335,6 +113,7 @@ class TestRateLimitLogic : public QObject {
 
   // OpenAI-style headers (reset = until full) from a fixed 1-s window of 100, seen through 300 ms of latency
   // and some jitter: each window's turnover arrives late, yet it must never pass for a continuous refill.
+
   void fixedWindowSeenThroughLatencyIsNotTakenForARefill() {
     QuotaTracker qt(1.0, {0, 0}, t0);
     int countedInWindow = 0, window = 0;
@@ -363,6 +142,7 @@ class TestRateLimitLogic : public QObject {
 
   // A token bucket holding steady under load: remaining stays flat (5, 6, 5, 6...) while we keep spending,
   // which a fixed window cannot do. Continuous refill is recognised, and an empty bucket waits for one token.
+
   void tokenBucketHoldingSteadyIsRecognisedAsARefill() {
     QuotaTracker qt(1.0, {0, 0}, t0);
     for (int i = 0; i < 20; ++i) {
@@ -450,5 +230,5 @@ class TestRateLimitLogic : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestRateLimitLogic)
-#include "test_ratelimit_logic.moc"
+QTEST_APPLESS_MAIN(TestQuotaTracker)
+#include "test_quota_tracker.moc"
