@@ -1,5 +1,7 @@
 #include "history_sample_source.h"
 
+#include "epoch_floor.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -127,7 +129,6 @@ std::int64_t gridBucketMs(EpochMs windowMs, int buckets) {
   return (need + 3'600'000 - 1) / 3'600'000 * 3'600'000;
 }
 
-EpochMs floorTo(EpochMs t, std::int64_t step) { return t - ((t % step) + step) % step; }
 
 void appendBuckets(const std::vector<SampleSeries>& series, std::map<std::string, std::vector<Sample>>& out) {
   for (const auto& ser : series) {
@@ -159,8 +160,8 @@ bool HistorySampleSource::readBuckets(EpochMs fromMs, EpochMs toMs, std::int64_t
 
 void HistorySampleSource::fillBuckets(EpochMs fromMs, EpochMs toMs) const {
   const std::int64_t b = gridBucketMs(toMs - fromMs, std::max(8, budget_ / 2));
-  const EpochMs a = floorTo(fromMs, b);
-  const EpochMs e = floorTo(toMs + 1, b);  // complete buckets end here; the rest is read every time
+  const EpochMs a = history::floorTo(fromMs, b);
+  const EpochMs e = history::floorTo(addSaturating(toMs, 1), b);  // complete buckets end here; the rest is read every time
   const bool overlap = b == bucketMs_ && a < bucketTo_ && e > bucketFrom_;
   if (!overlap) {
     buckets_.clear();
