@@ -873,7 +873,8 @@ void EngineLoop::noteRateLimited(GroupRt& g, const QuotaReading& r, const QuotaV
   g.burstStart = now;
   g.burstCount = 1;
   g.burstPeak = 1;
-  nlohmann::json detail{{"classification", v.classification}, {"reason", v.reason}};
+  const std::string cls(verdictClassName(v.classification));
+  nlohmann::json detail{{"classification", cls}, {"reason", v.reason}};
   if (r.retryAfterS) detail["retry_after_s"] = *r.retryAfterS;
   for (const auto& s : r.scopes) {
     if (s.resetInS) detail["reset_in_s"] = *s.resetInS;
@@ -881,12 +882,12 @@ void EngineLoop::noteRateLimited(GroupRt& g, const QuotaReading& r, const QuotaV
     if (known(s.limit)) detail["limit"] = s.limit;
     if (s.dimension == Dimension::Requests) break;
   }
-  const bool exhausted = v.classification == "quota_exhausted";
+  const bool exhausted = v.classification == VerdictClass::QuotaExhausted;
   emit(EventKind::Burst429Start, exhausted ? Severity::Warn : Severity::Info, g.cfg.name,
-       std::string("429 ") + (exhausted ? "quota exhausted" : v.classification == "burst" ? "burst" : "(no quota headers)") +
+       std::string("429 ") + (exhausted ? "quota exhausted" : v.classification == VerdictClass::Burst ? "burst" : "(no quota headers)") +
            (v.reason.empty() ? "" : ": " + v.reason),
        detail);
-  const std::string line = "429 " + v.classification + (v.reason.empty() ? "" : ": " + v.reason);
+  const std::string line = "429 " + cls + (v.reason.empty() ? "" : ": " + v.reason);
   if (exhausted) logWarn(g.cfg.name, line);
   else logInfo(g.cfg.name, line);
 }
@@ -944,7 +945,7 @@ void EngineLoop::complete(CURLMsg* msg, TimePoint now, EpochMs nowEpoch) {
   QuotaVerdict verdict = decideVerdict(reading, static_cast<int>(status), nowEpochS, cfg_.retry.maxServerWaitS);
   // A 429, or GitHub's 403 with a scope at zero (the verdict then classifies it as a rate limit).
   const bool rateLimited = status == http::kTooManyRequests ||
-                           (status == http::kForbidden && verdict.classification != "error");
+                           (status == http::kForbidden && verdict.classification != VerdictClass::Error);
   // A 503 with Retry-After is an overload, counted as 5xx, but its wait is honoured all the same.
   const bool serverWait = status >= 400 && (verdict.kind == QuotaVerdict::Kind::Throttled ||
                                             verdict.kind == QuotaVerdict::Kind::Exhausted);
