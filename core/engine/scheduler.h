@@ -33,7 +33,7 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  const EngineConfig& config() const { return cfg_; }
+  const EngineConfig& config() const { return cfg_; }  // immutable: safe from any thread
 
   // Takes a submitted request into its group's tier queue, or answers it at once (unknown group, a URL or
   // header that may not go out, draining, queue full).
