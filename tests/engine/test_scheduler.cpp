@@ -253,6 +253,22 @@ class TestScheduler : public QObject {
     QCOMPARE(h.dispatch(t0 + 5100ms), 1);
   }
 
+  void bare429BacksOffAndLearnsARate() {
+    Harness h;
+    h.admit("a");
+    QCOMPARE(h.dispatch(t0), 1);
+    h.respond(429, {}, t0);
+    QVERIFY(!h.results.count("a"));  // waits on the quota picture
+    QCOMPARE(h.dispatch(t0 + 500ms), 0);
+    QVERIFY2(h.group(t0 + 500ms).waitReason.find("bare 429: backing off") == 0,
+             h.group(t0 + 500ms).waitReason.c_str());
+    QCOMPARE(h.dispatch(t0 - 5s), 0);  // backwards: still backing off
+    QVERIFY(known(h.group(t0 + 500ms).dims[0].localTokens));  // a request rate was learned
+    QCOMPARE(h.dispatch(t0 + 3s), 1);
+    h.respond(200, {}, t0 + 3s);
+    QCOMPARE(h.results.at("a").attempts, 2);
+  }
+
   void breakerOpensProbesAndCloses() {
     EngineConfig c = config();
     c.groups[0].breaker = BreakerConfig{10, 2, 0.5, 5, 1};
