@@ -1,5 +1,6 @@
-// The quota-aware request engine. One background thread owns a libcurl multi handle and every queue,
-// bucket and breaker; other threads talk to it through a command queue woken by curl_multi_wakeup.
+// The quota-aware request engine. One background thread owns the Scheduler (queues, buckets, breakers:
+// scheduler.h) and the CurlTransport (curl_transport.h); other threads talk to it through a command queue
+// woken by curl_multi_wakeup.
 #pragma once
 
 #include "engine_config.h"
@@ -22,7 +23,8 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Listeners: set before start(). Called on the engine thread; keep them short and non-blocking.
+  // Listeners: each call adds one (none replaces another). Add them before start(); not thread-safe.
+  // Called on the engine thread; keep them short and non-blocking.
   void onSnapshot(std::function<void(SnapshotPtr)> fn);
   void onEvent(std::function<void(const Event&)> fn);
   void onAttempt(std::function<void(const AttemptRecord&)> fn);

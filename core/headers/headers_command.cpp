@@ -108,7 +108,7 @@ nlohmann::ordered_json toJson(const QuotaReading& r, const QuotaVerdict& v, std:
                   {"wait_s", v.waitS},
                   {"until", number(v.untilEpochS)},
                   {"reason", v.reason},
-                  {"classification", v.classification}};
+                  {"classification", std::string(verdictClassName(v.classification))}};
   j["warnings"] = r.warnings;
   return j;
 }

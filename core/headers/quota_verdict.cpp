@@ -9,11 +9,6 @@
 namespace tg {
 namespace {
 
-constexpr const char* kClassOk = "ok";
-constexpr const char* kClassBurst = "burst";
-constexpr const char* kClassQuotaExhausted = "quota_exhausted";
-constexpr const char* kClassUnknown = "unknown";
-constexpr const char* kClassError = "error";
 constexpr const char* kDialectGithub = "github";
 
 bool isExhausted(const QuotaScope& s) { return known(s.remaining) && s.remaining == 0; }
@@ -55,18 +50,29 @@ bool isRateLimited(const QuotaReading& r, int status) {
 }
 
 // 429s and GitHub's 403 rate limits are the responses the engine counts as 429s.
-std::string classify(const QuotaReading& r, int status, bool limited) {
+VerdictClass classify(const QuotaReading& r, int status, bool limited) {
   if (limited && status != http::kServiceUnavailable) {
-    if (std::any_of(r.scopes.begin(), r.scopes.end(), isExhausted)) return kClassQuotaExhausted;
+    if (std::any_of(r.scopes.begin(), r.scopes.end(), isExhausted)) return VerdictClass::QuotaExhausted;
     if (std::any_of(r.scopes.begin(), r.scopes.end(), [](const QuotaScope& s) { return known(s.remaining); }))
-      return kClassBurst;
-    return kClassUnknown;
+      return VerdictClass::Burst;
+    return VerdictClass::Unknown;
   }
-  if (status <= 0) return kClassUnknown;
-  return status < 400 ? kClassOk : kClassError;
+  if (status <= 0) return VerdictClass::Unknown;
+  return status < 400 ? VerdictClass::Ok : VerdictClass::Error;
 }
 
 }  // namespace
+
+std::string_view verdictClassName(VerdictClass c) {
+  switch (c) {
+    case VerdictClass::Ok: return "ok";
+    case VerdictClass::Burst: return "burst";
+    case VerdictClass::QuotaExhausted: return "quota_exhausted";
+    case VerdictClass::Unknown: return "unknown";
+    case VerdictClass::Error: return "error";
+  }
+  return "?";
+}
 
 std::string_view verdictKindName(QuotaVerdict::Kind k) {
   switch (k) {
@@ -102,7 +108,7 @@ QuotaVerdict decideVerdict(const QuotaReading& reading, int status, double nowEp
     }
   } else {
     if (status <= 0) v.reason = "no scope exhausted";
-    else if (v.classification == kClassOk) v.reason = "within quota";
+    else if (v.classification == VerdictClass::Ok) v.reason = "within quota";
     else v.reason = "HTTP " + std::to_string(status) + ", not rate-limited";
     return v;
   }

@@ -8,6 +8,16 @@
 
 namespace tg {
 
+// What kind of response it was, for people and for the engine's 429 accounting. Printed by name.
+enum class VerdictClass {
+  Ok,              // not an error
+  Burst,           // rate-limited while scopes report quota left
+  QuotaExhausted,  // rate-limited with a scope at zero
+  Unknown,         // rate-limited without quota headers, or no status
+  Error,           // an error that is not a rate limit
+};
+std::string_view verdictClassName(VerdictClass c);  // "ok", "burst", "quota_exhausted", "unknown", "error"
+
 struct QuotaVerdict {
   enum class Kind {
     Ok,          // not limited, nothing exhausted
@@ -19,7 +29,7 @@ struct QuotaVerdict {
   double waitS = 0;              // 0 unless Throttled or Exhausted
   double untilEpochS = kUnknown; // nowEpochS + waitS, NaN when there is nothing to wait for
   std::string reason;            // one short sentence for people: "Retry-After until 12:03:41 UTC"
-  std::string classification;    // "ok", "burst", "quota_exhausted", "unknown", "error"
+  VerdictClass classification = VerdictClass::Ok;
 };
 
 std::string_view verdictKindName(QuotaVerdict::Kind k);  // "ok", "throttled", "exhausted", "unknown_429"

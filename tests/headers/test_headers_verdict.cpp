@@ -141,7 +141,7 @@ class TestQuotaVerdict : public QObject {
     const QuotaVerdict v = decideVerdict(r, status, kNow, maxWait);
     QCOMPARE(QString::fromStdString(std::string(verdictKindName(v.kind))), kind);
     QCOMPARE(v.waitS, wait);
-    QCOMPARE(QString::fromStdString(v.classification), classification);
+    QCOMPARE(QString::fromStdString(std::string(verdictClassName(v.classification))), classification);
     QVERIFY2(QString::fromStdString(v.reason).contains(reason), v.reason.c_str());
     if (v.kind == QuotaVerdict::Kind::Throttled || v.kind == QuotaVerdict::Kind::Exhausted)
       QCOMPARE(v.untilEpochS, kNow + wait);

@@ -1,0 +1,283 @@
+#include "curl_transport.h"
+
+#include "log.h"
+#include "request_safety.h"
+
+#include <mutex>
+#include <stdexcept>
+#include <string_view>
+
+namespace tg {
+namespace {
+
+constexpr const char* kScope = "engine";
+
+std::once_flag gCurlInit;
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+    s.remove_suffix(1);
+  return std::string(s);
+}
+
+ErrorKind errorKindForCurl(CURLcode rc) {
+  switch (rc) {
+    case CURLE_OK: return ErrorKind::None;
+    case CURLE_OPERATION_TIMEDOUT: return ErrorKind::Timeout;
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_NOT_BUILT_IN:
+    case CURLE_BAD_FUNCTION_ARGUMENT:
+    case CURLE_UNKNOWN_OPTION:
+      return ErrorKind::Config;
+    case CURLE_FILESIZE_EXCEEDED: return ErrorKind::Http;  // the response is over max_response_bytes
+    default: return ErrorKind::Network;
+  }
+}
+
+}  // namespace
+
+TransferOutcome classifyTransfer(CURLcode rc, int status) {
+  if (rc == CURLE_OK) return {errorKindForStatus(status), false};
+  const ErrorKind kind = errorKindForCurl(rc);
+  return {kind, kind != ErrorKind::Network && kind != ErrorKind::Timeout};
+}
+
+struct CurlTransport::Transfer {
+  CurlEasyPtr easy;
+  Ticket ticket = 0;
+  CurlSlistPtr ownedHeaders;  // null when the list is a cached one
+  CurlTransport* transport = nullptr;
+  std::string body;
+  std::int64_t maxBody = 0;
+  bool bodyTooLarge = false;  // the write callback refused more (a chunked body has no size up front)
+  int sends = 0;              // CURLOPT_PREREQFUNCTION calls: libcurl's own resends are counted
+  bool resendRefused = false;
+  HeaderList headers;
+  char error[CURL_ERROR_SIZE] = {0};
+};
+
+CurlTransport::CurlTransport(TransportOptions options) : options_(options) {
+  std::call_once(gCurlInit, [] {
+    if (CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK)
+      logError(kScope, std::string("curl_global_init: ") + curl_easy_strerror(rc));
+  });
+  multi_.reset(curl_multi_init());
+  if (!multi_) throw std::runtime_error("engine: curl_multi_init failed");
+  if (CURLMcode rc = curl_multi_setopt(multi_.get(), CURLMOPT_MAX_HOST_CONNECTIONS, 0L); rc != CURLM_OK)
+    logError(kScope, std::string("curl_multi_setopt(CURLMOPT_MAX_HOST_CONNECTIONS): ") + curl_multi_strerror(rc));
+}
+
+CurlTransport::~CurlTransport() { abortAll(); }
+
+std::size_t CurlTransport::onBody(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const std::size_t len = size * n;
+  if (t->body.size() + len > static_cast<std::uint64_t>(t->maxBody)) {
+    t->bodyTooLarge = true;
+    return 0;  // curl aborts the transfer with CURLE_WRITE_ERROR
+  }
+  t->body.append(data, len);
+  return len;
+}
+
+std::size_t CurlTransport::onHeader(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::string_view line(data, size * n);
+  if (line.rfind("HTTP/", 0) == 0) {
+    t->headers.clear();  // a new response (100-continue, redirect): only the last one counts
+  } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
+    t->headers.emplace_back(trim(line.substr(0, colon)), trim(line.substr(colon + 1)));
+  }
+  return size * n;
+}
+
+// Called by libcurl (on the loop thread) right before each send of a transfer. A second send is libcurl
+// retrying on a reused connection that died before answering: the upstream may have counted the first one,
+// so the gate decides whether it is an attempt the request may still spend.
+int CurlTransport::onPrereq(void* user, char*, char*, int, int) {
+  auto* t = static_cast<Transfer*>(user);
+  if (++t->sends == 1) return CURL_PREREQFUNC_OK;
+  if (t->transport->resendGate_ && t->transport->resendGate_(t->ticket)) return CURL_PREREQFUNC_OK;
+  t->resendRefused = true;
+  return CURL_PREREQFUNC_ABORT;
+}
+
+// The native list for d.headerLines; false when libcurl runs out of memory building it. No lines: no list.
+bool CurlTransport::headerList(const Dispatch& d, CurlSlistPtr& owned, curl_slist*& list) {
+  list = nullptr;
+  if (!d.headerLines || d.headerLines->empty()) return true;
+  if (d.cacheableHeaders) {
+    auto it = headerCache_.find(d.headerLines.get());
+    if (it != headerCache_.end()) {
+      list = it->second.second.get();
+      return true;
+    }
+  }
+  CurlSlistPtr built;
+  for (const std::string& line : *d.headerLines) {
+    curl_slist* grown = curl_slist_append(built.get(), line.c_str());
+    if (!grown) return false;  // the partial list is freed with `built`
+    built.release();
+    built.reset(grown);
+  }
+  list = built.get();
+  if (d.cacheableHeaders) headerCache_.emplace(d.headerLines.get(), std::make_pair(d.headerLines, std::move(built)));
+  else owned = std::move(built);
+  return true;
+}
+
+std::optional<SendError> CurlTransport::configure(CURL* easy, Transfer& t, const Dispatch& d) {
+  CURLcode rc = CURLE_OK;
+  const char* failedOption = nullptr;
+  auto set = [&](CURLoption option, const char* name, auto value) {
+    if (rc != CURLE_OK) return;
+    rc = curl_easy_setopt(easy, option, value);
+    if (rc != CURLE_OK) failedOption = name;
+  };
+  set(CURLOPT_URL, "CURLOPT_URL", d.url.c_str());
+  set(CURLOPT_PROTOCOLS_STR, "CURLOPT_PROTOCOLS_STR", kAllowedProtocols);
+  set(CURLOPT_NOSIGNAL, "CURLOPT_NOSIGNAL", 1L);
+  set(CURLOPT_PRIVATE, "CURLOPT_PRIVATE", static_cast<void*>(&t));
+  set(CURLOPT_WRITEFUNCTION, "CURLOPT_WRITEFUNCTION", &CurlTransport::onBody);
+  set(CURLOPT_WRITEDATA, "CURLOPT_WRITEDATA", static_cast<void*>(&t));
+  set(CURLOPT_HEADERFUNCTION, "CURLOPT_HEADERFUNCTION", &CurlTransport::onHeader);
+  set(CURLOPT_HEADERDATA, "CURLOPT_HEADERDATA", static_cast<void*>(&t));
+  set(CURLOPT_PREREQFUNCTION, "CURLOPT_PREREQFUNCTION", &CurlTransport::onPrereq);
+  set(CURLOPT_PREREQDATA, "CURLOPT_PREREQDATA", static_cast<void*>(&t));
+  set(CURLOPT_ERRORBUFFER, "CURLOPT_ERRORBUFFER", t.error);
+  set(CURLOPT_MAXFILESIZE_LARGE, "CURLOPT_MAXFILESIZE_LARGE", static_cast<curl_off_t>(options_.maxResponseBytes));
+  set(CURLOPT_TIMEOUT_MS, "CURLOPT_TIMEOUT_MS", static_cast<long>(options_.requestTimeoutS * 1000));
+  set(CURLOPT_CONNECTTIMEOUT_MS, "CURLOPT_CONNECTTIMEOUT_MS", static_cast<long>(options_.connectTimeoutS * 1000));
+  set(CURLOPT_TCP_KEEPALIVE, "CURLOPT_TCP_KEEPALIVE", 1L);
+  if (d.method == "GET") {
+    set(CURLOPT_HTTPGET, "CURLOPT_HTTPGET", 1L);
+  } else if (d.method == "HEAD") {
+    set(CURLOPT_NOBODY, "CURLOPT_NOBODY", 1L);
+  } else {
+    // POSTFIELDS is not copied: d.body outlives the transfer (see Dispatch::body).
+    set(CURLOPT_POSTFIELDS, "CURLOPT_POSTFIELDS", d.body.data());
+    set(CURLOPT_POSTFIELDSIZE_LARGE, "CURLOPT_POSTFIELDSIZE_LARGE", static_cast<curl_off_t>(d.body.size()));
+    if (d.method != "POST") set(CURLOPT_CUSTOMREQUEST, "CURLOPT_CUSTOMREQUEST", d.method.c_str());
+  }
+  curl_slist* headers = nullptr;
+  if (!headerList(d, t.ownedHeaders, headers))
+    return SendError{ErrorKind::Network, "could not build the request's header list (out of memory)"};
+  set(CURLOPT_HTTPHEADER, "CURLOPT_HTTPHEADER", headers);
+  if (rc != CURLE_OK)
+    return SendError{classifyTransfer(rc, 0).kind,
+                     std::string("curl_easy_setopt(") + failedOption + "): " + curl_easy_strerror(rc)};
+  return std::nullopt;
+}
+
+std::optional<SendError> CurlTransport::start(const Dispatch& d) {
+  auto t = std::make_unique<Transfer>();
+  if (!pool_.empty()) {
+    t->easy = std::move(pool_.back());
+    pool_.pop_back();
+  } else {
+    t->easy.reset(curl_easy_init());
+  }
+  if (!t->easy) return SendError{ErrorKind::Network, "curl_easy_init failed"};
+  t->ticket = d.ticket;
+  t->transport = this;
+  t->maxBody = options_.maxResponseBytes;
+  CURL* easy = t->easy.get();
+  // A transfer that cannot be set up fails here, with its handle back in the pool.
+  auto giveBack = [&] {
+    curl_easy_reset(easy);
+    pool_.push_back(std::move(t->easy));
+  };
+  if (auto err = configure(easy, *t, d)) {
+    giveBack();
+    return err;
+  }
+  if (CURLMcode mrc = curl_multi_add_handle(multi_.get(), easy); mrc != CURLM_OK) {
+    giveBack();
+    return SendError{ErrorKind::Network, std::string("curl_multi_add_handle: ") + curl_multi_strerror(mrc)};
+  }
+  active_.emplace(easy, std::move(t));
+  return std::nullopt;
+}
+
+void CurlTransport::wakeup() {
+  if (CURLMcode rc = curl_multi_wakeup(multi_.get()); rc != CURLM_OK)
+    logError(kScope, std::string("curl_multi_wakeup: ") + curl_multi_strerror(rc));
+}
+
+void CurlTransport::poll(int timeoutMs) {
+  int numfds = 0;
+  if (CURLMcode rc = curl_multi_poll(multi_.get(), nullptr, 0, timeoutMs, &numfds); rc != CURLM_OK)
+    logError(kScope, std::string("curl_multi_poll: ") + curl_multi_strerror(rc));
+  int running = 0;
+  if (CURLMcode rc = curl_multi_perform(multi_.get(), &running); rc != CURLM_OK)
+    logError(kScope, std::string("curl_multi_perform: ") + curl_multi_strerror(rc));
+}
+
+void CurlTransport::release(CURL* easy) {
+  if (CURLMcode mrc = curl_multi_remove_handle(multi_.get(), easy); mrc != CURLM_OK)
+    logError(kScope, std::string("curl_multi_remove_handle: ") + curl_multi_strerror(mrc));
+}
+
+void CurlTransport::takeFinished(const std::function<void(Response)>& fn) {
+  int left = 0;
+  while (CURLMsg* m = curl_multi_info_read(multi_.get(), &left)) {
+    if (m->msg != CURLMSG_DONE) continue;
+    CURL* easy = m->easy_handle;
+    const CURLcode rc = m->data.result;
+    auto it = active_.find(easy);
+    if (it == active_.end()) {
+      logError(kScope, "a finished transfer that is not the engine's: ignored");
+      continue;
+    }
+    std::unique_ptr<Transfer> t = std::move(it->second);
+    active_.erase(it);
+    release(easy);
+    long status = 0;
+    if (curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK) status = 0;
+
+    Response r;
+    r.ticket = t->ticket;
+    r.status = static_cast<int>(status);
+    if (t->bodyTooLarge || rc == CURLE_FILESIZE_EXCEEDED) {
+      const TransferOutcome o = classifyTransfer(CURLE_FILESIZE_EXCEEDED, r.status);
+      r.error = o.kind;
+      r.permanent = o.permanent;  // the status stays: the upstream answered
+      r.errorText = "response body larger than max_response_bytes (" + std::to_string(options_.maxResponseBytes) +
+                    " bytes)";
+      t->body.clear();
+    } else if (t->resendRefused) {
+      r.error = ErrorKind::Network;
+      r.errorText =
+          "connection lost before the response (libcurl's own resend refused: attempts or retry budget spent)";
+      r.status = 0;
+    } else if (rc != CURLE_OK) {
+      const TransferOutcome o = classifyTransfer(rc, 0);
+      r.error = o.kind;
+      r.permanent = o.permanent;
+      r.errorText = t->error[0] ? t->error : curl_easy_strerror(rc);
+      r.status = 0;
+    } else {
+      r.error = classifyTransfer(CURLE_OK, r.status).kind;
+    }
+    r.headers = std::move(t->headers);
+    r.body = std::move(t->body);
+    curl_easy_reset(easy);
+    pool_.push_back(std::move(t->easy));
+    fn(std::move(r));
+  }
+}
+
+std::vector<Ticket> CurlTransport::abortAll() {
+  std::vector<Ticket> tickets;
+  tickets.reserve(active_.size());
+  for (auto& [easy, t] : active_) {
+    release(easy);
+    tickets.push_back(t->ticket);
+  }
+  active_.clear();  // each Transfer's easy handle and header list go with it
+  return tickets;
+}
+
+}  // namespace tg

@@ -1,0 +1,51 @@
+// Where the scheduler and the transport meet: plain values, neither side's internals.
+// The scheduler describes a send (Dispatch); the transport answers with what came back (Response).
+#pragma once
+
+#include "request.h"
+#include "types.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tg {
+
+using Ticket = std::uint64_t;  // one send of one request; the scheduler's key for it while in flight
+
+// One HTTP send. Header lines are complete ("Name: value"), already checked for CR/LF.
+struct Dispatch {
+  Ticket ticket = 0;
+  std::string method;
+  std::string url;
+  // The request body. Points into the scheduler's in-flight request, which lives until the transfer's
+  // Response is handed back (or the transport aborts it): the transport does not copy it.
+  std::string_view body;
+  // Shared header lines: the same object for every send of a key and tier without headers of their own, so
+  // the transport may build its native list once per object (cacheable) instead of once per send.
+  std::shared_ptr<const std::vector<std::string>> headerLines;
+  bool cacheableHeaders = false;
+};
+
+// A send that could not start (a failed curl_easy_setopt, out of memory): the request fails with it.
+struct SendError {
+  ErrorKind kind = ErrorKind::Network;
+  std::string message;
+};
+
+// What one transfer produced.
+struct Response {
+  Ticket ticket = 0;
+  int status = 0;                // 0 when no response arrived (network error, timeout, refused resend)
+  ErrorKind error = ErrorKind::None;
+  // A failure that is the request's own, not the upstream's (too large, malformed URL): no retry, and no
+  // mark against the upstream.
+  bool permanent = false;
+  std::string errorText;         // empty when the transfer itself succeeded
+  HeaderList headers;            // of the last response (after 100-continue or redirects)
+  std::string body;              // empty when over max_response_bytes
+};
+
+}  // namespace tg

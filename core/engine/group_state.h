@@ -1,0 +1,70 @@
+// The scheduler's live state of one group and its keys (engine thread only).
+#pragma once
+
+#include "adaptive_concurrency.h"
+#include "burst_tracker.h"
+#include "circuit_breaker.h"
+#include "engine_config.h"
+#include "latency_window.h"
+#include "pending.h"
+#include "quota_tracker.h"
+#include "snapshot.h"
+#include "tier_queues.h"
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tg {
+
+struct KeyState {
+  KeyConfig cfg;
+  std::string fingerprint;
+  QuotaTracker quota;
+  int inFlight = 0;
+  std::string authLine;  // "Authorization: Bearer ..." (never logged)
+  // Header lines per tier for requests without headers of their own (the common case): built once, so
+  // the transport can build its native list once too.
+  std::array<std::shared_ptr<const std::vector<std::string>>, kTierCount> headerCache{};
+};
+
+struct GroupState {
+  GroupConfig cfg;
+  std::vector<KeyState> keys;
+  TierQueues<PendingPtr> queues;
+  CircuitBreaker breaker;
+  AdaptiveConcurrency concurrency;
+  int inFlight = 0;
+  bool paused = false;
+  bool draining = false;
+  std::array<bool, kTierCount> tierPaused{};
+  GroupCounters counters;
+  LatencyWindow latency;
+  BurstTracker bursts;
+  std::string waitReason;
+  int shedSinceEvent = 0;
+  std::string shedReason;
+  TimePoint lastErrorLog{};
+  int suppressedErrors = 0;
+  // Origins of base_url and allowed_hosts: an absolute request URL must name one of them, since the
+  // group's keys go with every request.
+  std::vector<std::string> origins;
+  std::string configProblem;  // non-empty: the group's own config cannot be sent safely; requests fail with it
+
+  GroupState(const GroupConfig& c, const EngineConfig& ec, TimePoint now)
+      : cfg(c),
+        queues({ec.tiers[0].capacity, ec.tiers[1].capacity, ec.tiers[2].capacity}),
+        breaker(c.breaker),
+        concurrency(c.concurrency, c.minConcurrency, c.adaptive, now) {}
+
+  // Joins a path to base_url; returns why the request may not go out, or empty. An absolute URL must name
+  // one of `origins`; method and headers must each make exactly one well-formed line.
+  std::string checkRequest(Request& r) const;
+  // The header lines of a send of `r` with key `key` (auth, tier and group headers included).
+  std::shared_ptr<const std::vector<std::string>> headerLines(int key, const Request& r, const EngineConfig& ec) const;
+  // The group's part of a snapshot; `globalTierPaused` adds the engine-wide tier switches.
+  GroupSnapshot snapshot(TimePoint now, const std::array<bool, kTierCount>& globalTierPaused);
+};
+
+}  // namespace tg

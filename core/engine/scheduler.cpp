@@ -1,0 +1,582 @@
+#include "scheduler.h"
+
+#include "group_state.h"
+#include "json_text.h"
+#include "log.h"
+#include "quota_verdict.h"
+#include "rate_limit_header_parser.h"
+#include "request_safety.h"
+#include "secret.h"
+#include "usage_tokens.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+namespace tg {
+namespace {
+
+constexpr const char* kScope = "engine";
+// A request's deadline from outside (JSONL "deadline", a profile's deadline_s) is clamped to this.
+constexpr double kMaxDeadlineS = 365.0 * 86400;
+
+std::string endpointOf(const std::string& url) {
+  auto scheme = url.find("://");
+  auto start = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  if (start == std::string::npos) return "/";
+  auto end = url.find_first_of("?#", start);
+  return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+QuotaTracker makeQuota(const GroupConfig& gc, TimePoint now) {
+  return QuotaTracker(gc.bucketFraction, {gc.requestsPerMinute, gc.tokensPerMinute}, now, gc.quotaWindowS);
+}
+
+}  // namespace
+
+Scheduler::Scheduler(EngineConfig cfg, const EngineListeners& listeners, TimePoint now,
+                     std::optional<unsigned> retrySeed)
+    : cfg_(std::move(cfg)),
+      listeners_(listeners),
+      retry_(retrySeed ? RetryPolicy(cfg_.retry, *retrySeed) : RetryPolicy(cfg_.retry)),
+      budget_(cfg_.retry.budgetRatio, cfg_.retry.budgetMinRetries),
+      globalLimit_(cfg_.globalConcurrency) {
+  for (const auto& gc : cfg_.groups) {
+    auto g = std::make_unique<GroupState>(gc, cfg_, now);
+    for (const auto& kc : gc.keys) {
+      KeyState k{kc, keyFingerprint(kc.secret), makeQuota(gc, now), 0, {}, {}};
+      if (!kc.secret.empty()) {
+        SecretRegistry::add(kc.secret);
+        k.authLine = kc.header + ": " + kc.prefix + kc.secret;
+      }
+      g->keys.push_back(std::move(k));
+    }
+    if (g->keys.empty()) {
+      KeyConfig none;
+      none.name = "default";
+      g->keys.push_back(KeyState{none, keyFingerprint(""), makeQuota(gc, now), 0, {}, {}});
+    }
+    g->configProblem = groupConfigProblem(g->cfg, cfg_, &g->origins);
+    if (!g->configProblem.empty()) logError(gc.name, g->configProblem);
+    groups_.push_back(std::move(g));
+  }
+}
+
+Scheduler::~Scheduler() = default;
+
+GroupState* Scheduler::findGroup(const std::string& name) {
+  for (auto& g : groups_)
+    if (g->cfg.name == name) return g.get();
+  return nullptr;
+}
+
+void Scheduler::emit(EventKind kind, Severity sev, const std::string& group, std::string message,
+                     nlohmann::json detail, EpochMs nowEpoch) {
+  Event e;
+  e.tsMs = nowEpoch;
+  e.kind = kind;
+  e.severity = sev;
+  e.group = group;
+  e.message = SecretRegistry::redact(std::move(message));
+  e.detail = std::move(detail);
+  listeners_.event(e);
+}
+
+void Scheduler::admit(PendingPtr p, TimePoint now) {
+  p->queuedAt = now;
+  p->last.id = p->req.id;
+  p->last.group = p->req.group;
+  p->last.tier = p->req.tier;
+  GroupState* g = findGroup(p->req.group);
+  if (!g) {
+    p->last.error = ErrorKind::Config;
+    p->last.errorMessage = "unknown group \"" + p->req.group + "\"";
+    Pending::finish(std::move(p), now);
+    return;
+  }
+  if (std::string problem = g->configProblem.empty() ? g->checkRequest(p->req) : g->configProblem;
+      !problem.empty()) {
+    p->last.error = ErrorKind::Config;
+    p->last.errorMessage = std::move(problem);
+    Pending::finish(std::move(p), now);
+    return;
+  }
+  p->tokenCost = static_cast<double>(p->req.body.size()) / 4.0 + p->req.maxTokens;
+  const auto& tc = cfg_.tiers[static_cast<int>(p->req.tier)];
+  const double deadlineS = std::min(p->req.deadlineS > 0 ? p->req.deadlineS : tc.maxWaitS, kMaxDeadlineS);
+  const Tier tier = p->req.tier;
+  if (g->draining) {
+    p->last.error = ErrorKind::Cancelled;
+    p->last.errorMessage = "group \"" + g->cfg.name + "\" is draining";
+    Pending::finish(std::move(p), now);
+    return;
+  }
+  ++g->counters.submitted;
+  ++g->counters.submittedByTier[static_cast<std::size_t>(tier)];
+  p->deadline = addSaturating(now, fromSeconds(deadlineS));
+  const TimePoint deadline = p->deadline;
+  if (!g->queues.push(tier, std::move(p), deadline)) {
+    shed(*g, std::move(p), "queue full (" + std::string(tierName(tier)) + " capacity " +
+                               std::to_string(tc.capacity) + ")", now);
+  }
+}
+
+void Scheduler::shed(GroupState& g, PendingPtr p, const std::string& why, TimePoint now) {
+  ++g.counters.shed;
+  ++g.counters.failed;
+  ++g.shedSinceEvent;
+  g.shedReason = why;
+  p->waitMs += toSeconds(now - p->queuedAt) * 1000.0;
+  p->last.error = ErrorKind::Shed;
+  p->last.errorMessage = why;
+  Pending::finish(std::move(p), now);
+}
+
+void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
+  for (auto& gp : groups_) {
+    GroupState& g = *gp;
+    g.queues.shedExpired(now, [&](PendingPtr p) {
+      const double waited = toSeconds(now - p->submittedAt);
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "deadline passed after %.1f s queued (%s)%s%s", waited,
+                    std::string(tierName(p->req.tier)).c_str(), g.waitReason.empty() ? "" : ": ",
+                    g.waitReason.c_str());
+      shed(g, std::move(p), buf, now);
+    });
+    if (g.shedSinceEvent > 0) {
+      emit(EventKind::RequestShed, Severity::Warn, g.cfg.name,
+           std::to_string(g.shedSinceEvent) + " request(s) shed: " + g.shedReason,
+           {{"count", g.shedSinceEvent}, {"reason", g.shedReason}}, nowEpoch);
+      g.shedSinceEvent = 0;
+    }
+    if (auto end = g.bursts.sweep(now)) {
+      emit(end->kind, end->severity, g.cfg.name, std::move(end->message), std::move(end->detail), nowEpoch);
+      logInfo(g.cfg.name, end->logLine);
+    }
+    if (g.suppressedErrors > 0 && now - g.lastErrorLog > std::chrono::seconds(1)) {
+      logError(g.cfg.name, "+" + std::to_string(g.suppressedErrors) + " similar errors suppressed");
+      g.suppressedErrors = 0;
+      g.lastErrorLog = now;
+    }
+  }
+}
+
+void Scheduler::releaseDelayed(TimePoint now) {
+  while (!delayed_.empty() && delayed_.top().at <= now) {
+    const Delayed& d = delayed_.top();
+    GroupState* g = d.group;
+    PendingPtr p = std::move(d.pending);
+    delayed_.pop();
+    const Tier tier = p->req.tier;
+    const TimePoint deadline = p->deadline;
+    g->queues.pushFront(tier, std::move(p), deadline);
+  }
+}
+
+TimePoint Scheduler::nextDelayed() const { return delayed_.empty() ? TimePoint::max() : delayed_.top().at; }
+
+int Scheduler::chooseKey(GroupState& g, Tier tier, const Pending& p, TimePoint now, EpochMs nowEpoch,
+                         QuotaWait& shortest) {
+  const std::array<double, kDimensionCount> cost{1.0, p.tokenCost};
+  int best = -1;
+  double bestHeadroom = -std::numeric_limits<double>::infinity();  // any key check() allows beats none
+  shortest.wait = Duration::max();
+  for (std::size_t k = 0; k < g.keys.size(); ++k) {
+    const double reserve = tier == Tier::P0 ? 0.0 : g.keys[k].quota.reserveTokens();
+    QuotaWait w = g.keys[k].quota.check(cost, now, nowEpoch, reserve);
+    if (w.wait == Duration::zero()) {
+      const double h = g.keys[k].quota.headroom(now) - g.keys[k].inFlight;
+      if (h > bestHeadroom) {
+        bestHeadroom = h;
+        best = static_cast<int>(k);
+      }
+    } else if (w.wait < shortest.wait) {
+      shortest = std::move(w);
+    }
+  }
+  return best;
+}
+
+TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& send) {
+  TimePoint wake = TimePoint::max();
+  for (auto& gp : groups_) gp->waitReason.clear();
+  std::vector<bool> blocked(groups_.size(), false);  // a higher tier of this group is waiting
+  for (int ti = 0; ti < kTierCount; ++ti) {
+    const Tier tier = static_cast<Tier>(ti);
+    for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+      GroupState& g = *groups_[gi];
+      if (g.queues.empty(tier)) continue;
+      if (g.paused) {
+        if (g.waitReason.empty()) g.waitReason = "group paused";
+        continue;
+      }
+      if (globalTierPaused_[ti] || g.tierPaused[ti]) {
+        if (g.waitReason.empty()) g.waitReason = "tier " + std::string(tierName(tier)) + " paused";
+        continue;
+      }
+      if (blocked[gi]) continue;
+      while (!g.queues.empty(tier)) {
+        if (globalInFlight_ >= globalLimit_) {
+          if (g.waitReason.empty())
+            g.waitReason = "global concurrency " + std::to_string(globalInFlight_) + "/" + std::to_string(globalLimit_);
+          return wake;  // a completion wakes the loop
+        }
+        if (g.inFlight >= g.concurrency.limit()) {
+          g.waitReason = "concurrency " + std::to_string(g.inFlight) + "/" + std::to_string(g.concurrency.limit());
+          blocked[gi] = true;
+          break;
+        }
+        std::optional<BreakerTransition> tr;
+        const bool allowed = g.breaker.allow(now, &tr);
+        if (tr)
+          emit(EventKind::BreakerTransition, Severity::Info, g.cfg.name, "breaker open -> half-open",
+               {{"from", "open"}, {"to", "half-open"}}, nowEpoch);
+        if (!allowed) {
+          g.waitReason = g.breaker.state() == BreakerState::Open
+                             ? "breaker open until " + formatClock(nowEpoch + static_cast<EpochMs>(
+                                                                      toSeconds(g.breaker.openUntil() - now) * 1000))
+                             : "breaker half-open: probing";
+          if (g.breaker.state() == BreakerState::Open) wake = std::min(wake, g.breaker.openUntil());
+          blocked[gi] = true;
+          break;
+        }
+        QuotaWait shortest;
+        const int best = chooseKey(g, tier, *g.queues.front(tier), now, nowEpoch, shortest);
+        if (best < 0) {
+          g.waitReason = shortest.reason;
+          // Exhausted beyond the cap: shed is left to the deadline sweep, but don't spin on it.
+          wake = std::min(wake, addSaturating(now, shortest.wait));
+          blocked[gi] = true;
+          break;
+        }
+        start(g, best, g.queues.popFront(tier), now, send);
+      }
+    }
+  }
+  return wake;
+}
+
+void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const SendFn& send) {
+  KeyState& k = g.keys[static_cast<std::size_t>(key)];
+  const bool first = p->attempts == 0;
+  ++p->attempts;
+  p->waitMs += toSeconds(now - p->queuedAt) * 1000.0;
+
+  Dispatch d;
+  d.ticket = nextTicket_++;
+  d.method = p->req.method;
+  d.url = p->req.url;
+  d.body = p->req.body;
+  // Requests without headers of their own (the common case) share one list per key and tier.
+  d.cacheableHeaders = p->req.headers.empty() && !p->req.body.empty();
+  if (d.cacheableHeaders) {
+    auto& cached = k.headerCache[static_cast<std::size_t>(p->req.tier)];
+    if (!cached) cached = g.headerLines(key, p->req, cfg_);
+    d.headerLines = cached;
+  } else {
+    d.headerLines = g.headerLines(key, p->req, cfg_);
+  }
+  if (std::optional<SendError> err = send(d)) {
+    // Nothing was sent and nothing is counted in flight.
+    logError(g.cfg.name, err->message);
+    ++g.counters.failed;
+    p->last.error = err->kind;
+    p->last.errorMessage = std::move(err->message);
+    Pending::finish(std::move(p), now);
+    return;
+  }
+  k.quota.onSend({1.0, p->tokenCost}, now);
+  g.breaker.onSend();
+  ++k.inFlight;
+  ++g.inFlight;
+  ++globalInFlight_;
+  ++g.counters.sends;
+  if (first) budget_.onFirstAttempt();
+  else ++g.counters.retries;
+  inFlight_.emplace(d.ticket, InFlight{std::move(p), &g, key, now});
+}
+
+bool Scheduler::allowResend(Ticket t) {
+  auto it = inFlight_.find(t);
+  if (it == inFlight_.end()) return false;
+  Pending& p = *it->second.pending;
+  if (p.attempts >= cfg_.retry.maxAttempts || !budget_.trySpend()) return false;
+  ++p.attempts;
+  ++it->second.group->counters.sends;
+  ++it->second.group->counters.retries;
+  return true;
+}
+
+void Scheduler::cancelAll(const std::string& why, TimePoint now) {
+  for (auto& gp : groups_) {
+    gp->queues.clear([&](PendingPtr p) {
+      p->last.error = ErrorKind::Cancelled;
+      p->last.errorMessage = why;
+      Pending::finish(std::move(p), now);
+    });
+  }
+  while (!delayed_.empty()) {
+    PendingPtr p = std::move(delayed_.top().pending);
+    delayed_.pop();
+    p->last.error = ErrorKind::Cancelled;
+    p->last.errorMessage = why;
+    Pending::finish(std::move(p), now);
+  }
+}
+
+void Scheduler::cancelInFlight(Ticket t, const std::string& why, TimePoint now) {
+  auto it = inFlight_.find(t);
+  if (it == inFlight_.end()) return;
+  InFlight f = std::move(it->second);
+  inFlight_.erase(it);
+  --f.group->keys[static_cast<std::size_t>(f.key)].inFlight;
+  --f.group->inFlight;
+  --globalInFlight_;
+  f.pending->last.error = ErrorKind::Cancelled;
+  f.pending->last.errorMessage = why;
+  Pending::finish(std::move(f.pending), now);
+}
+
+void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
+  auto it = inFlight_.find(r.ticket);
+  if (it == inFlight_.end()) {
+    logError(kScope, "a response for a ticket not in flight: ignored");
+    return;
+  }
+  InFlight f = std::move(it->second);
+  inFlight_.erase(it);
+  GroupState& g = *f.group;
+  KeyState& k = g.keys[static_cast<std::size_t>(f.key)];
+  --k.inFlight;
+  --g.inFlight;
+  --globalInFlight_;
+  PendingPtr p = std::move(f.pending);
+  const double latencyMs = toSeconds(now - f.sentAt) * 1000.0;
+  const int status = r.status;
+  const ErrorKind kind = r.error;
+  const bool permanent = r.permanent;
+  const std::string& errText = r.errorText;
+
+  const double nowEpochS = static_cast<double>(nowEpoch) / 1000.0;
+  QuotaReading reading = RateLimitHeaderParser::parse(r.headers, nowEpochS);
+  QuotaVerdict verdict = decideVerdict(reading, status, nowEpochS, cfg_.retry.maxServerWaitS);
+  // A 429, or GitHub's 403 with a scope at zero (the verdict then classifies it as a rate limit).
+  const bool rateLimited = status == http::kTooManyRequests ||
+                           (status == http::kForbidden && verdict.classification != VerdictClass::Error);
+  // A 503 with Retry-After is an overload, counted as 5xx, but its wait is honoured all the same.
+  const bool serverWait = status >= 400 && (verdict.kind == QuotaVerdict::Kind::Throttled ||
+                                            verdict.kind == QuotaVerdict::Kind::Exhausted);
+  if (auto change = k.quota.onResponse(reading, k.inFlight, now, nowEpoch, f.sentAt)) {
+    const std::string dim(dimensionName(change->dimension));
+    char text[96];  // %.0f: any double prints, where a cast to an integer of one out of range is undefined
+    std::snprintf(text, sizeof text, "%.0f -> %.0f", change->before, change->after);
+    emit(EventKind::QuotaChange, Severity::Warn, g.cfg.name, "upstream " + dim + " limit changed " + text,
+         {{"dimension", dim}, {"before", change->before}, {"after", change->after}, {"key", k.fingerprint}},
+         nowEpoch);
+  }
+
+  if (listeners_.wantsAttempts()) {
+    AttemptRecord a;
+    a.tsMs = nowEpoch;
+    a.group = g.cfg.name;
+    a.keyFingerprint = k.fingerprint;
+    a.endpoint = endpointOf(p->req.url);
+    a.tier = p->req.tier;
+    a.status = status;
+    a.rateLimited = rateLimited;
+    a.latencyMs = latencyMs;
+    a.retry = p->attempts > 1;
+    listeners_.attempt(a);
+  }
+
+  bool exhausted = false;
+  if (rateLimited) {
+    ++g.counters.r429;
+    if (verdict.kind == QuotaVerdict::Kind::Exhausted) {
+      exhausted = true;
+      const auto until = static_cast<EpochMs>(verdict.untilEpochS * 1000);
+      k.quota.blockUntil(addSaturating(now, fromSeconds(verdict.waitS)), until,
+                         "quota exhausted until " + formatClock(until), true);
+      emit(EventKind::QuotaExhausted, Severity::Error, g.cfg.name,
+           "quota exhausted until " + formatClock(until) + " (key " + k.fingerprint + ")",
+           {{"until_ms", until}, {"wait_s", verdict.waitS}, {"key", k.fingerprint}}, nowEpoch);
+    } else if (verdict.kind == QuotaVerdict::Kind::Unknown429) {
+      k.quota.onBare429(cfg_.retry.default429WaitS, cfg_.retry.maxBackoffS, now, nowEpoch);
+    } else {
+      // A server-directed wait below the floor (Retry-After: 0) still holds the key that long: the
+      // upstream would otherwise be asked again at once, by every request queued on it.
+      const double waitS = std::max(verdict.waitS, cfg_.retry.baseBackoffS);
+      const auto until = nowEpoch + static_cast<EpochMs>(waitS * 1000);
+      k.quota.blockUntil(now + fromSeconds(waitS), until,
+                         (reading.retryAfterS ? "Retry-After until " : "reset at ") + formatClock(until), false);
+    }
+    g.concurrency.onRateLimited(now);
+    if (auto startEvent = g.bursts.onRateLimited(reading, verdict, now)) {
+      emit(startEvent->kind, startEvent->severity, g.cfg.name, std::move(startEvent->message),
+           std::move(startEvent->detail), nowEpoch);
+      if (startEvent->logAsWarning) logWarn(g.cfg.name, startEvent->logLine);
+      else logInfo(g.cfg.name, startEvent->logLine);
+    }
+  } else if (permanent) {
+    logError(g.cfg.name, errText + " (" + endpointOf(p->req.url) + ")");
+  } else if (status >= 500 || status == 0) {
+    if (serverWait) {
+      const auto until = nowEpoch + static_cast<EpochMs>(verdict.waitS * 1000);
+      k.quota.blockUntil(now + fromSeconds(std::min(verdict.waitS, cfg_.retry.maxServerWaitS)), until,
+                         "Retry-After (" + std::to_string(status) + ") until " + formatClock(until), false);
+    }
+    if (status >= 500) ++g.counters.r5xx;
+    else ++g.counters.netErrors;
+    g.concurrency.onOverload(now);
+    if (now - g.lastErrorLog > std::chrono::seconds(1)) {
+      logError(g.cfg.name, status ? "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url)
+                                  : std::string(errorKindName(kind)) + ": " + errText);
+      g.lastErrorLog = now;
+    } else {
+      ++g.suppressedErrors;
+    }
+  } else if (status >= 400) {
+    ++g.counters.other4xx;
+    logError(g.cfg.name, "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url));
+  } else {
+    ++g.counters.ok;
+    k.quota.onSuccess(now);
+    g.concurrency.onSuccess(latencyMs / 1000.0, now);
+    g.latency.add(now, latencyMs);
+  }
+  if (auto tr = g.breaker.record(!permanent && (rateLimited || status >= 500 || status == 0), now)) {
+    const std::string from(breakerStateName(tr->from)), to(breakerStateName(tr->to));
+    emit(EventKind::BreakerTransition, tr->to == BreakerState::Open ? Severity::Warn : Severity::Info, g.cfg.name,
+         "breaker " + from + " -> " + to,
+         {{"from", from}, {"to", to}, {"failure_share", tr->failureShare}, {"calls", tr->calls}}, nowEpoch);
+    logWarn(g.cfg.name, "breaker " + from + " -> " + to);
+  }
+
+  // Tokens: settle the reservation against what the response says it used.
+  const bool success = status >= 200 && status < 300;
+  const std::int64_t used = success ? usageTokens(r.body) : -1;
+  if (used >= 0) {
+    if (used < p->tokenCost) k.quota.refund(Dimension::Tokens, p->tokenCost - static_cast<double>(used), now);
+    g.counters.tokensUsed += static_cast<std::uint64_t>(used);
+    p->last.tokensUsed = used;
+  } else if (success) {
+    g.counters.tokensUsed += static_cast<std::uint64_t>(p->tokenCost);
+    p->last.tokensUsed = static_cast<std::int64_t>(p->tokenCost);
+  }
+
+  p->last.status = status;
+  p->last.latencyMs = latencyMs;
+  p->last.error = kind;
+  p->last.errorMessage = errText.empty() && status >= 400 ? "HTTP " + std::to_string(status) : errText;
+  p->last.body = std::move(r.body);
+
+  const double serverWaitS = rateLimited && verdict.kind == QuotaVerdict::Kind::Throttled ? verdict.waitS : -1;
+  const RetryDecision d = permanent ? RetryDecision{RetryAction::Fail, 0, "not retried"}
+                                    : retry_.decide(p->attempts, status, kind, rateLimited, exhausted, budget_,
+                                                    serverWaitS);
+  switch (d.action) {
+    case RetryAction::Done:
+      ++g.counters.completed;
+      Pending::finish(std::move(p), now);
+      break;
+    case RetryAction::RetryAfterQuota: {
+      // Back to the front of its tier: dispatch holds it until the quota picture allows it.
+      p->queuedAt = now;
+      const Tier tier = p->req.tier;  // read before the move: argument order is unspecified
+      const TimePoint deadline = p->deadline;
+      g.queues.pushFront(tier, std::move(p), deadline);
+      break;
+    }
+    case RetryAction::RetryAfterBackoff:
+      p->queuedAt = now;
+      delayed_.push(Delayed{addSaturating(now, fromSeconds(d.delayS)), &g, std::move(p)});
+      break;
+    case RetryAction::Fail:
+      ++g.counters.failed;
+      if (exhausted) p->last.error = ErrorKind::QuotaExhausted;
+      p->last.errorMessage = (p->last.errorMessage.empty() ? "" : p->last.errorMessage + ": ") + d.reason;
+      Pending::finish(std::move(p), now);
+      break;
+  }
+}
+
+void Scheduler::fillSnapshot(EngineSnapshot& s, TimePoint now) {
+  s.globalInFlight = globalInFlight_;
+  s.globalConcurrencyLimit = globalLimit_;
+  s.tierPaused = globalTierPaused_;
+  s.groups.reserve(groups_.size());
+  for (auto& gp : groups_) s.groups.push_back(gp->snapshot(now, globalTierPaused_));
+}
+
+void Scheduler::operatorAction(const std::string& action, const std::string& target, nlohmann::json before,
+                               nlohmann::json after, const std::string& actor, EpochMs nowEpoch) {
+  std::string msg = actor + ": " + action + " " + target + " " + dumpJson(before) + " -> " + dumpJson(after);
+  logInfo("operator", msg);
+  const std::string group = target.find('*') == 0 ? std::string() : target.substr(0, target.find('/'));
+  emit(EventKind::OperatorAction, Severity::Info, group, msg,
+       {{"action", action}, {"target", target}, {"before", before}, {"after", after}, {"actor", actor},
+        {"instance", cfg_.name}, {"ok", true}},
+       nowEpoch);
+}
+
+void Scheduler::reject(const std::string& action, const std::string& group, const std::string& actor,
+                       EpochMs nowEpoch) {
+  emit(EventKind::OperatorAction, Severity::Warn, group, action + " refused: unknown group \"" + group + "\"",
+       {{"action", action}, {"target", group}, {"actor", actor}, {"instance", cfg_.name}, {"ok", false}}, nowEpoch);
+}
+
+void Scheduler::setGlobalConcurrency(int n, const std::string& actor, EpochMs nowEpoch) {
+  const int before = globalLimit_;
+  globalLimit_ = std::max(1, n);
+  operatorAction("set_concurrency", "*", before, globalLimit_, actor, nowEpoch);
+}
+
+void Scheduler::setGroupConcurrency(const std::string& group, int n, const std::string& actor, EpochMs nowEpoch) {
+  GroupState* g = findGroup(group);
+  if (!g) return reject("set_concurrency", group, actor, nowEpoch);
+  const int before = g->concurrency.ceiling();
+  g->concurrency.setCeiling(std::max(1, n));
+  operatorAction("set_concurrency", group, before, g->concurrency.ceiling(), actor, nowEpoch);
+}
+
+void Scheduler::setTierPaused(Tier t, bool paused, const std::string& group, const std::string& actor,
+                              EpochMs nowEpoch) {
+  const auto i = static_cast<std::size_t>(t);
+  const std::string action = paused ? "pause_tier" : "resume_tier";
+  if (group.empty()) {
+    const bool before = globalTierPaused_[i];
+    globalTierPaused_[i] = paused;
+    operatorAction(action, std::string("*/") + std::string(tierName(t)), before, paused, actor, nowEpoch);
+    return;
+  }
+  GroupState* g = findGroup(group);
+  if (!g) return reject(action, group, actor, nowEpoch);
+  const bool before = g->tierPaused[i];
+  g->tierPaused[i] = paused;
+  operatorAction(action, group + "/" + std::string(tierName(t)), before, paused, actor, nowEpoch);
+}
+
+void Scheduler::setGroupPaused(const std::string& group, bool paused, const std::string& actor, EpochMs nowEpoch) {
+  GroupState* g = findGroup(group);
+  const std::string action = paused ? "pause_group" : "resume_group";
+  if (!g) return reject(action, group, actor, nowEpoch);
+  const bool before = g->paused;
+  g->paused = paused;
+  if (!paused) g->draining = false;
+  operatorAction(action, group, before, paused, actor, nowEpoch);
+}
+
+void Scheduler::drainGroup(const std::string& group, const std::string& actor, TimePoint now, EpochMs nowEpoch) {
+  GroupState* g = findGroup(group);
+  if (!g) return reject("drain", group, actor, nowEpoch);
+  const int queued = g->queues.total();
+  g->queues.clear([&](PendingPtr p) {
+    p->last.error = ErrorKind::Cancelled;
+    p->last.errorMessage = "drained by " + actor;
+    ++g->counters.failed;
+    Pending::finish(std::move(p), now);
+  });
+  operatorAction("drain", group, queued, 0, actor, nowEpoch);
+}
+
+}  // namespace tg

@@ -1,0 +1,112 @@
+// The engine's decisions, without curl and without a clock: groups, keys, tier queues, admission, key
+// choice, and what an outcome does to the quota picture, the breaker and the retry budget. Every method
+// takes the time it acts at (`now` steady, `nowEpoch` wall), so it is driven by hand in tests.
+#pragma once
+
+#include "dispatch.h"
+#include "engine_config.h"
+#include "engine_listeners.h"
+#include "pending.h"
+#include "quota_tracker.h"
+#include "retry_policy.h"
+#include "snapshot.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tg {
+
+struct GroupState;
+
+// Not thread-safe: the engine thread owns it. Callbacks (request results, listeners) run inside its calls.
+class Scheduler {
+ public:
+  // `listeners` must outlive the scheduler. `retrySeed` fixes the backoff jitter (tests).
+  Scheduler(EngineConfig cfg, const EngineListeners& listeners, TimePoint now,
+            std::optional<unsigned> retrySeed = std::nullopt);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  const EngineConfig& config() const { return cfg_; }  // immutable: safe from any thread
+
+  // Takes a submitted request into its group's tier queue, or answers it at once (unknown group, a URL or
+  // header that may not go out, draining, queue full).
+  void admit(PendingPtr p, TimePoint now);
+
+  // Starts what may go now through `send`, in tier order across groups. A send that fails fails its request.
+  // Returns when dispatch should next be tried (TimePoint::max(): on a completion or command).
+  using SendFn = std::function<std::optional<SendError>(const Dispatch&)>;
+  TimePoint dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& send);
+
+  // What came back for a ticket: quota, breaker, counters, then done, retried or failed.
+  void complete(Response r, TimePoint now, EpochMs nowEpoch);
+  // libcurl's own resend of an in-flight ticket: allowed while attempts and retry budget last, and counted.
+  bool allowResend(Ticket t);
+
+  // Sheds requests queued past their deadline and reports sheds, ended 429 bursts and suppressed errors.
+  void sweep(TimePoint now, EpochMs nowEpoch);
+  // Moves backed-off retries whose time has come to the front of their tier.
+  void releaseDelayed(TimePoint now);
+  TimePoint nextDelayed() const;  // TimePoint::max() when none
+
+  // Answers everything queued or backing off with Cancelled (`why`).
+  void cancelAll(const std::string& why, TimePoint now);
+  // Answers an in-flight ticket the transport aborted with Cancelled (`why`).
+  void cancelInFlight(Ticket t, const std::string& why, TimePoint now);
+
+  // Fills the global and per-group parts of a snapshot.
+  void fillSnapshot(EngineSnapshot& s, TimePoint now);
+  std::size_t groupCount() const { return groups_.size(); }
+
+  // Operator commands, each recorded as an OperatorAction event (refused for an unknown group).
+  void setGlobalConcurrency(int n, const std::string& actor, EpochMs nowEpoch);
+  void setGroupConcurrency(const std::string& group, int n, const std::string& actor, EpochMs nowEpoch);
+  void setTierPaused(Tier t, bool paused, const std::string& group, const std::string& actor, EpochMs nowEpoch);
+  void setGroupPaused(const std::string& group, bool paused, const std::string& actor, EpochMs nowEpoch);
+  void drainGroup(const std::string& group, const std::string& actor, TimePoint now, EpochMs nowEpoch);
+
+ private:
+  struct InFlight {
+    PendingPtr pending;
+    GroupState* group = nullptr;
+    int key = 0;
+    TimePoint sentAt;
+  };
+  struct Delayed {
+    TimePoint at;
+    GroupState* group;
+    mutable PendingPtr pending;
+    bool operator>(const Delayed& o) const { return at > o.at; }
+  };
+
+  GroupState* findGroup(const std::string& name);
+  // The key with the most headroom that quota lets send `p` now, or -1 with the shortest wait in `shortest`.
+  int chooseKey(GroupState& g, Tier tier, const Pending& p, TimePoint now, EpochMs nowEpoch, QuotaWait& shortest);
+  void start(GroupState& g, int key, PendingPtr p, TimePoint now, const SendFn& send);
+  void shed(GroupState& g, PendingPtr p, const std::string& why, TimePoint now);
+  void emit(EventKind kind, Severity sev, const std::string& group, std::string message, nlohmann::json detail,
+            EpochMs nowEpoch);
+  void operatorAction(const std::string& action, const std::string& target, nlohmann::json before,
+                      nlohmann::json after, const std::string& actor, EpochMs nowEpoch);
+  void reject(const std::string& action, const std::string& group, const std::string& actor, EpochMs nowEpoch);
+
+  EngineConfig cfg_;
+  const EngineListeners& listeners_;
+  RetryPolicy retry_;
+  RetryBudget budget_;
+  std::vector<std::unique_ptr<GroupState>> groups_;
+  std::unordered_map<Ticket, InFlight> inFlight_;
+  std::priority_queue<Delayed, std::vector<Delayed>, std::greater<>> delayed_;
+  Ticket nextTicket_ = 1;
+  int globalLimit_ = 64;
+  int globalInFlight_ = 0;
+  std::array<bool, kTierCount> globalTierPaused_{};
+};
+
+}  // namespace tg
