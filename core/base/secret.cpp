@@ -10,9 +10,11 @@
 namespace tg {
 namespace {
 std::mutex gMutex;
+// Never destroyed: threads that outlive main() (a JSONL job's detached file writer finishing its last lines)
+// may still log, and logging redacts; a destroyed list at exit was a use-after-free (TSan, test_jsonl_job).
 std::vector<std::string>& secrets() {
-  static std::vector<std::string> s;
-  return s;
+  static auto* s = new std::vector<std::string>;
+  return *s;
 }
 }  // namespace
 

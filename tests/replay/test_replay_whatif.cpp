@@ -87,8 +87,11 @@ class TestReplayWhatIf : public QObject {
     // Fidelity: re-driving the recorded arrivals against the rebuilt upstream, settings unchanged, pays
     // about the recording's 429s (34 recorded, 36-43 re-driven at 3x and 10x in the runs this was written
     // against). At a quota drop the requests in flight meet the lower limit, so the count follows concurrency.
+    // Under a sanitizer (scripts/check sets TOLLGATE_SANITIZER) the engine runs 5-15x slower than the compressed
+    // schedule assumes, so more requests meet the lower limit: within 2x there (63 vs 41 seen under TSan).
     const double rec = static_cast<double>(r.recorded.total.r429);
-    QVERIFY2(std::abs(static_cast<double>(base.redriven.total.r429) - rec) <= std::max(5.0, 0.4 * rec),
+    const double band = qEnvironmentVariableIsSet("TOLLGATE_SANITIZER") ? 1.0 : 0.4;
+    QVERIFY2(std::abs(static_cast<double>(base.redriven.total.r429) - rec) <= std::max(5.0, band * rec),
              qPrintable(QString("unedited re-drive %1 vs recorded %2").arg(base.redriven.total.r429).arg(rec)));
     // The what-if: halved concurrency pays fewer 429s than the recording (16-17 vs 31-34 measured), and
     // clearly fewer than the same re-drive unedited, so the difference is the setting, not the re-drive.
