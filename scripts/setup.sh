@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 PACKAGES=(cmake ninja-build g++ pkg-config
           qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
           libcurl4-openssl-dev nlohmann-json3-dev libsqlite3-dev sqlite3
-          libbenchmark-dev xvfb xauth)
+          libbenchmark-dev xvfb xauth
+          libmicrohttpd-dev prometheus-cpp-dev python3-requests)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -34,6 +35,8 @@ debian_package_for() {
     nlohmann_json) echo nlohmann-json3-dev ;;
     SQLite3) echo libsqlite3-dev ;;
     benchmark) echo libbenchmark-dev ;;
+    MHD|libmicrohttpd) echo libmicrohttpd-dev ;;
+    prometheus-cpp) echo prometheus-cpp-dev ;;
     *) echo "" ;;
   esac
 }
@@ -46,6 +49,9 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     # ("-- Could NOT find X" lines are optional packages; a required one is indented under "CMake Error")
     names=$( { grep -oE '(dependency|Could not find a package configuration file provided by) "?[A-Za-z0-9_]+' "$log";
                grep -oE '^ +Could NOT find [A-Za-z0-9_]+' "$log"; } | awk '{print $NF}' | tr -d '"' | sort -u || true)
+    # pkg-config: "The following required packages were not found:" then " - libmicrohttpd>=0.9.75"
+    names+=$'\n'$(grep -A5 'required packages were not found' "$log" | grep -oE '^ *- *[A-Za-z0-9_+-]+' \
+              | sed 's/^ *- *//' || true)
     names+=$'\n'$(grep -oE 'Failed to find required Qt component "[A-Za-z0-9]+"' "$log" | grep -oE '"[A-Za-z0-9]+"' \
               | tr -d '"' | sed 's/^/Qt6/' | sort -u || true)
     cp "$log" "$BUILD_DIR/configure.log" 2>/dev/null || true

@@ -3,14 +3,35 @@
 
 #include "types.h"
 
+#include <cstdint>
 #include <functional>
+#include <limits>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace tg {
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+enum class SinkVerdict : std::uint8_t { Accept, Pause, Abort };
+
+// Receives a response while it arrives, for callers that relay it (the gateway). Every call is on the engine
+// thread: copy and return, never block.
+class ResponseSink {
+ public:
+  virtual ~ResponseSink() = default;
+  // The head of a 2xx final response. From here the transfer is committed: it is never retried, and its body
+  // goes to onChunk instead of Result::body. Return false to abort it (the request ends Cancelled).
+  // Non-2xx responses never reach the sink: they stay buffered so the engine may retry them, and the final
+  // one arrives whole in the Result (status, headers, body).
+  virtual bool onHead(int status, const HeaderList& headers) = 0;
+  // A piece of a committed body, in order. Pause: the transfer stops and this same piece is offered again
+  // after Engine::resumeTransfer. Abort: the transfer ends (the request ends Cancelled).
+  virtual SinkVerdict onChunk(std::string_view data) = 0;
+};
 
 struct Request {
   std::string id;           // caller's id; echoed in the result
@@ -22,6 +43,7 @@ struct Request {
   std::string body;
   int maxTokens = 0;        // LLM max_tokens; with the prompt size, the token reservation
   double deadlineS = 0;     // max time from submit to first send, 0 = tier default
+  std::shared_ptr<ResponseSink> sink;  // empty: the whole body arrives in Result::body
 };
 
 struct Result {
@@ -37,6 +59,15 @@ struct Result {
   std::string errorMessage;    // never contains secrets
   std::string body;            // response body (successful or final failed response)
   std::int64_t tokensUsed = 0; // from the response's usage, else the estimate
+  HeaderList headers;          // of the final response (empty when none arrived)
+  bool committed = false;      // the body went to Request::sink (Result::body then holds only what usage
+                               // counting needed: the last SSE event carrying "usage", or a small JSON body)
+  ShedReason shed = ShedReason::None;
+  // When trying again could succeed, from the quota picture (Retry-After, reset, refill, breaker cool-down);
+  // NaN when unknown (an operator's pause). retryUseless: trying again will not help soon (exhausted quota,
+  // a permanent error), so a client should not retry on its own.
+  double retryAfterS = std::numeric_limits<double>::quiet_NaN();
+  bool retryUseless = false;
   bool ok() const { return error == ErrorKind::None; }
 };
 

@@ -85,6 +85,19 @@ std::string_view errorKindName(ErrorKind k) {
   return "?";
 }
 
+std::string_view shedReasonName(ShedReason r) {
+  switch (r) {
+    case ShedReason::None: return "none";
+    case ShedReason::Deadline: return "deadline";
+    case ShedReason::QueueFull: return "queue_full";
+    case ShedReason::BreakerOpen: return "breaker_open";
+    case ShedReason::TierPaused: return "tier_paused";
+    case ShedReason::QuotaExhausted: return "quota_exhausted";
+    case ShedReason::Draining: return "draining";
+  }
+  return "?";
+}
+
 ErrorKind errorKindForStatus(int status) {
   if (status == 0) return ErrorKind::Network;
   if (status == http::kTooManyRequests) return ErrorKind::RateLimited;

@@ -58,6 +58,19 @@ enum class ErrorKind : std::uint8_t {
 };
 std::string_view errorKindName(ErrorKind k);
 
+// Why a request was answered without (another) send: the gateway's status code and the shed counters.
+enum class ShedReason : std::uint8_t {
+  None,            // not shed
+  Deadline,        // still queued (or backing off) when its deadline passed
+  QueueFull,       // its tier queue was full at admission
+  BreakerOpen,     // the group's breaker stayed open past the deadline
+  TierPaused,      // its tier (or group) paused by the operator past the deadline
+  QuotaExhausted,  // the upstream's wait is beyond the cap (daily quota)
+  Draining,        // the group is draining or the engine stopping
+};
+inline constexpr int kShedReasonCount = 7;
+std::string_view shedReasonName(ShedReason r);
+
 // Maps an HTTP status (0 = no response) to its error kind. 429 -> RateLimited, 5xx/other 4xx -> Http.
 ErrorKind errorKindForStatus(int status);
 

@@ -146,6 +146,7 @@ TollgateConfig ConfigLoader::fromJson(const nlohmann::json& j, const std::string
   }
   if (const auto* s = r.child("simulator")) c.simulator = *s;
   if (const auto* w = r.child("workload")) c.workload = *w;
+  if (const auto* gw = r.child("gateway")) c.gateway = *gw;
   if (const auto* h = r.child("history")) {
     JsonObjectReader hr(*h, file, "/history");
     c.historyPath = hr.string("path", "");

@@ -19,7 +19,8 @@
 //               "breaker": {"window_s": 10, "min_calls": 20, "failure_share": 0.5, "open_s": 5, "half_open_probes": 3}}],
 //   "simulator": {...tollgate-sim config...},   // optional: run the simulator in-process; base_url "sim" points at it
 //   "workload": {...synthetic profile...},      // optional: the demo workload (synthetic_workload.h)
-//   "history": {"path": "tollgate-history.db"}  // optional
+//   "history": {"path": "tollgate-history.db"}, // optional
+//   "gateway": {...}                            // optional: the local gateway (core/gateway/gateway_config.h)
 // }
 // A key's secret comes from the environment variable named by "env"; a missing variable is an error,
 // except for groups on the embedded simulator ("sim"), where the key's name stands in for the secret.
@@ -39,6 +40,7 @@ struct TollgateConfig {
   EngineConfig engine;
   std::optional<nlohmann::json> simulator;  // validated by SimConfig when the app starts it
   std::optional<nlohmann::json> workload;   // validated by SyntheticWorkload
+  std::optional<nlohmann::json> gateway;    // validated by gateway::loadGatewayConfig (core/gateway)
   std::string historyPath;                  // empty = default
   std::string file;                         // where it came from (for error messages)
   bool usesEmbeddedSimulator() const;

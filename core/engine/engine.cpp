@@ -214,12 +214,15 @@ void Engine::onAttempt(std::function<void(const AttemptRecord&)> fn) { loop_->li
 void Engine::start() { loop_->start(); }
 void Engine::stop() { loop_->stop(); }
 
-void Engine::submit(Request request, ResultCallback done) {
+RequestHandle Engine::submit(Request request, ResultCallback done) {
+  static std::atomic<RequestHandle> next{1};  // the engine helper's branch replaces this with the loop's own
+  const RequestHandle h = next.fetch_add(1);
   auto p = std::make_unique<Pending>();
   p->req = std::move(request);
   p->done = std::move(done);
   p->submittedAt = Clock::now();
   loop_->post(std::move(p));
+  return h;
 }
 
 void Engine::setGlobalConcurrency(int limit, const std::string& actor) {

@@ -8,6 +8,7 @@
 #include "request.h"
 #include "snapshot.h"
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -15,6 +16,8 @@
 namespace tg {
 
 class EngineLoop;  // engine.cpp
+
+using RequestHandle = std::uint64_t;
 
 class Engine {
  public:
@@ -37,7 +40,15 @@ class Engine {
   // stopped, at once on the calling thread (ErrorKind::Cancelled). A request that cannot be admitted
   // (unknown group, a URL naming a host the group does not allow, a header that would not make one HTTP
   // line, queue full, engine stopped) completes with an error, never silently.
-  void submit(Request request, ResultCallback done);
+  // Returns a handle naming the request for cancel() and resumeTransfer() (never 0).
+  RequestHandle submit(Request request, ResultCallback done);
+
+  // The caller no longer wants the request (its client went away). Queued or backing off: removed, never sent.
+  // In flight: the transfer is aborted. Either way its callback runs once with ErrorKind::Cancelled (`why`).
+  // Unknown or finished handles are ignored.
+  void cancel(RequestHandle h, std::string why = "cancelled by the caller");
+  // Continues a transfer its ResponseSink paused. Ignored when not paused or finished.
+  void resumeTransfer(RequestHandle h);
 
   // Operator commands: applied within one loop turn, each recorded as an OperatorAction event.
   void setGlobalConcurrency(int limit, const std::string& actor = "operator");
