@@ -14,6 +14,8 @@ const char* const kUsage =
     "  tollgate --replay HISTORY.db          replay a history file read-only (e.g. copied from another machine)\n"
     "  tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--duration S]\n"
     "               [--report report.json] [--history FILE|off] [--quiet]\n"
+    "  tollgate serve [--config FILE] [--listen HOST:PORT] [--duration S] [--history FILE|off] [--quiet]\n"
+    "               the local gateway alone: services send their API calls through it\n"
     "  tollgate headers [--status N] [--now EPOCH] [--max-wait S]   < raw response header lines\n"
     "  tollgate probe [--config FILE] --group G [--steps 1,2,4,8,16] [--step-s 5] [--path /v1/x]\n"
     "  tollgate history incidents|show|export|check --db FILE [...]\n"

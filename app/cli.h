@@ -29,6 +29,7 @@ void applyHistoryFlag(Session& s, const std::optional<std::string>& flag);
 
 // `args` are the words after the subcommand's name.
 int runCommand(const std::vector<std::string>& args);      // run_cli.cpp
+int serveCommand(const std::vector<std::string>& args);    // serve_cli.cpp
 int probeCommand(const std::vector<std::string>& args);    // probe_cli.cpp
 int headersCommand(const std::vector<std::string>& args);  // headers_cli.cpp
 int historyCommand(const std::vector<std::string>& args);  // history_cli.cpp

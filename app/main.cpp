@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   const std::string cmd = args.empty() || args[0].rfind("--", 0) == 0 ? std::string("gui") : args[0];
   if (cmd != "gui") args.erase(args.begin());
   if (cmd == "run") return runCommand(args);
+  if (cmd == "serve") return serveCommand(args);
   if (cmd == "headers") return headersCommand(args);
   if (cmd == "probe") return probeCommand(args);
   if (cmd == "history") return historyCommand(args);

@@ -23,6 +23,7 @@ Session::Session(TollgateConfig config) : config_(std::move(config)), historyPat
         throw ConfigError(config_.file, "/workload/streams/" + std::to_string(i) + "/group",
                           "one of the configured groups, got \"" + profile_->streams[i].group + "\"");
   }
+  if (config_.gateway) gatewayConfig_ = gateway::loadGatewayConfig(*config_.gateway, config_.engine, config_.file);
   if (config_.usesEmbeddedSimulator()) {
     // Validate now so a bad simulator section is reported before anything starts.
     SimConfig sc = SimConfig::fromJson(*config_.simulator, config_.file);
@@ -73,6 +74,16 @@ void Session::start(bool startSyntheticWorkload) {
   engine_->start();
   started_ = std::chrono::steady_clock::now();
   running_ = true;
+  if (gatewayConfig_.enabled) {
+    gateway_ = std::make_unique<gateway::GatewayServer>(*engine_, gatewayConfig_, &gatewayMetrics_);
+    try {
+      gateway_->start();
+    } catch (const std::exception& e) {
+      gatewayError_ = e.what();
+      gateway_.reset();
+      logError("gateway", gatewayError_ + " (running without the gateway)");
+    }
+  }
   if (startSyntheticWorkload && profile_) startSynthetic();
 }
 
@@ -102,6 +113,7 @@ void Session::stop() {
   running_ = false;
   if (synthetic_) synthetic_->stop();
   if (job_) job_->cancel();
+  if (gateway_) gateway_->stop();  // parked clients get their answer while the engine still runs
   engine_->stop();  // every outstanding request gets its callback (cancelled) before this returns
   job_.reset();
   if (history_) {

@@ -4,6 +4,9 @@
 
 #include "config_loader.h"
 #include "engine.h"
+#include "gateway_config.h"
+#include "gateway_metrics.h"
+#include "gateway_server.h"
 #include "history_store.h"
 #include "jsonl_job.h"
 #include "run_report.h"
@@ -49,6 +52,13 @@ class Session {
   void startSynthetic();
   void restartSynthetic();  // stops a running one and starts the profile again
 
+  // The local gateway, when the config has a "gateway" section: started by start() after the engine. When
+  // it cannot listen (port taken), the session runs without it and gatewayError() says why.
+  gateway::GatewayServer* gateway() { return gateway_.get(); }
+  const std::string& gatewayError() const { return gatewayError_; }
+  bool hasGatewayConfig() const { return gatewayConfig_.enabled; }
+  const gateway::GatewayConfig& gatewayConfig() const { return gatewayConfig_; }
+
   Engine& engine() { return *engine_; }
   SimServer* simulator() { return sim_.get(); }
   std::string simulatorUrl() const { return simUrl_; }
@@ -67,6 +77,10 @@ class Session {
   std::unique_ptr<SimServer> sim_;
   std::string simUrl_;
   std::unique_ptr<Engine> engine_;
+  gateway::GatewayConfig gatewayConfig_;
+  gateway::GatewayMetrics gatewayMetrics_;
+  std::unique_ptr<gateway::GatewayServer> gateway_;
+  std::string gatewayError_;
   std::unique_ptr<SyntheticWorkload> synthetic_;
   std::unique_ptr<JsonlJob> job_;
   RunReport report_;

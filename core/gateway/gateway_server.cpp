@@ -1,0 +1,596 @@
+#include "gateway_server.h"
+
+#include "disconnect_watcher.h"
+#include "error_answer.h"
+#include "gateway_metrics.h"
+#include "json_text.h"
+#include "log.h"
+#include "request_policy.h"
+#include "secret.h"
+#include "sse_relay.h"
+
+#include <microhttpd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdarg>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+namespace tg::gateway {
+
+namespace {
+
+constexpr std::size_t kHighWater = 1024 * 1024;  // relay buffer: pause the upstream above this
+constexpr std::size_t kLowWater = 256 * 1024;    // and continue it below this
+constexpr std::size_t kBlockSize = 32 * 1024;
+
+}  // namespace
+
+// One client request, from its first byte to the end of its answer. Shared by the MHD thread (handler,
+// reader, completion), the engine thread (sink, result) and the watcher; every field below `mu` is guarded
+// by it. `suspended` mirrors libmicrohttpd's state exactly: suspend and resume happen only under `mu`, and
+// nothing touches `conn` once `closed` is set (the connection is gone then).
+struct Exchange {
+  std::uint64_t id = 0;
+  MHD_Connection* conn = nullptr;
+  std::string rawUri;
+
+  std::mutex mu;
+  bool started = false;
+  std::string method;
+  std::string path, query;
+  HeaderList headers;
+  std::string body;
+  bool tooLarge = false;
+  std::uint64_t received = 0;
+  const RouteConfig* route = nullptr;
+  std::string rest;
+  std::string client = "anonymous";
+  Dialect dialect = Dialect::OpenAI;
+  std::string group;
+  Tier tier = Tier::P1;
+  double budgetS = std::numeric_limits<double>::quiet_NaN();
+
+  bool submitted = false;
+  RequestHandle handle = 0;
+  bool suspended = false;
+  bool closed = false;
+  bool gone = false;  // the watcher saw the client hang up
+  int fd = -1;
+
+  bool headReady = false;
+  int headStatus = 0;
+  HeaderList head;
+  std::int64_t contentLength = -1;
+  bool queued = false;
+  std::string buf;
+  std::size_t bufOffset = 0;
+  bool upstreamPaused = false;
+  bool finished = false;
+  bool brokenStream = false;
+  std::optional<Answer> answer;
+  std::unique_ptr<SseRelay> relay;
+
+  std::size_t buffered() const { return buf.size() - bufOffset; }
+};
+
+namespace {
+
+struct Holder {  // what libmicrohttpd carries for us (con_cls, reader cls): a strong reference
+  std::shared_ptr<Exchange> x;
+  GatewayServer* server = nullptr;
+};
+
+class ExchangeSink : public ResponseSink {
+ public:
+  ExchangeSink(std::weak_ptr<Exchange> x, std::function<void(Exchange&)> wake) : x_(std::move(x)), wake_(std::move(wake)) {}
+
+  bool onHead(int status, const HeaderList& headers) override {
+    auto x = x_.lock();
+    if (!x) return false;
+    std::lock_guard lk(x->mu);
+    if (x->closed || x->gone) return false;
+    x->headReady = true;
+    x->headStatus = status;
+    for (const auto& [k, v] : headers) {
+      if (equalsIgnoreCase(k, "content-length")) {
+        char* end = nullptr;
+        const long long n = std::strtoll(v.c_str(), &end, 10);
+        if (end && *end == '\0' && n >= 0) x->contentLength = n;
+      }
+      if (!isDroppedResponseHeader(k)) x->head.emplace_back(k, v);
+    }
+    wake_(*x);
+    return true;
+  }
+
+  SinkVerdict onChunk(std::string_view data) override {
+    auto x = x_.lock();
+    if (!x) return SinkVerdict::Abort;
+    std::lock_guard lk(x->mu);
+    if (x->closed || x->gone) return SinkVerdict::Abort;
+    if (x->buffered() >= kHighWater) {  // the client reads slower than the upstream sends
+      x->upstreamPaused = true;
+      return SinkVerdict::Pause;      // curl offers this same piece again after resumeTransfer
+    }
+    x->buf.append(x->relay ? x->relay->feed(data) : std::string(data));
+    if (x->buffered() > 0) wake_(*x);
+    return SinkVerdict::Accept;
+  }
+
+ private:
+  std::weak_ptr<Exchange> x_;
+  std::function<void(Exchange&)> wake_;
+};
+
+MHD_Result accessTrampoline(void* cls, MHD_Connection* c, const char*, const char* method, const char*,
+                            const char* upload, size_t* uploadSize, void** conCls) {
+  return static_cast<GatewayServer*>(cls)->onRequest(c, method, upload, uploadSize, conCls) ? MHD_YES : MHD_NO;
+}
+
+void completedTrampoline(void* cls, MHD_Connection* c, void** conCls, MHD_RequestTerminationCode why) {
+  static_cast<GatewayServer*>(cls)->onCompleted(c, conCls, static_cast<int>(why));
+}
+
+void* uriTrampoline(void* cls, const char* uri, MHD_Connection* c) {
+  return static_cast<GatewayServer*>(cls)->onUri(uri, c);
+}
+
+void logTrampoline(void*, const char* fmt, va_list ap) {
+  char line[512];
+  std::vsnprintf(line, sizeof line, fmt, ap);
+  std::string s(line);
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  logWarn("gateway", SecretRegistry::redact(s));
+}
+
+MHD_Result collectHeader(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  static_cast<HeaderList*>(cls)->emplace_back(key ? key : "", value ? value : "");
+  return MHD_YES;
+}
+
+ssize_t readRelay(void* cls, uint64_t, char* out, size_t max) {
+  auto* h = static_cast<Holder*>(cls);
+  return h->server->readBody(*h->x, out, max);
+}
+void freeHolder(void* cls) { delete static_cast<Holder*>(cls); }
+
+}  // namespace
+
+GatewayServer::GatewayServer(Engine& engine, GatewayConfig config, GatewayMetrics* metrics)
+    : engine_(engine), cfg_(std::move(config)), routes_(cfg_.routes), metrics_(metrics) {}
+
+GatewayServer::~GatewayServer() { stop(); }
+
+std::string GatewayServer::listenAddress() const {
+  const bool v6 = cfg_.listenHost.find(':') != std::string::npos;
+  return (v6 ? "[" + cfg_.listenHost + "]" : cfg_.listenHost) + ":" + std::to_string(port_);
+}
+
+int GatewayServer::openConnections() const {
+  if (!daemon_) return 0;
+  const auto* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+  return info ? static_cast<int>(info->num_connections) : 0;
+}
+
+std::map<std::string, std::uint64_t> GatewayServer::requestsByClient() const {
+  std::lock_guard lk(mu_);
+  return byClient_;
+}
+
+void GatewayServer::start() {
+  if (daemon_) return;
+  // 1,000 open streams hold 2,000 descriptors (client + upstream): take the hard limit.
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  sockaddr_in v4{};
+  sockaddr_in6 v6{};
+  const sockaddr* addr = nullptr;
+  unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+  const std::string host = cfg_.listenHost == "localhost" ? "127.0.0.1" : cfg_.listenHost;
+  if (inet_pton(AF_INET, host.c_str(), &v4.sin_addr) == 1) {
+    v4.sin_family = AF_INET;
+    v4.sin_port = htons(static_cast<uint16_t>(cfg_.port));
+    addr = reinterpret_cast<const sockaddr*>(&v4);
+  } else if (inet_pton(AF_INET6, host.c_str(), &v6.sin6_addr) == 1) {
+    v6.sin6_family = AF_INET6;
+    v6.sin6_port = htons(static_cast<uint16_t>(cfg_.port));
+    addr = reinterpret_cast<const sockaddr*>(&v6);
+    flags |= MHD_USE_IPv6;
+  } else {
+    throw std::runtime_error("gateway: listen address " + cfg_.listenHost + " is not an IPv4 or IPv6 address");
+  }
+  watcher_ = std::make_unique<DisconnectWatcher>([this](std::uint64_t id) {
+    std::shared_ptr<Exchange> x;
+    {
+      std::lock_guard lk(mu_);
+      if (auto it = live_.find(id); it != live_.end()) x = it->second.lock();
+    }
+    if (!x) return;
+    RequestHandle h = 0;
+    {
+      std::lock_guard lk(x->mu);
+      x->gone = true;
+      h = x->handle;
+      unpark(*x);
+    }
+    if (h) engine_.cancel(h, "the gateway client disconnected");
+  });
+  errno = 0;
+  daemon_ = MHD_start_daemon(
+      flags, static_cast<uint16_t>(cfg_.port), nullptr, nullptr, &accessTrampoline, this,
+      MHD_OPTION_EXTERNAL_LOGGER, &logTrampoline, this,  // first, so every message goes through it
+      MHD_OPTION_SOCK_ADDR, addr,
+      MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(cfg_.maxConnections),
+      MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(cfg_.idleTimeoutS),
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<size_t>(64 * 1024),
+      MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+      MHD_OPTION_STRICT_FOR_CLIENT, 1,
+      MHD_OPTION_NOTIFY_COMPLETED, &completedTrampoline, this,
+      MHD_OPTION_URI_LOG_CALLBACK, &uriTrampoline, this,
+      MHD_OPTION_END);
+  if (!daemon_) {
+    const int e = errno;
+    watcher_.reset();
+    throw std::runtime_error("gateway: cannot listen on " + listenAddress() + ": " +
+                             (e ? std::strerror(e) : "libmicrohttpd refused to start"));
+  }
+  const auto* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
+  port_ = info ? info->port : cfg_.port;
+  stopping_ = false;
+  logInfo("gateway", "listening on http://" + listenAddress() + " (" + std::to_string(cfg_.routes.size()) + " routes)");
+}
+
+void GatewayServer::stop() {
+  if (!daemon_) return;
+  stopping_ = true;
+  const MHD_socket listen = MHD_quiesce_daemon(daemon_);
+  auto liveOnes = [this] {
+    std::vector<std::shared_ptr<Exchange>> xs;
+    std::lock_guard lk(mu_);
+    for (auto& [id, w] : live_)
+      if (auto x = w.lock()) xs.push_back(std::move(x));
+    return xs;
+  };
+  for (auto& x : liveOnes()) {
+    RequestHandle h = 0;
+    {
+      std::lock_guard lk(x->mu);
+      if (x->submitted && !x->finished) h = x->handle;
+    }
+    if (h) engine_.cancel(h, "the gateway is stopping");
+  }
+  // Parked clients get their answer (503 from the cancel) before the sockets close: wait briefly.
+  for (int i = 0; i < 50; ++i) {
+    bool parked = false;
+    for (auto& x : liveOnes()) {
+      std::lock_guard lk(x->mu);
+      parked |= x->suspended;
+    }
+    if (!parked) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // libmicrohttpd must not be stopped with a connection suspended.
+  for (auto& x : liveOnes()) {
+    std::lock_guard lk(x->mu);
+    x->gone = true;
+    unpark(*x);
+  }
+  MHD_stop_daemon(daemon_);
+  daemon_ = nullptr;
+  if (listen != MHD_INVALID_SOCKET) close(listen);
+  watcher_.reset();
+  logInfo("gateway", "stopped");
+}
+
+void* GatewayServer::onUri(const char* uri, MHD_Connection* c) {
+  auto* h = new Holder{std::make_shared<Exchange>(), this};
+  h->x->id = nextId_.fetch_add(1);
+  h->x->conn = c;
+  h->x->rawUri = uri ? uri : "";
+  std::lock_guard lk(mu_);
+  live_[h->x->id] = h->x;
+  return h;
+}
+
+void GatewayServer::park(Exchange& x) {
+  if (x.suspended || x.closed) return;
+  MHD_suspend_connection(x.conn);
+  x.suspended = true;
+  if (x.fd >= 0 && watcher_) watcher_->watch(x.fd, x.id);
+}
+
+void GatewayServer::unpark(Exchange& x) {
+  if (!x.suspended || x.closed) return;
+  if (x.fd >= 0 && watcher_) watcher_->unwatch(x.fd);
+  x.suspended = false;
+  MHD_resume_connection(x.conn);
+}
+
+void GatewayServer::finishCount(Exchange& x, int status) {
+  if (metrics_) metrics_->countRequest(x.client, x.route ? x.route->prefix : std::string("-"), status);
+  std::lock_guard lk(mu_);
+  ++byClient_[x.client];
+}
+
+int GatewayServer::answerNow(MHD_Connection* c, Exchange& x, int status, const HeaderList& headers,
+                             const std::string& body) {
+  MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+  if (!r) return false;
+  for (const auto& [k, v] : headers) MHD_add_response_header(r, k.c_str(), v.c_str());
+  const MHD_Result ok = MHD_queue_response(c, static_cast<unsigned>(status), r);
+  MHD_destroy_response(r);
+  x.queued = true;
+  finishCount(x, status);
+  return ok == MHD_YES;
+}
+
+std::string GatewayServer::metricsBody() const {
+  auto snap = engine_.latestSnapshot();
+  if (!metrics_ || !snap) return "";
+  return metrics_->render(*snap, openConnections());
+}
+
+int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* upload, std::size_t* uploadSize,
+                             void** cls) {
+  auto* holder = static_cast<Holder*>(*cls);
+  if (!holder) return false;
+  auto x = holder->x;
+  auto fail = [&](int status, const std::string& type, const std::string& message) {
+    const Answer a = errorAnswer(status, type, message, x->route ? x->route->dialect : Dialect::OpenAI);
+    return answerNow(c, *x, status, a.headers, a.body);
+  };
+
+  if (!x->started) {  // headers complete, body (if any) not read yet
+    x->started = true;
+    x->method = method ? method : "";
+    const auto q = x->rawUri.find('?');
+    x->path = x->rawUri.substr(0, q);
+    if (q != std::string::npos) x->query = x->rawUri.substr(q + 1);
+    MHD_get_connection_values(c, MHD_HEADER_KIND, &collectHeader, &x->headers);
+    if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)) x->fd = info->connect_fd;
+
+    if (x->path == "/healthz" && x->method == "GET")
+      return answerNow(c, *x, 200, {{"Content-Type", "application/json"}},
+                       stopping_ ? "{\"status\":\"stopping\"}" : "{\"status\":\"ok\"}");
+    if (x->path == "/metrics" && x->method == "GET" && metrics_)
+      return answerNow(c, *x, 200, {{"Content-Type", GatewayMetrics::kContentType}}, metricsBody());
+    const RouteMatch m = routes_.match(x->path);
+    if (!m.route) {
+      const Answer a = errorAnswer(404, "tollgate_no_route", "", Dialect::OpenAI);
+      return answerNow(c, *x, 404, a.headers, routes_.notFoundBody(x->path));
+    }
+    x->route = m.route;
+    x->rest = m.rest.empty() ? "/" : m.rest;
+    x->dialect = m.route->dialect;
+    if (!cfg_.clients.empty()) {
+      const ClientConfig* who = authenticate(cfg_.clients, x->headers);
+      if (!who)
+        return fail(401, "tollgate_unauthorized",
+                    "tollgate: this gateway needs a client token (Authorization: Bearer <token>, or x-api-key)");
+      x->client = who->name;
+    }
+    if (const auto* cl = findHeader(x->headers, "content-length")) {
+      char* end = nullptr;
+      const unsigned long long n = std::strtoull(cl->c_str(), &end, 10);
+      if (end && *end == '\0' && n > static_cast<unsigned long long>(cfg_.maxBodyBytes))
+        return fail(413, "tollgate_body_too_large",
+                    "tollgate: request body of " + *cl + " bytes is over this gateway's limit of " +
+                        std::to_string(cfg_.maxBodyBytes) + " bytes (gateway.max_body_bytes)");
+    }
+    if (stopping_) return fail(503, "tollgate_stopping", "tollgate: the gateway is stopping");
+    return true;
+  }
+
+  if (*uploadSize > 0) {  // a piece of the body
+    x->received += *uploadSize;
+    if (!x->tooLarge && x->body.size() + *uploadSize > static_cast<std::size_t>(cfg_.maxBodyBytes)) {
+      x->tooLarge = true;  // a chunked body that grew past the limit: read on and answer 413 at its end
+      std::string().swap(x->body);
+    }
+    if (!x->tooLarge) x->body.append(upload, *uploadSize);
+    *uploadSize = 0;
+    // A client sending far beyond the limit is not read forever: close.
+    return x->received <= 2 * static_cast<std::uint64_t>(cfg_.maxBodyBytes);
+  }
+
+  // The body is complete, or the connection was resumed.
+  std::unique_lock lk(x->mu);
+  if (x->gone || x->queued) return !x->gone;
+  if (x->tooLarge) {
+    lk.unlock();
+    return fail(413, "tollgate_body_too_large",
+                "tollgate: request body is over this gateway's limit of " + std::to_string(cfg_.maxBodyBytes) +
+                    " bytes (gateway.max_body_bytes)");
+  }
+  if (!x->submitted) {
+    lk.unlock();
+    return submit(c, x);
+  }
+  if (x->answer) {
+    Answer a = std::move(*x->answer);
+    x->answer.reset();
+    lk.unlock();
+    return answerNow(c, *x, a.status, a.headers, a.body);
+  }
+  if (x->headReady) {
+    lk.unlock();
+    return queueRelay(c, x);
+  }
+  if (stopping_) {
+    lk.unlock();
+    return fail(503, "tollgate_stopping", "tollgate: the gateway is stopping");
+  }
+  park(*x);  // resumed with nothing to say yet: wait again
+  return true;
+}
+
+int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x) {
+  std::array<double, kTierCount> maxWait{};
+  for (int t = 0; t < kTierCount; ++t) maxWait[t] = engine_.config().tiers[t].maxWaitS;
+  ClientRequest in{x->method, x->rest, x->query, x->headers, std::move(x->body)};
+  Admission a = admit(*x->route, std::move(in), maxWait, x->route->auth == RouteAuth::Tollgate);
+  if (a.status) {
+    const Answer e = errorAnswer(a.status, "tollgate_bad_request", "tollgate: " + a.error, x->dialect);
+    return answerNow(c, *x, a.status, e.headers, e.body);
+  }
+  if (const auto* t = findHeader(x->headers, "x-stainless-timeout")) {
+    const double s = std::strtod(t->c_str(), nullptr);
+    if (std::isfinite(s) && s > 0) x->budgetS = s;
+  }
+  Request r;
+  r.id = "gw-" + std::to_string(x->id);
+  r.group = a.group;
+  r.tier = a.tier;
+  r.method = x->method;
+  r.url = x->rest + (x->query.empty() ? "" : "?" + x->query);
+  r.headers = std::move(a.forward);
+  r.body = std::move(a.body);
+  r.deadlineS = a.deadlineS;
+  std::weak_ptr<Exchange> weak = x;
+  r.sink = std::make_shared<ExchangeSink>(weak, [this](Exchange& e) { unpark(e); });
+  {
+    std::lock_guard lk(x->mu);
+    x->submitted = true;
+    x->group = a.group;
+    x->tier = a.tier;
+    if (a.stream || a.dropUsageChunk) x->relay = std::make_unique<SseRelay>(a.dropUsageChunk);
+  }
+  const RequestHandle h = engine_.submit(std::move(r), [this, weak](const Result& res) {
+    auto x = weak.lock();
+    if (!x) return;
+    if (metrics_) metrics_->observeWait(x->group, x->tier, res.waitMs / 1000.0);
+    std::lock_guard lk(x->mu);
+    x->finished = true;
+    if (x->headReady) {  // relayed: end the stream (an error after the head truncates it)
+      if (!res.ok()) x->brokenStream = true;
+      if (x->relay) x->buf += x->relay->finish();
+    } else if (res.ok()) {  // a 3xx (redirects are not followed): relayed whole
+      Answer a;
+      a.status = res.status;
+      for (const auto& [k, v] : res.headers)
+        if (!isDroppedResponseHeader(k)) a.headers.emplace_back(k, v);
+      a.body = res.body;
+      x->answer = std::move(a);
+    } else {
+      x->answer = answerFor(res, x->dialect, x->budgetS);
+    }
+    unpark(*x);
+  });
+  std::unique_lock lk(x->mu);
+  x->handle = h;
+  if (x->gone) {  // hung up while we were submitting
+    lk.unlock();
+    engine_.cancel(h, "the gateway client disconnected");
+    return false;
+  }
+  if (x->answer) {  // answered at once (engine stopped, refused)
+    Answer ans = std::move(*x->answer);
+    x->answer.reset();
+    lk.unlock();
+    return answerNow(c, *x, ans.status, ans.headers, ans.body);
+  }
+  if (x->headReady) {
+    lk.unlock();
+    return queueRelay(c, x);
+  }
+  park(*x);
+  return true;
+}
+
+int GatewayServer::queueRelay(MHD_Connection* c, const std::shared_ptr<Exchange>& x) {
+  int status = 0;
+  HeaderList head;
+  std::int64_t length = -1;
+  {
+    std::lock_guard lk(x->mu);
+    if (x->queued) return true;
+    x->queued = true;
+    status = x->headStatus;
+    head = x->head;
+    length = x->relay ? -1 : x->contentLength;  // a filtered stream's length is not the upstream's
+  }
+  auto* holder = new Holder{x, this};
+  MHD_Response* r = MHD_create_response_from_callback(length >= 0 ? static_cast<uint64_t>(length) : MHD_SIZE_UNKNOWN,
+                                                      kBlockSize, &readRelay, holder, &freeHolder);
+  if (!r) {
+    delete holder;
+    return false;
+  }
+  for (const auto& [k, v] : head) MHD_add_response_header(r, k.c_str(), v.c_str());
+  const MHD_Result ok = MHD_queue_response(c, static_cast<unsigned>(status), r);
+  MHD_destroy_response(r);
+  finishCount(*x, status);
+  return ok == MHD_YES;
+}
+
+long GatewayServer::readBody(Exchange& x, char* out, std::size_t max) {
+  bool continueUpstream = false;
+  ssize_t n = 0;
+  RequestHandle handle = 0;
+  {
+    std::lock_guard lk(x.mu);
+    if (x.buffered() > 0) {
+      const std::size_t k = std::min(max, x.buffered());
+      std::memcpy(out, x.buf.data() + x.bufOffset, k);
+      x.bufOffset += k;
+      if (x.bufOffset == x.buf.size()) {
+        x.buf.clear();
+        x.bufOffset = 0;
+      } else if (x.bufOffset > kHighWater) {
+        x.buf.erase(0, x.bufOffset);
+        x.bufOffset = 0;
+      }
+      if (x.upstreamPaused && x.buffered() < kLowWater) {
+        x.upstreamPaused = false;
+        continueUpstream = true;
+        handle = x.handle;
+      }
+      n = static_cast<ssize_t>(k);
+    } else if (x.finished || x.gone) {
+      n = (x.brokenStream || x.gone) ? MHD_CONTENT_READER_END_WITH_ERROR : MHD_CONTENT_READER_END_OF_STREAM;
+    } else {
+      // Nothing yet: park until the engine brings the next piece (returning 0 unparked would spin).
+      park(x);
+      n = 0;
+    }
+  }
+  if (continueUpstream) engine_.resumeTransfer(handle);
+  return n;
+}
+
+void GatewayServer::onCompleted(MHD_Connection*, void** cls, int why) {
+  auto* holder = static_cast<Holder*>(*cls);
+  if (!holder) return;
+  *cls = nullptr;
+  auto x = holder->x;
+  RequestHandle cancel = 0;
+  {
+    std::lock_guard lk(x->mu);
+    if (x->suspended && x->fd >= 0 && watcher_) watcher_->unwatch(x->fd);
+    x->closed = true;
+    x->suspended = false;
+    if (x->submitted && !x->finished) cancel = x->handle;
+  }
+  if (cancel) engine_.cancel(cancel, why == MHD_REQUEST_TERMINATED_COMPLETED_OK
+                                         ? "the gateway finished answering"
+                                         : "the gateway client disconnected mid-transfer");
+  {
+    std::lock_guard lk(mu_);
+    live_.erase(x->id);
+  }
+  delete holder;
+}
+
+}  // namespace tg::gateway

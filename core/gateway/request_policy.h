@@ -1,0 +1,56 @@
+// What the gateway makes of a client's request before the engine sees it: who is asking (token), which tier,
+// group and deadline, which headers go upstream, and whether the body needs rewriting (the tier named in the
+// body, usage asked for on a stream). Pure and thread-safe.
+#pragma once
+
+#include "gateway_config.h"
+#include "request.h"
+
+#include <array>
+#include <string>
+#include <string_view>
+
+namespace tg::gateway {
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b);
+const std::string* findHeader(const HeaderList& h, std::string_view name);  // first match, case-insensitive
+
+// Request headers never forwarded upstream: hop-by-hop (RFC 9110 7.6.1, plus those the client's Connection
+// header names), Host and Content-Length (curl writes its own), Accept-Encoding (we read the body for usage,
+// so the upstream answers uncompressed), and Tollgate's own (X-Tollgate-*, X-RateLimit-Group).
+bool isDroppedRequestHeader(std::string_view name, const HeaderList& all);
+// Response headers not relayed to the client: hop-by-hop, Content-Length and Transfer-Encoding (the gateway
+// frames the body itself) and Date (the server writes one).
+bool isDroppedResponseHeader(std::string_view name);
+
+// The gateway token the client showed ("Authorization: Bearer T" or "x-api-key: T") against every configured
+// client, in time independent of where the first difference is; null when none matches.
+const ClientConfig* authenticate(const std::vector<ClientConfig>& clients, const HeaderList& headers);
+
+struct ClientRequest {
+  std::string method;
+  std::string path;   // raw, without the query
+  std::string query;  // raw, without '?'; may be empty
+  HeaderList headers;
+  std::string body;
+};
+
+struct Admission {
+  int status = 0;           // 0: send it; otherwise the status to answer with (400) and `error` says why
+  std::string error;
+  Tier tier = Tier::P1;
+  std::string tierSource;   // "header", "body", "route" (for the log and tests)
+  std::string group;
+  double deadlineS = 0;     // from submit to first send; 0 = the tier's default
+  HeaderList forward;       // headers to send upstream
+  std::string body;         // the body to send (rewritten only when needed)
+  bool stream = false;      // the client asked for a server-sent event stream
+  bool dropUsageChunk = false;  // the gateway asked for usage the client did not: the relay removes that chunk
+};
+
+// `maxWaitS` is each tier's max_wait_s: a client's deadline is never longer. `consumeAuth`: the client's
+// Authorization / x-api-key was the gateway token (not forwarded).
+Admission admit(const RouteConfig& route, ClientRequest in, const std::array<double, kTierCount>& maxWaitS,
+                bool consumeAuth);
+
+}  // namespace tg::gateway

@@ -1,0 +1,259 @@
+// The gateway's pure parts: its config section, route matching, what is forwarded, tier/group/deadline per
+// request, token checks, error answers that tell the truth about waiting, and the SSE usage filter.
+#include "error_answer.h"
+#include "gateway_config.h"
+#include "request_policy.h"
+#include "route_table.h"
+#include "sse_relay.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <cstdlib>
+
+using namespace tg;
+using namespace tg::gateway;
+
+namespace {
+
+EngineConfig engineWith(std::initializer_list<const char*> groups) {
+  EngineConfig e;
+  for (const char* g : groups) {
+    GroupConfig gc;
+    gc.name = g;
+    gc.baseUrl = "http://127.0.0.1:9";
+    e.groups.push_back(gc);
+  }
+  return e;
+}
+
+QString configError(const nlohmann::json& j) {
+  try {
+    loadGatewayConfig(j, engineWith({"openai", "batch"}), "cfg.json");
+  } catch (const ConfigError& e) {
+    return QString::fromStdString(e.path() + ": " + e.expected());
+  }
+  return {};
+}
+
+RouteConfig openaiRoute() {
+  RouteConfig r;
+  r.prefix = "/openai";
+  r.group = "openai";
+  r.groups = {"openai", "batch"};
+  r.defaultTier = Tier::P1;
+  return r;
+}
+
+constexpr std::array<double, kTierCount> kMaxWait{30, 120, 600};
+
+const std::string* header(const HeaderList& h, const char* name) { return findHeader(h, name); }
+
+}  // namespace
+
+class TestGatewayPolicy : public QObject {
+  Q_OBJECT
+ private slots:
+  void configDefaultsAndListen() {
+    auto c = loadGatewayConfig({{"routes", {{{"prefix", "/openai"}, {"group", "openai"}}}}}, engineWith({"openai"}), "f");
+    QCOMPARE(c.listenHost, std::string("127.0.0.1"));
+    QCOMPARE(c.port, 8088);
+    QCOMPARE(c.maxBodyBytes, std::int64_t(32) * 1024 * 1024);
+    auto v6 = loadGatewayConfig({{"listen", "[::1]:0"}, {"routes", {{{"prefix", "/a"}, {"group", "openai"}}}}},
+                                engineWith({"openai"}), "f");
+    QCOMPARE(v6.listenHost, std::string("::1"));
+    QCOMPARE(v6.port, 0);
+  }
+
+  void configErrorsNameThePath() {
+    const nlohmann::json route = {{"prefix", "/openai"}, {"group", "openai"}};
+    QVERIFY(configError({{"routes", {route}}, {"listen", "0.0.0.0:8088"}}).contains("/gateway/listen: expected a loopback"));
+    QVERIFY(configError({{"routes", {route}}, {"listen", "127.0.0.1"}}).startsWith("/gateway/listen"));
+    QVERIFY(configError({{"routes", {route}}, {"listen", "127.0.0.1:70000"}}).contains("port from 0 to 65535"));
+    // Beyond loopback only when asked, and never without tokens.
+    QVERIFY(configError({{"routes", {route}}, {"listen", "0.0.0.0:8088"}, {"allow_non_loopback", true}})
+                .startsWith("/gateway/clients"));
+    QVERIFY(configError({{"routes", nlohmann::json::array()}}).startsWith("/gateway/routes"));
+    QVERIFY(configError({{"routes", {{{"prefix", "/x"}, {"group", "nope"}}}}}).startsWith("/gateway/routes/0/group"));
+    QVERIFY(configError({{"routes", {{{"prefix", "x"}, {"group", "openai"}}}}}).startsWith("/gateway/routes/0/prefix"));
+    QVERIFY(configError({{"routes", {{{"prefix", "/x/"}, {"group", "openai"}}}}}).startsWith("/gateway/routes/0/prefix"));
+    QVERIFY(configError({{"routes", {{{"prefix", "/metrics"}, {"group", "openai"}}}}}).contains("/metrics"));
+    QVERIFY(configError({{"routes", {route, route}}}).contains("repeats"));
+    QVERIFY(configError({{"routes", {{{"prefix", "/x"}, {"group", "openai"}, {"groups", {"zzz"}}}}}})
+                .startsWith("/gateway/routes/0/groups/0"));
+    QVERIFY(configError({{"routes", {{{"prefix", "/x"}, {"group", "openai"}, {"default_tier", "P9"}}}}})
+                .startsWith("/gateway/routes/0/default_tier"));
+    QVERIFY(configError({{"routes", {route}}, {"typo", 1}}).contains("typo"));
+    QVERIFY(configError({{"routes", {route}}, {"clients", {{{"name", "a"}, {"token_env", "TOLLGATE_TEST_UNSET_X"}}}}})
+                .contains("TOLLGATE_TEST_UNSET_X is not set"));
+    qputenv("TOLLGATE_TEST_SHORT_TOKEN", "short");
+    QVERIFY(configError({{"routes", {route}}, {"clients", {{{"name", "a"}, {"token_env", "TOLLGATE_TEST_SHORT_TOKEN"}}}}})
+                .contains("at least 16"));
+  }
+
+  void routesMatchOnSegmentBoundaries() {
+    RouteConfig a = openaiRoute();
+    RouteConfig b = openaiRoute();
+    b.prefix = "/openai/batch";
+    b.group = "batch";
+    RouteTable t({a, b});
+    QCOMPARE(t.match("/openai/v1/chat/completions").route->group, std::string("openai"));
+    QCOMPARE(t.match("/openai/v1/chat/completions").rest, std::string("/v1/chat/completions"));
+    QCOMPARE(t.match("/openai/batch/v1/x").route->group, std::string("batch"));  // longest prefix wins
+    QCOMPARE(t.match("/openai").rest, std::string(""));
+    QVERIFY(!t.match("/openaiX/v1").route);
+    QVERIFY(!t.match("/").route);
+    QVERIFY(!t.match("").route);
+    const auto body = nlohmann::json::parse(t.notFoundBody("/nope\xff"));  // not UTF-8: still valid JSON
+    QCOMPARE(body["error"]["routes"].size(), std::size_t(2));
+  }
+
+  void headersForwardedAndDropped() {
+    ClientRequest in{"POST", "/v1/chat/completions", "", {}, "{}"};
+    in.headers = {{"Host", "127.0.0.1:8088"}, {"Authorization", "Bearer gateway-token"}, {"Content-Length", "2"},
+                  {"Connection", "keep-alive, X-Private"}, {"X-Private", "1"}, {"X-Tollgate-Tier", "P0"},
+                  {"X-RateLimit-Group", "batch"}, {"X-Stainless-Lang", "js"}, {"Accept-Encoding", "gzip"},
+                  {"Transfer-Encoding", "chunked"}, {"OpenAI-Organization", "org-1"}};
+    Admission a = admit(openaiRoute(), in, kMaxWait, /*consumeAuth=*/true);
+    QCOMPARE(a.status, 0);
+    QCOMPARE(a.tier, Tier::P0);
+    QCOMPARE(a.group, std::string("batch"));
+    HeaderList expected = {{"X-Stainless-Lang", "js"}, {"OpenAI-Organization", "org-1"}};
+    QCOMPARE(a.forward, expected);
+    // Pass-through keeps the client's own Authorization.
+    Admission p = admit(openaiRoute(), in, kMaxWait, /*consumeAuth=*/false);
+    QVERIFY(header(p.forward, "authorization"));
+  }
+
+  void tierFromHeaderThenBodyThenRoute() {
+    ClientRequest in{"POST", "/v1/x", "", {{"Content-Type", "application/json"}}, R"({"model":"m","priority":"P2"})"};
+    Admission a = admit(openaiRoute(), in, kMaxWait, true);
+    QCOMPARE(a.tier, Tier::P2);
+    QCOMPARE(a.tierSource, std::string("body"));
+    QVERIFY(a.body.find("priority") == std::string::npos);  // Tollgate's word, not sent to the provider
+    in.headers.emplace_back("X-Tollgate-Tier", "p0");
+    QCOMPARE(admit(openaiRoute(), in, kMaxWait, true).tier, Tier::P0);
+    ClientRequest plain{"POST", "/v1/x", "", {}, R"({"model":"m","priority":"high"})"};
+    Admission r = admit(openaiRoute(), plain, kMaxWait, true);
+    QCOMPARE(r.tier, Tier::P1);  // not a tier name: the provider's own field, left alone
+    QCOMPARE(r.body, plain.body);
+    ClientRequest bad{"POST", "/v1/x", "", {{"X-Tollgate-Tier", "P7"}}, ""};
+    QCOMPARE(admit(openaiRoute(), bad, kMaxWait, true).status, 400);
+    ClientRequest foreign{"POST", "/v1/x", "", {{"X-RateLimit-Group", "other"}}, ""};
+    Admission f = admit(openaiRoute(), foreign, kMaxWait, true);
+    QCOMPARE(f.status, 400);
+    QVERIFY(f.error.find("openai, batch") != std::string::npos);
+  }
+
+  void deadlineFromHeadersCappedByTier() {
+    ClientRequest in{"GET", "/v1/models", "", {{"X-Tollgate-Deadline", "2.5"}}, ""};
+    QCOMPARE(admit(openaiRoute(), in, kMaxWait, true).deadlineS, 2.5);
+    ClientRequest sdk{"GET", "/v1/models", "", {{"X-Stainless-Timeout", "600"}, {"X-Tollgate-Tier", "P0"}}, ""};
+    QCOMPARE(admit(openaiRoute(), sdk, kMaxWait, true).deadlineS, 30.0);  // P0's max wait
+    ClientRequest shortSdk{"GET", "/v1/models", "", {{"X-Stainless-Timeout", "10"}}, ""};
+    QCOMPARE(admit(openaiRoute(), shortSdk, kMaxWait, true).deadlineS, 9.0);  // a second left for the answer
+    for (const char* v : {"0", "-1", "nan", "inf", "1e400", "3s", ""}) {
+      ClientRequest bad{"GET", "/v1/models", "", {{"X-Tollgate-Deadline", v}}, ""};
+      QCOMPARE(admit(openaiRoute(), bad, kMaxWait, true).status, 400);
+    }
+    ClientRequest none{"GET", "/v1/models", "", {}, ""};
+    QCOMPARE(admit(openaiRoute(), none, kMaxWait, true).deadlineS, 0.0);
+  }
+
+  void streamAsksForUsageOnlyWhenMissing() {
+    ClientRequest s{"POST", "/v1/chat/completions", "", {}, R"({"model":"m","stream":true})"};
+    Admission a = admit(openaiRoute(), s, kMaxWait, true);
+    QVERIFY(a.stream);
+    QVERIFY(a.dropUsageChunk);
+    QCOMPARE(nlohmann::json::parse(a.body)["stream_options"]["include_usage"], true);
+    ClientRequest asked{"POST", "/v1/chat/completions", "", {},
+                        R"({"model":"m","stream":true,"stream_options":{"include_usage":true}})"};
+    Admission b = admit(openaiRoute(), asked, kMaxWait, true);
+    QVERIFY(b.stream);
+    QVERIFY(!b.dropUsageChunk);
+    QCOMPARE(b.body, asked.body);  // nothing to change: byte for byte
+    RouteConfig anthropic = openaiRoute();
+    anthropic.dialect = Dialect::Anthropic;
+    Admission c = admit(anthropic, s, kMaxWait, true);
+    QVERIFY(c.stream);
+    QVERIFY(!c.dropUsageChunk);  // Anthropic streams report usage unasked
+    ClientRequest notJson{"POST", "/v1/x", "", {}, "{\"stream\":tru"};
+    QCOMPARE(admit(openaiRoute(), notJson, kMaxWait, true).body, notJson.body);
+  }
+
+  void tokensComparedWhole() {
+    std::vector<ClientConfig> clients = {{"svc-a", "A", "token-aaaaaaaaaaaaaaaa"}, {"svc-b", "B", "token-bbbbbbbbbbbbbbbb"}};
+    QCOMPARE(authenticate(clients, {{"Authorization", "Bearer token-bbbbbbbbbbbbbbbb"}})->name, std::string("svc-b"));
+    QCOMPARE(authenticate(clients, {{"x-api-key", "token-aaaaaaaaaaaaaaaa"}})->name, std::string("svc-a"));
+    QVERIFY(!authenticate(clients, {{"Authorization", "Bearer token-aaaaaaaaaaaaaaa"}}));   // a prefix
+    QVERIFY(!authenticate(clients, {{"Authorization", "Bearer token-aaaaaaaaaaaaaaaaa"}})); // longer
+    QVERIFY(!authenticate(clients, {{"Authorization", "Bearer "}}));
+    QVERIFY(!authenticate(clients, {}));
+    QVERIFY(!authenticate(clients, {{"Authorization", "token-aaaaaaaaaaaaaaaa"}}));  // not a Bearer
+  }
+
+  void shedAnswersTellTheTruth() {
+    Result r;
+    r.error = ErrorKind::Shed;
+    r.shed = ShedReason::Deadline;
+    r.retryAfterS = 4.2;
+    r.errorMessage = "deadline passed while queued";
+    Answer a = answerFor(r, Dialect::OpenAI, std::nan(""));
+    QCOMPARE(a.status, 429);
+    QCOMPARE(*header(a.headers, "retry-after"), std::string("5"));
+    QCOMPARE(*header(a.headers, "retry-after-ms"), std::string("4200"));
+    QCOMPARE(*header(a.headers, "x-should-retry"), std::string("true"));
+    QCOMPARE(nlohmann::json::parse(a.body)["error"]["type"], "tollgate_shed_deadline");
+    // Longer than the client's own budget, or than the SDKs honour: don't retry.
+    QCOMPARE(*header(answerFor(r, Dialect::OpenAI, 3.0).headers, "x-should-retry"), std::string("false"));
+    r.retryAfterS = 75;
+    QCOMPARE(*header(answerFor(r, Dialect::OpenAI, std::nan("")).headers, "x-should-retry"), std::string("false"));
+    // Unknown wait (operator pause): no invented Retry-After.
+    Result paused;
+    paused.error = ErrorKind::Shed;
+    paused.shed = ShedReason::TierPaused;
+    Answer p = answerFor(paused, Dialect::Anthropic, std::nan(""));
+    QCOMPARE(p.status, 503);
+    QVERIFY(!header(p.headers, "retry-after"));
+    QCOMPARE(*header(p.headers, "x-should-retry"), std::string("false"));
+    QCOMPARE(nlohmann::json::parse(p.body)["error"]["type"], "overloaded_error");
+    Result net;
+    net.error = ErrorKind::Network;
+    net.errorMessage = "Couldn't connect to server";
+    Answer n = answerFor(net, Dialect::OpenAI, std::nan(""));
+    QCOMPARE(n.status, 502);
+    QVERIFY(n.body.find("Couldn't connect") != std::string::npos);
+    // A final upstream 429 is relayed as it came, its own Retry-After kept.
+    Result up;
+    up.error = ErrorKind::RateLimited;
+    up.status = 429;
+    up.retryAfterS = 7;
+    up.headers = {{"Retry-After", "7"}, {"Content-Length", "2"}, {"x-ratelimit-remaining-requests", "0"}};
+    up.body = "{}";
+    Answer u = answerFor(up, Dialect::OpenAI, std::nan(""));
+    QCOMPARE(u.status, 429);
+    QCOMPARE(u.body, std::string("{}"));
+    QVERIFY(!header(u.headers, "content-length"));
+    QCOMPARE(*header(u.headers, "retry-after"), std::string("7"));
+    QVERIFY(!header(u.headers, "retry-after-ms"));
+  }
+
+  void sseRelayDropsOnlyTheUnaskedUsageChunk() {
+    const std::string content = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}],\"usage\":null}\n\n";
+    const std::string usage = "data: {\"choices\":[],\"usage\":{\"total_tokens\":9}}\n\n";
+    const std::string done = "data: [DONE]\n\n";
+    SseRelay pass(false);
+    QCOMPARE(pass.feed(content + usage), content + usage);
+    SseRelay filter(true);
+    std::string out;
+    const std::string all = content + usage + done;
+    for (char ch : all) out += filter.feed(std::string_view(&ch, 1));  // one byte at a time
+    out += filter.finish();
+    QCOMPARE(out, content + done);
+    SseRelay crlf(true);
+    QCOMPARE(crlf.feed("data: {\"choices\":[],\"usage\":{}}\r\n\r\ndata: [DONE]\r\n\r\n"), std::string("data: [DONE]\r\n\r\n"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestGatewayPolicy)
+#include "test_gateway_policy.moc"
