@@ -204,6 +204,9 @@ class TestGatewayMetrics : public QObject {
   Q_OBJECT
  private slots:
   void snapshotValues() {
+    // Which snapshot this build has: after the engine's per-key/per-reason fields land both must say "yes".
+    qInfo("per-key quota (GroupSnapshot::keyStates): %s; sheds by reason (GroupCounters::shedByReason): %s",
+          kPerKey ? "yes" : "no", kPerReason ? "yes" : "no");
     GatewayMetrics m;
     const std::string text = m.render(twoGroups(), 5);
     const auto e = parseExposition(text);
