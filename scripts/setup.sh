@@ -11,6 +11,9 @@ PACKAGES=(cmake ninja-build g++ pkg-config
           libcurl4-openssl-dev nlohmann-json3-dev libsqlite3-dev sqlite3
           libbenchmark-dev xvfb xauth
           libmicrohttpd-dev prometheus-cpp-dev python3-requests)
+# Node for the openai SDK tests (tests/gateway/node): Debian's only when there is no `node` at all, since a
+# nodesource nodejs (which bundles npm) conflicts with Debian's npm package.
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -74,3 +77,25 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
 fi
 # TOLLGATE_SETUP_NO_BUILD=1: packages and configure only (scripts/check builds the targets it was asked for).
 [ "${TOLLGATE_SETUP_NO_BUILD:-0}" = 1 ] || cmake --build "$BUILD_DIR" -j "$(nproc)"
+
+# The official openai SDK for tests/gateway/node, pinned by its lock file (4.104.0: the last release for Node 18).
+# Installed into the build dir once per lock file: the stamp inside node_modules (which `npm ci` recreates)
+# holds the hash, so reruns need no network. A failed install is reported, not fatal: only those tests need it,
+# and they fail naming the missing folder.
+NODE_SRC=tests/gateway/node
+NODE_DIR="$BUILD_DIR/node-openai"
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  lock_hash=$(cat "$NODE_SRC/package.json" "$NODE_SRC/package-lock.json" | sha256sum | cut -d' ' -f1)
+  if [ "$(cat "$NODE_DIR/node_modules/.tollgate-lock-sha256" 2>/dev/null)" != "$lock_hash" ]; then
+    echo "== installing the openai SDK for the gateway tests into $NODE_DIR"
+    mkdir -p "$NODE_DIR"
+    cp "$NODE_SRC/package.json" "$NODE_SRC/package-lock.json" "$NODE_DIR/"
+    if (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error); then
+      echo "$lock_hash" >"$NODE_DIR/node_modules/.tollgate-lock-sha256"
+    else
+      echo "setup: npm ci in $NODE_DIR failed (is registry.npmjs.org reachable?): the openai SDK tests will fail until it succeeds." >&2
+    fi
+  fi
+else
+  echo "setup: no node/npm: the openai SDK tests (tests/gateway/node) cannot run; install nodejs and npm." >&2
+fi
