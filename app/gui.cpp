@@ -168,6 +168,17 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
     // Main file plus WAL: what the history really occupies on disk right now.
     return ui::MainWindow::HistoryInfo{p, static_cast<qint64>(s->history()->status().fileBytes)};
   });
+  window.setGatewayInfoProvider([s]() -> QString {
+    if (!s->hasGatewayConfig()) return {};
+    if (!s->gateway()) return QObject::tr("Gateway: off (%1)").arg(QString::fromStdString(s->gatewayError()));
+    QStringList clients;
+    for (const auto& [name, n] : s->gateway()->requestsByClient())
+      clients << QStringLiteral("%1 %2").arg(QString::fromStdString(name)).arg(n);
+    QString text = QObject::tr("Gateway: http://%1 · %n connection(s)", "", s->gateway()->openConnections())
+                       .arg(QString::fromStdString(s->gateway()->listenAddress()));
+    if (!clients.isEmpty()) text += QStringLiteral(" · ") + clients.join(QStringLiteral(", "));
+    return text;
+  });
   // Replay of this session's own history file, beside live (the writer keeps writing; reads are short).
   if (s->history()) {
     QString err;

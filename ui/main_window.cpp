@@ -45,7 +45,7 @@ MainWindow::MainWindow(QWidget* parent)
       eventModel_(new EventLogModel(this)), eventWidget_(new EventLogWidget(eventModel_, this)),
       workload_(new WorkloadPanelWidget(this)), cardsHost_(new QWidget(this)),
       cardsLayout_(new QVBoxLayout(cardsHost_)), upstreamLabel_(new QLabel(this)), stateLabel_(new QLabel(this)),
-      historyLabel_(new QLabel(this)), ageLabel_(new QLabel(this)), timer_(new QTimer(this)) {
+      historyLabel_(new QLabel(this)), gatewayLabel_(new QLabel(this)), ageLabel_(new QLabel(this)), timer_(new QTimer(this)) {
   setObjectName(QStringLiteral("tollgateMainWindow"));
   setWindowTitle(tr("Tollgate"));
   setDockOptions(AnimatedDocks | AllowNestedDocks | AllowTabbedDocks);
@@ -110,7 +110,9 @@ MainWindow::MainWindow(QWidget* parent)
   connect(liveAction_, &QAction::triggered, this, [this] { setReplayMode(false); });
   connect(replayAction_, &QAction::triggered, this, [this] { setReplayMode(true); });
 
-  for (QLabel* l : {upstreamLabel_, stateLabel_, historyLabel_, ageLabel_}) statusBar()->addWidget(l);
+  for (QLabel* l : {upstreamLabel_, stateLabel_, gatewayLabel_, historyLabel_, ageLabel_}) statusBar()->addWidget(l);
+  gatewayLabel_->setObjectName(QStringLiteral("statusGateway"));
+  gatewayLabel_->hide();
   upstreamLabel_->setObjectName(QStringLiteral("statusUpstream"));
   stateLabel_->setObjectName(QStringLiteral("statusState"));
   historyLabel_->setObjectName(QStringLiteral("statusHistory"));
@@ -200,6 +202,11 @@ void MainWindow::setUpstreamName(const QString& name) {
   upstreamLabel_->setText(tr("Upstream: %1").arg(name.isEmpty() ? tr("–") : name));
 }
 
+void MainWindow::setGatewayInfoProvider(std::function<QString()> provider) {
+  gatewayInfo_ = std::move(provider);
+  sinceHistoryPoll_.invalidate();
+}
+
 void MainWindow::setHistoryInfoProvider(std::function<HistoryInfo()> provider) {
   historyInfo_ = std::move(provider);
   sinceHistoryPoll_.invalidate();
@@ -272,8 +279,15 @@ void MainWindow::updateStatus() {
     stateLabel_->setText(tr("Engine: –"));
     ageLabel_->setText(tr("Last snapshot: none"));
   }
-  if (historyInfo_ && (!sinceHistoryPoll_.isValid() || sinceHistoryPoll_.elapsed() >= 1000)) {
-    sinceHistoryPoll_.start();
+  // History size and gateway clients: polled once a second (a file size and a few counters).
+  const bool poll = !sinceHistoryPoll_.isValid() || sinceHistoryPoll_.elapsed() >= 1000;
+  if (poll) sinceHistoryPoll_.start();
+  if (poll && gatewayInfo_) {
+    const QString g = gatewayInfo_();
+    gatewayLabel_->setText(g);
+    gatewayLabel_->setVisible(!g.isEmpty());
+  }
+  if (historyInfo_ && poll) {
     const HistoryInfo h = historyInfo_();
     if (h.path.isEmpty())
       historyLabel_->setText(tr("History: off"));
@@ -286,8 +300,10 @@ void MainWindow::updateStatus() {
 }
 
 QString MainWindow::statusText() const {
-  return QStringList{upstreamLabel_->text(), stateLabel_->text(), historyLabel_->text(), ageLabel_->text()}.join(
-      QStringLiteral(" | "));
+  QStringList fields{upstreamLabel_->text(), stateLabel_->text()};
+  if (!gatewayLabel_->text().isEmpty()) fields << gatewayLabel_->text();
+  fields << historyLabel_->text() << ageLabel_->text();
+  return fields.join(QStringLiteral(" | "));
 }
 
 void MainWindow::saveSettings() const {

@@ -54,6 +54,9 @@ class MainWindow : public QMainWindow {
   void setUpstreamName(const QString& name);
   // Called about once per second on the UI thread; keep it cheap (a file size, not a query).
   void setHistoryInfoProvider(std::function<HistoryInfo()> provider);
+  // The local gateway's line in the status bar ("Gateway: http://127.0.0.1:8088 · 2 connections · svc-a 120"),
+  // polled about once per second like the history's; empty text hides the field.
+  void setGatewayInfoProvider(std::function<QString()> provider);
   // Replaces the QMessageBox confirmation of risky actions (pausing P0, draining).
   void setConfirm(ControlsWidget::ConfirmFn confirm);
 
@@ -105,9 +108,11 @@ class MainWindow : public QMainWindow {
   QLabel* upstreamLabel_;
   QLabel* stateLabel_;
   QLabel* historyLabel_;
+  QLabel* gatewayLabel_;
   QLabel* ageLabel_;
   QTimer* timer_;
   std::function<HistoryInfo()> historyInfo_;
+  std::function<QString()> gatewayInfo_;
   SnapshotPtr shownSnapshot_;
   QElapsedTimer sinceSnapshot_;
   QElapsedTimer sinceHistoryPoll_;

@@ -31,6 +31,7 @@ namespace {
 constexpr std::size_t kHighWater = 1024 * 1024;  // relay buffer: pause the upstream above this
 constexpr std::size_t kLowWater = 256 * 1024;    // and continue it below this
 constexpr std::size_t kBlockSize = 32 * 1024;
+constexpr std::size_t kMaxWholeAnswer = 256u * 1024 * 1024;  // a non-streamed answer held before it is sent
 
 }  // namespace
 
@@ -108,7 +109,7 @@ class ExchangeSink : public ResponseSink {
       }
       if (!isDroppedResponseHeader(k)) x->head.emplace_back(k, v);
     }
-    wake_(*x);
+    if (x->relay) wake_(*x);  // a stream starts now; a plain answer goes out whole, with Content-Length
     return true;
   }
 
@@ -117,6 +118,13 @@ class ExchangeSink : public ResponseSink {
     if (!x) return SinkVerdict::Abort;
     std::lock_guard lk(x->mu);
     if (x->closed || x->gone) return SinkVerdict::Abort;
+    if (!x->relay) {
+      // Not a stream: kept whole, so the answer carries a Content-Length (node-fetch 2 on Node 18, the
+      // openai SDK's HTTP client, fails some chunked answers with "Premature close").
+      if (x->buf.size() + data.size() > kMaxWholeAnswer) return SinkVerdict::Abort;
+      x->buf.append(data);
+      return SinkVerdict::Accept;
+    }
     if (x->buffered() >= kHighWater) {  // the client reads slower than the upstream sends
       x->upstreamPaused = true;
       return SinkVerdict::Pause;      // curl offers this same piece again after resumeTransfer
@@ -424,7 +432,7 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
     lk.unlock();
     return answerNow(c, *x, a.status, a.headers, a.body);
   }
-  if (x->headReady) {
+  if (x->headReady && x->relay) {
     lk.unlock();
     return queueRelay(c, x);
   }
@@ -473,9 +481,20 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
     if (metrics_) metrics_->observeWait(x->group, x->tier, res.waitMs / 1000.0);
     std::lock_guard lk(x->mu);
     x->finished = true;
-    if (x->headReady) {  // relayed: end the stream (an error after the head truncates it)
+    if (x->headReady && x->relay) {  // relayed: end the stream (an error after the head truncates it)
       if (!res.ok()) x->brokenStream = true;
-      if (x->relay) x->buf += x->relay->finish();
+      x->buf += x->relay->finish();
+    } else if (x->headReady) {  // a plain 2xx, held whole
+      if (res.ok()) {
+        x->answer = Answer{x->headStatus, x->head, std::move(x->buf)};
+      } else {
+        Result broken = res;
+        broken.status = 0;
+        broken.error = ErrorKind::Network;
+        broken.errorMessage = "the upstream's answer broke off: " + res.errorMessage;
+        x->answer = answerFor(broken, x->dialect, x->budgetS);
+      }
+      x->buf.clear();
     } else if (res.ok()) {  // a 3xx (redirects are not followed): relayed whole
       Answer a;
       a.status = res.status;
@@ -501,7 +520,7 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
     lk.unlock();
     return answerNow(c, *x, ans.status, ans.headers, ans.body);
   }
-  if (x->headReady) {
+  if (x->headReady && x->relay) {
     lk.unlock();
     return queueRelay(c, x);
   }

@@ -1,0 +1,185 @@
+// The gateway over real loopback HTTP, in front of the engine and tollgate-sim (OpenAI dialect): answers
+// relayed whole, refusals (400/401/404/413/502) that name what is wrong, tiers that order the queue, sheds
+// whose Retry-After is the quota's truth, and a client that hangs up while queued never reaching upstream.
+#include "gateway_fixture.h"
+
+#include <QtTest>
+
+#include <atomic>
+#include <thread>
+
+using namespace tgtest;
+
+namespace {
+
+nlohmann::json simConfig() {
+  return {{"dialect", "openai"},
+          {"retry_after", true},
+          {"group_by", "header"},
+          {"default_group", "open"},
+          {"latency_ms", {{"distribution", "fixed"}, {"mean", 5}, {"p95", 5}}},
+          {"groups",
+           {{"open", {{"algorithm", "fixed-window"}, {"limit", 0}, {"window_s", 1}}},
+            {"tight", {{"algorithm", "fixed-window"}, {"limit", 3}, {"window_s", 4}, {"per_key", false}}},
+            {"serial", {{"algorithm", "fixed-window"}, {"limit", 0}, {"window_s", 1}}}}}};
+}
+
+nlohmann::json engineConfig() {
+  auto group = [](const char* name, int concurrency, const char* base = "sim") {
+    return nlohmann::json{{"name", name}, {"base_url", base}, {"concurrency", concurrency}, {"adaptive", false},
+                          {"keys", {{{"name", std::string(name) + "-key"}}}}};
+  };
+  return {{"name", "gateway-test"},
+          {"tiers", {{"P0", {{"max_wait_s", 20}}}, {"P1", {{"max_wait_s", 20}}}, {"P2", {{"max_wait_s", 20}}}}},
+          {"groups", {group("open", 8), group("tight", 4), group("serial", 1), group("dead", 2, "http://127.0.0.1:1")}},
+          {"gateway",
+           {{"clients", {{{"name", "svc-test"}, {"token_env", "TOLLGATE_TEST_GATEWAY_TOKEN"}}}},
+            {"max_body_bytes", 4096},
+            {"routes",
+             {{{"prefix", "/openai"}, {"group", "open"}, {"groups", {"open", "tight", "serial"}}},
+              {{"prefix", "/dead"}, {"group", "dead"}}}}}}};
+}
+
+const std::string kChat = R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_tokens":8})";
+const std::vector<std::string> kAuth = {std::string("Authorization: Bearer ") + kToken, "Content-Type: application/json"};
+
+// Queue depth of a group's tier in the latest snapshot (-1 before the first snapshot lists the group).
+int queued(GatewayUnderTest& g, const char* group, int tier) {
+  auto snap = g.engine().latestSnapshot();
+  const auto* gs = snap ? snap->find(group) : nullptr;
+  return gs ? gs->queueDepth[static_cast<std::size_t>(tier)] : -1;
+}
+
+std::vector<std::string> with(std::vector<std::string> h, const std::vector<std::string>& more) {
+  h.insert(h.end(), more.begin(), more.end());
+  return h;
+}
+
+}  // namespace
+
+class TestGatewayLoopback : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { qputenv("TOLLGATE_TEST_GATEWAY_TOKEN", kToken); }
+
+  void relaysTheAnswerWhole() {
+    GatewayUnderTest g(simConfig(), engineConfig());
+    Reply r = call(g.url("/openai/v1/chat/completions"), "POST", kAuth, kChat);
+    QCOMPARE(r.status, 200L);
+    QVERIFY2(r.header("content-length"), "a non-streamed answer carries Content-Length");
+    QCOMPARE(std::to_string(r.body.size()), *r.header("content-length"));
+    QVERIFY(nlohmann::json::parse(r.body).contains("usage"));
+    QVERIFY(r.header("x-ratelimit-limit-requests") || r.header("x-ratelimit-remaining-requests"));  // upstream's
+    QCOMPARE(g.simRequests("open"), std::int64_t(1));
+    QCOMPARE(g.gateway().requestsByClient().at("svc-test"), std::uint64_t(1));
+    // /healthz needs no token.
+    QCOMPARE(call(g.url("/healthz"), "GET", {}).status, 200L);
+  }
+
+  void refusesWhatItCannotServe() {
+    GatewayUnderTest g(simConfig(), engineConfig());
+    Reply none = call(g.url("/openai/v1/chat/completions"), "POST", {"Content-Type: application/json"}, kChat);
+    QCOMPARE(none.status, 401L);
+    Reply wrong = call(g.url("/openai/v1/chat/completions"), "POST",
+                       {"Authorization: Bearer test-gateway-token-0123456788"}, kChat);
+    QCOMPARE(wrong.status, 401L);
+    QVERIFY(wrong.body.find("0123456788") == std::string::npos);  // the token shown is not echoed
+    Reply missing = call(g.url("/elsewhere/v1/x"), "GET", kAuth);
+    QCOMPARE(missing.status, 404L);
+    QVERIFY(missing.body.find("/openai") != std::string::npos && missing.body.find("/dead") != std::string::npos);
+    Reply big = call(g.url("/openai/v1/chat/completions"), "POST", kAuth, std::string(5000, 'x'));
+    QCOMPARE(big.status, 413L);
+    QVERIFY(big.body.find("4096") != std::string::npos);
+    // Chunked, so the size is only known while reading: still 413, and the connection is not left hanging.
+    std::string chunked = "POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                          std::string(kToken) + "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+    for (int i = 0; i < 3; ++i) chunked += "800\r\n" + std::string(2048, 'y') + "\r\n";
+    chunked += "0\r\n\r\n";
+    const std::string answer = rawExchange(g.port(), chunked);
+    QVERIFY2(answer.rfind("HTTP/1.1 413", 0) == 0, answer.substr(0, 80).c_str());
+    Reply tier = call(g.url("/openai/v1/chat/completions"), "POST", with(kAuth, {"X-Tollgate-Tier: urgent"}), kChat);
+    QCOMPARE(tier.status, 400L);
+    QVERIFY(tier.body.find("X-Tollgate-Tier") != std::string::npos);
+    Reply group = call(g.url("/openai/v1/chat/completions"), "POST", with(kAuth, {"X-RateLimit-Group: dead"}), kChat);
+    QCOMPARE(group.status, 400L);
+    const std::string garbage = rawExchange(g.port(), "GET /openai/v1/models HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n");
+    QVERIFY2(garbage.rfind("HTTP/1.1 400", 0) == 0, garbage.substr(0, 80).c_str());
+    QCOMPARE(g.simRequests("open"), std::int64_t(0));  // none of it went upstream
+    // Still serving after all that.
+    QCOMPARE(call(g.url("/openai/v1/chat/completions"), "POST", kAuth, kChat).status, 200L);
+  }
+
+  void unreachableUpstreamIs502WithTheReason() {
+    GatewayUnderTest g(simConfig(), engineConfig());
+    Reply r = call(g.url("/dead/v1/chat/completions"), "POST", with(kAuth, {"X-Tollgate-Deadline: 5"}), kChat);
+    QCOMPARE(r.status, 502L);
+    QVERIFY2(r.body.find("unreachable") != std::string::npos, r.body.c_str());
+  }
+
+  void deadlineShedSaysWhenQuotaReturns() {
+    GatewayUnderTest g(simConfig(), engineConfig());
+    const auto tight = with(kAuth, {"X-RateLimit-Group: tight"});
+    for (int i = 0; i < 3; ++i)
+      QCOMPARE(call(g.url("/openai/v1/chat/completions"), "POST", tight, kChat).status, 200L);
+    // The window (4 s) is spent: a request that may wait 0.5 s is shed, told the truth about the reset.
+    Reply r = call(g.url("/openai/v1/chat/completions"), "POST", with(tight, {"X-Tollgate-Deadline: 0.5"}), kChat);
+    QCOMPARE(r.status, 429L);
+    QVERIFY2(r.header("retry-after-ms"), r.body.c_str());
+    const double ms = std::stod(*r.header("retry-after-ms"));
+    QVERIFY2(ms > 1500 && ms <= 4000 * 1.1, std::to_string(ms).c_str());
+    QCOMPARE(*r.header("x-should-retry"), std::string("true"));
+    QVERIFY(r.seconds >= 0.4 && r.seconds < 2.0);  // held until its deadline, not bounced at once
+    QCOMPARE(g.simRequests("tight"), std::int64_t(3));  // never sent to burn a 429
+  }
+
+  void clientGoneWhileQueuedIsNeverSent() {
+    GatewayUnderTest g(simConfig(), engineConfig());
+    const auto tight = with(kAuth, {"X-RateLimit-Group: tight"});
+    for (int i = 0; i < 3; ++i) QCOMPARE(call(g.url("/openai/v1/chat/completions"), "POST", tight, kChat).status, 200L);
+    const int fd = connectTo(g.port());
+    QVERIFY(fd >= 0);
+    const std::string req = "POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                            std::string(kToken) + "\r\nX-RateLimit-Group: tight\r\nX-Tollgate-Deadline: 15\r\n" +
+                            "Content-Type: application/json\r\nContent-Length: " + std::to_string(kChat.size()) +
+                            "\r\n\r\n" + kChat;
+    ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+    QTRY_COMPARE_WITH_TIMEOUT(queued(g, "tight", 1), 1, 3000);
+    close(fd);  // the client gives up
+    QTRY_COMPARE_WITH_TIMEOUT(queued(g, "tight", 1), 0, 3000);
+    // Past the window's reset the quota is back, and still nothing more reached the upstream.
+    QTest::qWait(4500);
+    QCOMPARE(g.simRequests("tight"), std::int64_t(3));
+    QCOMPARE(call(g.url("/openai/v1/chat/completions"), "POST", tight, kChat).status, 200L);
+    QCOMPARE(g.simRequests("tight"), std::int64_t(4));
+  }
+
+  void tierHeaderOrdersTheQueue() {
+    auto sim = simConfig();
+    sim["latency_ms"] = {{"distribution", "fixed"}, {"mean", 60}, {"p95", 60}};
+    GatewayUnderTest g(sim, engineConfig());
+    const auto serial = with(kAuth, {"X-RateLimit-Group: serial"});
+    std::atomic<int> order{0};
+    std::vector<int> p2Done(6, -1);
+    int p0Done = -1;
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 6; ++i)
+      threads.emplace_back([&, i] {
+        Reply r = call(g.url("/openai/v1/chat/completions"), "POST", with(serial, {"X-Tollgate-Tier: P2"}), kChat);
+        if (r.status == 200) p2Done[i] = order++;
+      });
+    QTRY_VERIFY_WITH_TIMEOUT(queued(g, "serial", 2) >= 4, 3000);
+    Reply p0 = call(g.url("/openai/v1/chat/completions"), "POST", with(serial, {"X-Tollgate-Tier: P0"}), kChat);
+    QCOMPARE(p0.status, 200L);
+    p0Done = order++;
+    for (auto& t : threads) t.join();
+    int p2After = 0;
+    for (int d : p2Done) {
+      QVERIFY(d >= 0);
+      p2After += d > p0Done ? 1 : 0;
+    }
+    QVERIFY2(p2After >= 3, ("P0 finished at " + std::to_string(p0Done) + ", P2s after it: " + std::to_string(p2After)).c_str());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestGatewayLoopback)
+#include "test_gateway_loopback.moc"
