@@ -52,8 +52,11 @@ double wallNowS() {
 struct SimServer::Impl {
   struct Slot {
     std::uint64_t seq = 0;
-    bool ready = false;
+    bool ready = false;  // due: for a stream, its next step is
     SimReply reply;
+    bool streaming = false;  // a stream whose head is written; it stays at the front until its last step
+    std::size_t step = 0;    // next stream step
+    TimePoint streamStart{};
   };
   struct Conn {
     int fd = -1;
@@ -90,6 +93,7 @@ struct SimServer::Impl {
   int boundPort = 0;
   std::thread thread;
   bool stopping = false;  // loop thread only; set via wakeFd
+  bool shuttingDown = false;  // loop thread only: connections closing now are the server's doing
   std::atomic<bool> stopRequested{false};
   std::unordered_map<std::uint64_t, Conn> conns;
   std::uint64_t nextConnId = 2;
@@ -115,6 +119,7 @@ struct SimServer::Impl {
   bool serve(Conn& c);
   void enqueue(Conn& c, SimReply reply);
   bool flush(Conn& c);
+  bool advanceStream(Conn& c);
   void updateInterest(Conn& c);
   void closeConn(Conn& c, bool abort);
   void fireTimers();
@@ -157,6 +162,7 @@ int SimServer::start(const std::string& hostIn, int port) {
     s.responder = SimResponder(s.config, Clock::now());
   }
   s.stopping = false;
+  s.shuttingDown = false;
   s.stopRequested = false;
   s.thread = std::thread([&s] { s.run(); });
   return s.boundPort;
@@ -246,6 +252,7 @@ void SimServer::Impl::run() {
     }
   }
   // Shut down: unanswered requests are dropped with their connections.
+  shuttingDown = true;
   while (!conns.empty()) closeConn(conns.begin()->second, false);
   while (!timers.empty()) timers.pop();
 }
@@ -499,9 +506,41 @@ void SimServer::Impl::fireTimers() {
   }
 }
 
+// The stream at the front is due: writes its head (the first time) and every step that is due. Returns
+// true when its last step is out and the slot is gone; otherwise a timer is set for the next step, and the
+// loop serves other connections meanwhile.
+bool SimServer::Impl::advanceStream(Conn& c) {
+  Slot& s = c.pending.front();
+  if (!s.streaming) {
+    c.out += s.reply.bytes;
+    s.streaming = true;
+    s.streamStart = now;
+    std::lock_guard lock(mu);
+    responder.onStreamStarted(s.reply);
+  }
+  const auto& steps = s.reply.stream;
+  while (s.step < steps.size() && s.streamStart + fromSeconds(steps[s.step].atS) <= now) c.out += steps[s.step++].bytes;
+  if (s.step < steps.size()) {
+    s.ready = false;
+    timers.push({s.streamStart + fromSeconds(steps[s.step].atS), c.id, s.seq});
+    return false;
+  }
+  {
+    std::lock_guard lock(mu);
+    responder.onSent(s.reply, now);
+  }
+  if (s.reply.closeAfter) c.closing = true;
+  c.pending.pop_front();
+  return true;
+}
+
 // Moves ready replies (in request order) to the output and writes. Returns false when the connection closed.
 bool SimServer::Impl::flush(Conn& c) {
   while (!c.pending.empty() && c.pending.front().ready) {
+    if (c.pending.front().reply.streamed()) {
+      if (!advanceStream(c)) break;
+      continue;
+    }
     Slot s = std::move(c.pending.front());
     c.pending.pop_front();
     {
@@ -563,6 +602,9 @@ void SimServer::Impl::updateInterest(Conn& c) {
 void SimServer::Impl::closeConn(Conn& c, bool abort) {
   {
     std::lock_guard lock(mu);
+    // A stream cut short by the client (gone, or not reading: write timeout), not by stop().
+    if (!shuttingDown && !c.pending.empty() && c.pending.front().streaming)
+      responder.onStreamAborted(c.pending.front().reply);
     for (const auto& s : c.pending) responder.onDropped(s.reply);
   }
   ::epoll_ctl(epollFd, EPOLL_CTL_DEL, c.fd, nullptr);
