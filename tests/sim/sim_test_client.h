@@ -1,8 +1,10 @@
 // A tiny blocking HTTP/1.1 client for the simulator tests: one keep-alive connection to 127.0.0.1,
-// Content-Length responses only (all the simulator sends). Every read and send has a 5 s timeout.
+// Content-Length responses, or a head and then its chunked (or close-delimited) body piece by piece, as a
+// stream arrives. Every read and send has a 5 s timeout.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,11 +35,19 @@ class SimTestClient {
                             const std::string& body);
   bool sendRaw(const std::string& bytes);
   SimTestResponse readResponse();
+  // Only the head of the next response (status, headers); its body is read with readChunk or readToClose.
+  SimTestResponse readHead();
+  // The next chunk of a chunked body as it arrives: its data, "" for the last chunk, nullopt when the
+  // connection closes, resets or times out first.
+  std::optional<std::string> readChunk();
+  std::string readToClose();  // the rest of a close-delimited body
+  void close();               // the client goes away (a full close, not a half-close)
   bool shutdownWrite();  // half-close: the server sees EOF after what was sent
   // True when the server closes (EOF or reset) within `timeoutMs` with no more response bytes.
   bool closedByPeer(int timeoutMs);
 
  private:
+  bool fill();
   int fd_ = -1;
   std::string buf_;
 };
