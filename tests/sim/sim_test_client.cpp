@@ -123,6 +123,15 @@ std::optional<std::string> SimTestClient::readChunk() {
   return data;
 }
 
+std::optional<std::string> SimTestClient::readChunkedBody() {
+  std::string body;
+  while (auto chunk = readChunk()) {
+    if (chunk->empty()) return body;
+    body += *chunk;
+  }
+  return std::nullopt;
+}
+
 std::string SimTestClient::readToClose() {
   while (fill()) {
   }

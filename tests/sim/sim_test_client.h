@@ -3,11 +3,24 @@
 // stream arrives. Every read and send has a 5 s timeout.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
+
+// Polls `cond` until it holds or the deadline passes; a wait with a deadline, never a fixed sleep.
+template <typename F>
+bool waitFor(F cond, std::chrono::milliseconds deadline = std::chrono::milliseconds(3000)) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return cond();
+}
 
 struct SimTestResponse {
   int status = 0;  // 0: connection closed or reset before a response
@@ -40,6 +53,8 @@ class SimTestClient {
   // The next chunk of a chunked body as it arrives: its data, "" for the last chunk, nullopt when the
   // connection closes, resets or times out first.
   std::optional<std::string> readChunk();
+  // The rest of a chunked body, through its last chunk; nullopt when the connection ends first.
+  std::optional<std::string> readChunkedBody();
   std::string readToClose();  // the rest of a close-delimited body
   void close();               // the client goes away (a full close, not a half-close)
   bool shutdownWrite();  // half-close: the server sees EOF after what was sent

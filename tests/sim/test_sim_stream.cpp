@@ -18,16 +18,6 @@ namespace {
 
 SimConfig configFrom(const char* text) { return SimConfig::fromJson(json::parse(text), "test"); }
 
-template <typename F>
-bool waitFor(F cond, std::chrono::milliseconds deadline = std::chrono::milliseconds(3000)) {
-  const auto end = SteadyClock::now() + deadline;
-  while (SteadyClock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return cond();
-}
-
 double msSince(SteadyClock::time_point t0) {
   return std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count();
 }
@@ -307,8 +297,7 @@ void TestSimStream::othersServedWhileStreamWaits() {
   QVERIFY(waitFor([&] { return sim.stats()["totals"]["streams_started"].get<int>() == 2; }));
   QVERIFY2(msSince(paused) < 500, qPrintable(QString("second stream started %1 ms in").arg(msSince(paused))));
 
-  while (auto ch = a.readChunk())
-    if (ch->empty()) break;
+  QVERIFY(a.readChunkedBody().has_value());
   QVERIFY(waitFor([&] { return sim.stats()["totals"]["streams_completed"].get<int>() >= 1; }));
 }
 
@@ -338,13 +327,7 @@ void TestSimStream::clientDisconnectIsCountedAndFreed() {
   QCOMPARE(b.request("GET", "/v1/models").status, 200);
   QVERIFY(b.sendRaw(SimTestClient::format("POST", "/v1/chat/completions", {}, chatBody(2, false))));
   QCOMPARE(b.readHead().status, 200);
-  bool ended = false;
-  while (auto ch = b.readChunk())
-    if (ch->empty()) {
-      ended = true;
-      break;
-    }
-  QVERIFY(ended);
+  QVERIFY(b.readChunkedBody().has_value());
   QCOMPARE(sim.stats()["totals"]["streams_completed"].get<int>(), 1);
   QCOMPARE(sim.stats()["totals"]["streams_aborted"].get<int>(), 1);
 }
@@ -374,16 +357,7 @@ void TestSimStream::pipelinedAfterStreamKeepsOrder() {
   QVERIFY(c.sendRaw(SimTestClient::format("POST", "/v1/chat/completions", {}, chatBody(6, false)) +
                     SimTestClient::format("POST", "/v1/embeddings", {}, R"({"max_tokens":2})")));
   QCOMPARE(c.readHead().status, 200);
-  std::string body;
-  bool ended = false;
-  while (auto ch = c.readChunk()) {
-    if (ch->empty()) {
-      ended = true;
-      break;
-    }
-    body += *ch;
-  }
-  QVERIFY(ended);
+  const std::string body = c.readChunkedBody().value_or("");
   QVERIFY(body.size() > 14 && body.compare(body.size() - 14, 14, "data: [DONE]\n\n") == 0);
   const auto second = c.readResponse();
   QCOMPARE(second.status, 200);
