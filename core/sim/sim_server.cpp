@@ -92,8 +92,7 @@ struct SimServer::Impl {
   int listenFd = -1, epollFd = -1, wakeFd = -1;
   int boundPort = 0;
   std::thread thread;
-  bool stopping = false;  // loop thread only; set via wakeFd
-  bool shuttingDown = false;  // loop thread only: connections closing now are the server's doing
+  bool stopping = false;  // loop thread only: stop() is closing every connection
   std::atomic<bool> stopRequested{false};
   std::unordered_map<std::uint64_t, Conn> conns;
   std::uint64_t nextConnId = 2;
@@ -162,7 +161,6 @@ int SimServer::start(const std::string& hostIn, int port) {
     s.responder = SimResponder(s.config, Clock::now());
   }
   s.stopping = false;
-  s.shuttingDown = false;
   s.stopRequested = false;
   s.thread = std::thread([&s] { s.run(); });
   return s.boundPort;
@@ -252,7 +250,7 @@ void SimServer::Impl::run() {
     }
   }
   // Shut down: unanswered requests are dropped with their connections.
-  shuttingDown = true;
+  stopping = true;
   while (!conns.empty()) closeConn(conns.begin()->second, false);
   while (!timers.empty()) timers.pop();
 }
@@ -519,10 +517,11 @@ bool SimServer::Impl::advanceStream(Conn& c) {
     responder.onStreamStarted(s.reply);
   }
   const auto& steps = s.reply.stream;
-  while (s.step < steps.size() && s.streamStart + fromSeconds(steps[s.step].atS) <= now) c.out += steps[s.step++].bytes;
+  const auto due = [&] { return s.streamStart + fromSeconds(steps[s.step].atS); };
+  while (s.step < steps.size() && due() <= now) c.out += steps[s.step++].bytes;
   if (s.step < steps.size()) {
     s.ready = false;
-    timers.push({s.streamStart + fromSeconds(steps[s.step].atS), c.id, s.seq});
+    timers.push({due(), c.id, s.seq});
     return false;
   }
   {
@@ -603,7 +602,7 @@ void SimServer::Impl::closeConn(Conn& c, bool abort) {
   {
     std::lock_guard lock(mu);
     // A stream cut short by the client (gone, or not reading: write timeout), not by stop().
-    if (!shuttingDown && !c.pending.empty() && c.pending.front().streaming)
+    if (!stopping && !c.pending.empty() && c.pending.front().streaming)
       responder.onStreamAborted(c.pending.front().reply);
     for (const auto& s : c.pending) responder.onDropped(s.reply);
   }
