@@ -2,6 +2,8 @@
 
 #include "time_text.h"
 
+#include <cstdio>
+
 namespace tg {
 namespace {
 
@@ -27,25 +29,7 @@ const char* reason(int status) {
   }
 }
 
-}  // namespace
-
-std::string HttpResponseWriter::serialize(int status, const HeaderList& headers, const std::string& body, bool close,
-                                          double wallNowS) {
-  const auto sec = static_cast<std::int64_t>(wallNowS);
-  if (sec != dateSecond_) {
-    dateSecond_ = sec;
-    dateHeader_ = formatUtc(sec * 1000, UtcStyle::HttpDate);
-  }
-  std::string out;
-  out.reserve(256 + body.size() + headers.size() * 48);
-  out += "HTTP/1.1 ";
-  out += std::to_string(status);
-  out += ' ';
-  out += reason(status);
-  out += "\r\nServer: tollgate-sim\r\nDate: ";
-  out += dateHeader_;
-  out += "\r\nContent-Type: application/json\r\nContent-Length: ";
-  out += std::to_string(body.size());
+void endHead(std::string& out, const HeaderList& headers, bool close) {
   out += close ? "\r\nConnection: close\r\n" : "\r\n";
   for (const auto& [k, v] : headers) {
     out += k;
@@ -54,7 +38,56 @@ std::string HttpResponseWriter::serialize(int status, const HeaderList& headers,
     out += "\r\n";
   }
   out += "\r\n";
+}
+
+}  // namespace
+
+void HttpResponseWriter::head(std::string& out, int status, double wallNowS) {
+  const auto sec = static_cast<std::int64_t>(wallNowS);
+  if (sec != dateSecond_) {
+    dateSecond_ = sec;
+    dateHeader_ = formatUtc(sec * 1000, UtcStyle::HttpDate);
+  }
+  out += "HTTP/1.1 ";
+  out += std::to_string(status);
+  out += ' ';
+  out += reason(status);
+  out += "\r\nServer: tollgate-sim\r\nDate: ";
+  out += dateHeader_;
+}
+
+std::string HttpResponseWriter::serialize(int status, const HeaderList& headers, const std::string& body, bool close,
+                                          double wallNowS) {
+  std::string out;
+  out.reserve(256 + body.size() + headers.size() * 48);
+  head(out, status, wallNowS);
+  out += "\r\nContent-Type: application/json\r\nContent-Length: ";
+  out += std::to_string(body.size());
+  endHead(out, headers, close);
   out += body;
+  return out;
+}
+
+std::string HttpResponseWriter::serializeStreamHead(int status, const HeaderList& headers, bool chunked, bool close,
+                                                    double wallNowS) {
+  std::string out;
+  out.reserve(256 + headers.size() * 48);
+  head(out, status, wallNowS);
+  out += "\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache";
+  if (chunked) out += "\r\nTransfer-Encoding: chunked";
+  endHead(out, headers, close || !chunked);
+  return out;
+}
+
+std::string HttpResponseWriter::chunk(std::string_view data) {
+  if (data.empty()) return {};
+  char size[20];
+  const int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  std::string out;
+  out.reserve(static_cast<std::size_t>(n) + data.size() + 2);
+  out.append(size, static_cast<std::size_t>(n));
+  out += data;
+  out += "\r\n";
   return out;
 }
 

@@ -14,6 +14,8 @@ constexpr double kMaxLimit = 1e12;
 constexpr double kMaxWindowS = 366.0 * 24 * 3600;
 constexpr int kMaxConnections = 1000000;
 constexpr double kMaxTimeoutS = 24.0 * 3600;
+constexpr double kMaxStreamDelayMs = 600000;  // as latency_ms: ten minutes between events is already absurd
+constexpr int kMaxStreamChunks = 10000;       // events are built when the request is answered
 
 LimitAlgorithm parseAlgorithm(const std::string& s) {
   if (s == "sliding-window") return LimitAlgorithm::SlidingWindow;
@@ -175,6 +177,9 @@ SimConfig SimConfig::fromJson(const nlohmann::json& j, const std::string& file) 
     if (c.latency.p95Ms < c.latency.meanMs) l.fail("p95", "expected p95 >= mean");
     l.finish();
   }
+  c.stream.ttftMs = r.number("stream_ttft_ms", c.stream.ttftMs, 0, kMaxStreamDelayMs);
+  c.stream.chunkIntervalMs = r.number("stream_chunk_interval_ms", c.stream.chunkIntervalMs, 0, kMaxStreamDelayMs);
+  c.stream.chunks = r.integer("stream_chunks", c.stream.chunks, 0, kMaxStreamChunks);
   if (const auto* sched = r.child("schedule")) {
     if (!sched->is_array())
       throw ConfigError(file, "/schedule", "expected an array of actions, got " + std::string(sched->type_name()));

@@ -26,6 +26,11 @@
 //     }
 //   },
 //   "latency_ms": {"distribution": "fixed", "mean": 5, "p95": 20},   // fixed | uniform | lognormal
+//   // A body with "stream": true gets an SSE stream (OpenAI chunks; Messages events for dialect anthropic):
+//   // head after latency_ms, first token stream_ttft_ms later, then one content chunk per interval.
+//   "stream_ttft_ms": 50,              // head to the first event
+//   "stream_chunk_interval_ms": 20,    // between content chunks
+//   "stream_chunks": 0,                // content chunks; 0 = one per completion token, 1..16
 //   "schedule": [                      // seconds from start; the same objects (without at_s) are accepted
 //                                      // by POST /__sim/control
 //     {"at_s": 60,  "action": "scale_quota", "group": "*", "factor": 0.5},   // of the configured limits
@@ -73,6 +78,12 @@ struct SimLatencyConfig {
   double p95Ms = 0;  // uniform/lognormal; >= mean
 };
 
+struct SimStreamConfig {
+  double ttftMs = 50;
+  double chunkIntervalMs = 20;
+  int chunks = 0;  // 0: derived from the completion tokens (SimStreamBuilder::chunkCount)
+};
+
 struct SimConnectionLimits {
   int maxConnections = 1000;
   double requestTimeoutS = 30;
@@ -110,6 +121,7 @@ struct SimConfig {
   std::uint64_t seed = 1;
   std::map<std::string, SimGroupConfig> groups;
   SimLatencyConfig latency;
+  SimStreamConfig stream;
   std::vector<SimAction> schedule;  // sorted by atS
 
   // Throws ConfigError naming `file`, the JSON path and what was expected.

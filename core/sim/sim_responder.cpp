@@ -1,5 +1,6 @@
 #include "sim_responder.h"
 
+#include "chat_body_scan.h"
 #include "json_text.h"
 #include "config_error.h"
 #include "secret.h"
@@ -49,70 +50,12 @@ int tierSlotOf(const HttpRequest& req) {
   return tier ? int(*tier) : 3;
 }
 
-// Requests asking for more than this are simply "more than any window allows"; the cap keeps the token
-// arithmetic (prompt + max_tokens, limiter costs as double) far from overflow.
-constexpr std::int64_t kMaxTokensCap = std::int64_t{1} << 50;
-
-// Reads the top-level "max_tokens" of a body as the parser streams it, building no DOM: a chat body is up
-// to 16 MiB of outside bytes and only this one number is wanted. Stops (fails) past kMaxJsonDepth.
-class MaxTokensScan : public nlohmann::json_sax<nlohmann::json> {
- public:
-  std::optional<nlohmann::json> value;  // the last top-level "max_tokens" when it is a number (later keys win)
-
-  bool null() override { return scalar(); }
-  bool boolean(bool) override { return scalar(); }
-  bool number_integer(number_integer_t v) override { return number(v); }
-  bool number_unsigned(number_unsigned_t v) override { return number(v); }
-  bool number_float(number_float_t v, const string_t&) override { return number(v); }
-  bool string(string_t&) override { return scalar(); }
-  bool binary(binary_t&) override { return scalar(); }
-  bool start_object(std::size_t) override { return open(); }
-  bool key(string_t& k) override {
-    atMaxTokens_ = depth_ == 1 && k == "max_tokens";
-    return true;
-  }
-  bool end_object() override { return close(); }
-  bool start_array(std::size_t) override { return open(); }
-  bool end_array() override { return close(); }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
-
- private:
-  int depth_ = 0;
-  bool atMaxTokens_ = false;
-
-  bool scalar() {
-    if (std::exchange(atMaxTokens_, false)) value.reset();
-    return true;
-  }
-  bool number(nlohmann::json v) {
-    if (std::exchange(atMaxTokens_, false)) value = std::move(v);
-    return true;
-  }
-  bool open() {
-    scalar();  // an object or array as the value of "max_tokens" is not a number
-    return ++depth_ <= kMaxJsonDepth;
-  }
-  bool close() {
-    --depth_;
-    return true;
-  }
-};
-
-// "max_tokens" of a JSON body, clamped to [0, kMaxTokensCap]; 0 when absent, not a number, or the body is
-// not JSON (or nested deeper than kMaxJsonDepth).
-std::int64_t maxTokensOf(const std::string& body) {
-  const auto first = body.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || body[first] != '{') return 0;
-  MaxTokensScan scan;
-  if (!nlohmann::json::sax_parse(body, &scan) || !scan.value) return 0;
-  const nlohmann::json* it = &*scan.value;
-  if (it->is_number_unsigned())
-    return static_cast<std::int64_t>(std::min<std::uint64_t>(it->get<std::uint64_t>(), kMaxTokensCap));
-  if (it->is_number_integer()) return std::clamp<std::int64_t>(it->get<std::int64_t>(), 0, kMaxTokensCap);
-  const double v = it->get<double>();  // a float: converting an out-of-range one to an integer is undefined
-  if (!(v > 0)) return 0;
-  return v >= static_cast<double>(kMaxTokensCap) ? kMaxTokensCap : static_cast<std::int64_t>(v);
-}
+// Distinct paths counted by name; beyond these (or longer than kMaxPathChars) they are counted together, so
+// a client inventing paths cannot grow the stats without bound.
+constexpr std::size_t kMaxCountedPaths = 256;
+constexpr std::size_t kMaxPathChars = 256;
+constexpr const char* kOtherPaths = "(other)";
+constexpr const char* kDefaultModel = "tollgate-sim";
 
 std::string fmt(double v) {
   char buf[32];
@@ -123,8 +66,17 @@ std::string fmt(double v) {
 }  // namespace
 
 nlohmann::json SimResponder::Counters::toJson() const {
-  return {{"requests", requests}, {"ok", ok},           {"r429", r429},     {"r5xx", r5xx},
-          {"other4xx", other4xx}, {"resets", resets}, {"tokens", tokens}, {"early", early}};
+  return {{"requests", requests},
+          {"ok", ok},
+          {"r429", r429},
+          {"r5xx", r5xx},
+          {"other4xx", other4xx},
+          {"resets", resets},
+          {"tokens", tokens},
+          {"early", early},
+          {"streams_started", streamsStarted},
+          {"streams_completed", streamsCompleted},
+          {"streams_aborted", streamsAborted}};
 }
 
 SimResponder::History::Second& SimResponder::History::at(std::int64_t s) {
@@ -263,8 +215,10 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
   const std::string keyId = keyFingerprint(apiKey);
   KeyState& k = g.keys[keyId];
   const int tier = tierSlotOf(req);
+  countPath(req.path());
 
   SimReply reply;
+  reply.tierSlot = tier;
   reply.counted = true;
   reply.group = gi;
   reply.keyId = keyId;
@@ -301,7 +255,8 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
     }
   }
 
-  const std::int64_t maxTokens = maxTokensOf(req.body);
+  const ChatBodyFields fields = scanChatBody(req.body);
+  const std::int64_t maxTokens = fields.maxTokens;
   const std::int64_t promptTokens = static_cast<std::int64_t>(req.body.size() / 4);
   const double tokenCost = static_cast<double>(maxTokens + promptTokens);
 
@@ -369,6 +324,23 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
   g.tiers[tier].tokens += total;
   total_.c.tokens += total;
   totalTiers_[tier].tokens += total;
+  if (fields.stream) {
+    // Same accounting as the answer below; only the shape differs. HTTP/1.0 cannot chunk: close-delimited.
+    SimStreamRequest sr;
+    sr.dialect = config_.dialect;
+    const bool anthropic = config_.dialect == SimDialect::Anthropic;
+    sr.id = (anthropic ? "msg_sim_" : "chatcmpl-sim-") + std::to_string(nextId_++);
+    sr.model = fields.model.empty() ? kDefaultModel : fields.model;
+    sr.createdS = static_cast<std::int64_t>(wallNowS);
+    sr.promptTokens = promptTokens;
+    sr.completionTokens = completion;
+    sr.includeUsage = fields.includeUsage;
+    sr.chunked = req.versionMinor >= 1;
+    if (!sr.chunked) reply.closeAfter = true;
+    reply.stream = SimStreamBuilder::build(sr, config_.stream);
+    reply.bytes = writer_.serializeStreamHead(http::kOk, h, sr.chunked, reply.closeAfter, wallNowS);
+    return reply;
+  }
   const nlohmann::json body = {
       {"id", "sim-" + std::to_string(nextId_++)},
       {"group", g.name},
@@ -377,6 +349,25 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
   reply.bytes = writer_.serialize(http::kOk, h, dumpJson(body), reply.closeAfter, wallNowS);
   return reply;
 }
+
+void SimResponder::countPath(std::string_view path) {
+  auto it = paths_.find(path);
+  if (it == paths_.end()) {
+    const bool named = path.size() <= kMaxPathChars && paths_.size() < kMaxCountedPaths;
+    it = paths_.try_emplace(std::string(named ? path : std::string_view(kOtherPaths)), 0).first;
+  }
+  ++it->second;
+}
+
+void SimResponder::countStream(const SimReply& reply, std::uint64_t Counters::*field) {
+  if (!reply.counted || reply.group < 0 || reply.group >= int(groups_.size())) return;
+  auto& g = groups_[static_cast<std::size_t>(reply.group)];
+  count(g, g.keys[reply.keyId], std::clamp(reply.tierSlot, 0, kTierSlots - 1), field, reply.decidedAt);
+}
+
+void SimResponder::onStreamStarted(const SimReply& reply) { countStream(reply, &Counters::streamsStarted); }
+
+void SimResponder::onStreamAborted(const SimReply& reply) { countStream(reply, &Counters::streamsAborted); }
 
 void SimResponder::retire(const SimReply& reply) {
   if (!reply.counted || reply.group < 0 || reply.group >= int(groups_.size())) return;
@@ -387,6 +378,7 @@ void SimResponder::retire(const SimReply& reply) {
 
 void SimResponder::onSent(const SimReply& reply, TimePoint now) {
   retire(reply);
+  if (reply.streamed()) countStream(reply, &Counters::streamsCompleted);
   if (!reply.counted || reply.announcedS <= 0) return;
   auto& g = groups_[static_cast<std::size_t>(reply.group)];
   auto& k = g.keys[reply.keyId];
@@ -535,6 +527,7 @@ nlohmann::json SimResponder::stats(TimePoint now) const {
   return {{"uptime_s", uptime},
           {"dialect", simDialectName(config_.dialect)},
           {"totals", std::move(totals)},
+          {"paths", paths_},
           {"groups", std::move(groups)}};
 }
 
@@ -543,6 +536,7 @@ void SimResponder::resetStats(TimePoint now) {
   total_.maxInFlight = total_.inFlight;
   totalHistory_ = {};
   totalTiers_ = {};
+  paths_.clear();
   for (auto& g : groups_) {
     g.usage.c = {};
     g.usage.maxInFlight = g.usage.inFlight;

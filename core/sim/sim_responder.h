@@ -11,6 +11,7 @@
 #include "rate_limit_header_writer.h"
 #include "sim_config.h"
 #include "sim_limiter.h"
+#include "sim_stream_builder.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,10 @@ struct SimReply {
   std::string keyId;             // key fingerprint
   double announcedS = 0;         // on a 429: wait the client was told (from decidedAt)
   TimePoint decidedAt{};
+  int tierSlot = 3;              // P0, P1, P2, none
+  // A streamed reply: `bytes` is the head, these follow it (offsets from when the head is written).
+  std::vector<SimStreamStep> stream;
+  bool streamed() const { return !stream.empty(); }
 };
 
 class SimResponder {
@@ -45,6 +50,10 @@ class SimResponder {
   SimReply protocolError(int status, const std::string& message, double wallNowS);
   void onSent(const SimReply& reply, TimePoint now);  // the reply left (or the reset happened)
   void onDropped(const SimReply& reply);              // the connection closed before it left
+  // A streamed reply's head was written; it ends with onSent (the last event left) or, when the connection
+  // closes first (the client went away or stopped reading), onStreamAborted and onDropped.
+  void onStreamStarted(const SimReply& reply);
+  void onStreamAborted(const SimReply& reply);
 
   // Due schedule entries are applied; returns when the next one is due (TimePoint::max() if none).
   TimePoint runSchedule(TimePoint now);
@@ -59,6 +68,7 @@ class SimResponder {
  private:
   struct Counters {
     std::uint64_t requests = 0, ok = 0, r429 = 0, r5xx = 0, other4xx = 0, resets = 0, tokens = 0, early = 0;
+    std::uint64_t streamsStarted = 0, streamsCompleted = 0, streamsAborted = 0;
     nlohmann::json toJson() const;
   };
   static constexpr int kHistoryS = 120;
@@ -110,6 +120,8 @@ class SimResponder {
   bool chance(double share);
   void count(Group& g, KeyState& k, int tierSlot, std::uint64_t Counters::*field, TimePoint now);
   void retire(const SimReply& reply);
+  void countStream(const SimReply& reply, std::uint64_t Counters::*field);
+  void countPath(std::string_view path);
 
   SimConfig config_;
   TimePoint start_;
@@ -119,6 +131,7 @@ class SimResponder {
   Usage total_;
   History totalHistory_;
   std::array<Counters, kTierSlots> totalTiers_{};
+  std::map<std::string, std::uint64_t, std::less<>> paths_;  // API requests received per path (no query)
   std::size_t nextSchedule_ = 0;
   std::vector<Effect> effects_;
   std::mt19937_64 rng_;

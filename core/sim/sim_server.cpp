@@ -52,8 +52,11 @@ double wallNowS() {
 struct SimServer::Impl {
   struct Slot {
     std::uint64_t seq = 0;
-    bool ready = false;
+    bool ready = false;  // due: for a stream, its next step is
     SimReply reply;
+    bool streaming = false;  // a stream whose head is written; it stays at the front until its last step
+    std::size_t step = 0;    // next stream step
+    TimePoint streamStart{};
   };
   struct Conn {
     int fd = -1;
@@ -89,7 +92,7 @@ struct SimServer::Impl {
   int listenFd = -1, epollFd = -1, wakeFd = -1;
   int boundPort = 0;
   std::thread thread;
-  bool stopping = false;  // loop thread only; set via wakeFd
+  bool stopping = false;  // loop thread only: stop() is closing every connection
   std::atomic<bool> stopRequested{false};
   std::unordered_map<std::uint64_t, Conn> conns;
   std::uint64_t nextConnId = 2;
@@ -115,6 +118,7 @@ struct SimServer::Impl {
   bool serve(Conn& c);
   void enqueue(Conn& c, SimReply reply);
   bool flush(Conn& c);
+  bool advanceStream(Conn& c);
   void updateInterest(Conn& c);
   void closeConn(Conn& c, bool abort);
   void fireTimers();
@@ -246,6 +250,7 @@ void SimServer::Impl::run() {
     }
   }
   // Shut down: unanswered requests are dropped with their connections.
+  stopping = true;
   while (!conns.empty()) closeConn(conns.begin()->second, false);
   while (!timers.empty()) timers.pop();
 }
@@ -499,9 +504,42 @@ void SimServer::Impl::fireTimers() {
   }
 }
 
+// The stream at the front is due: writes its head (the first time) and every step that is due. Returns
+// true when its last step is out and the slot is gone; otherwise a timer is set for the next step, and the
+// loop serves other connections meanwhile.
+bool SimServer::Impl::advanceStream(Conn& c) {
+  Slot& s = c.pending.front();
+  if (!s.streaming) {
+    c.out += s.reply.bytes;
+    s.streaming = true;
+    s.streamStart = now;
+    std::lock_guard lock(mu);
+    responder.onStreamStarted(s.reply);
+  }
+  const auto& steps = s.reply.stream;
+  const auto due = [&] { return s.streamStart + fromSeconds(steps[s.step].atS); };
+  while (s.step < steps.size() && due() <= now) c.out += steps[s.step++].bytes;
+  if (s.step < steps.size()) {
+    s.ready = false;
+    timers.push({due(), c.id, s.seq});
+    return false;
+  }
+  {
+    std::lock_guard lock(mu);
+    responder.onSent(s.reply, now);
+  }
+  if (s.reply.closeAfter) c.closing = true;
+  c.pending.pop_front();
+  return true;
+}
+
 // Moves ready replies (in request order) to the output and writes. Returns false when the connection closed.
 bool SimServer::Impl::flush(Conn& c) {
   while (!c.pending.empty() && c.pending.front().ready) {
+    if (c.pending.front().reply.streamed()) {
+      if (!advanceStream(c)) break;
+      continue;
+    }
     Slot s = std::move(c.pending.front());
     c.pending.pop_front();
     {
@@ -563,6 +601,9 @@ void SimServer::Impl::updateInterest(Conn& c) {
 void SimServer::Impl::closeConn(Conn& c, bool abort) {
   {
     std::lock_guard lock(mu);
+    // A stream cut short by the client (gone, or not reading: write timeout), not by stop().
+    if (!stopping && !c.pending.empty() && c.pending.front().streaming)
+      responder.onStreamAborted(c.pending.front().reply);
     for (const auto& s : c.pending) responder.onDropped(s.reply);
   }
   ::epoll_ctl(epollFd, EPOLL_CTL_DEL, c.fd, nullptr);

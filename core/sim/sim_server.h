@@ -1,5 +1,6 @@
 // tollgate-sim's HTTP/1.1 server on loopback: one epoll loop thread, keep-alive, pipelined requests answered
-// in order, simulated latency from a timer heap, the schedule applied from the loop.
+// in order, simulated latency from a timer heap, the schedule applied from the loop. A streamed reply (SSE)
+// is written step by step from the same timer heap, so a stream between chunks holds no thread.
 //
 //   SimServer sim(SimConfig::fromFile("examples/sim/default.json"));
 //   const int port = sim.start();          // 127.0.0.1, ephemeral port

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <utility>
 
 SimTestClient::SimTestClient(int port) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -58,16 +59,17 @@ SimTestResponse SimTestClient::request(const std::string& method, const std::str
   return readResponse();
 }
 
-SimTestResponse SimTestClient::readResponse() {
+bool SimTestClient::fill() {
+  if (fd_ < 0) return false;
+  char tmp[16384];
+  const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+  if (n <= 0) return false;
+  buf_.append(tmp, static_cast<std::size_t>(n));
+  return true;
+}
+
+SimTestResponse SimTestClient::readHead() {
   SimTestResponse r;
-  if (fd_ < 0) return r;
-  auto fill = [this] {
-    char tmp[16384];
-    const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-    if (n <= 0) return false;
-    buf_.append(tmp, static_cast<std::size_t>(n));
-    return true;
-  };
   std::size_t headEnd;
   while ((headEnd = buf_.find("\r\n\r\n")) == std::string::npos)
     if (!fill()) return r;
@@ -90,13 +92,55 @@ SimTestResponse SimTestClient::readResponse() {
     }
     pos = e + 2;
   }
-  const std::size_t length = std::strtoul(r.header("content-length").c_str(), nullptr, 10);
-  while (buf_.size() < headEnd + 4 + length)
-    if (!fill()) return SimTestResponse{};
-  r.body = buf_.substr(headEnd + 4, length);
-  buf_.erase(0, headEnd + 4 + length);
+  buf_.erase(0, headEnd + 4);
   r.status = status;
   return r;
+}
+
+SimTestResponse SimTestClient::readResponse() {
+  SimTestResponse r = readHead();
+  if (r.status == 0) return r;
+  const std::size_t length = std::strtoul(r.header("content-length").c_str(), nullptr, 10);
+  while (buf_.size() < length)
+    if (!fill()) return SimTestResponse{};
+  r.body = buf_.substr(0, length);
+  buf_.erase(0, length);
+  return r;
+}
+
+std::optional<std::string> SimTestClient::readChunk() {
+  std::size_t lineEnd;
+  while ((lineEnd = buf_.find("\r\n")) == std::string::npos)
+    if (!fill()) return std::nullopt;
+  char* end = nullptr;
+  const std::size_t size = std::strtoul(buf_.c_str(), &end, 16);
+  if (end == buf_.c_str()) return std::nullopt;  // not a chunk size line
+  while (buf_.size() < lineEnd + 2 + size + 2)
+    if (!fill()) return std::nullopt;
+  if (buf_.compare(lineEnd + 2 + size, 2, "\r\n") != 0) return std::nullopt;
+  std::string data = buf_.substr(lineEnd + 2, size);
+  buf_.erase(0, lineEnd + 2 + size + 2);
+  return data;
+}
+
+std::optional<std::string> SimTestClient::readChunkedBody() {
+  std::string body;
+  while (auto chunk = readChunk()) {
+    if (chunk->empty()) return body;
+    body += *chunk;
+  }
+  return std::nullopt;
+}
+
+std::string SimTestClient::readToClose() {
+  while (fill()) {
+  }
+  return std::exchange(buf_, {});
+}
+
+void SimTestClient::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
 }
 
 bool SimTestClient::shutdownWrite() { return fd_ >= 0 && ::shutdown(fd_, SHUT_WR) == 0; }

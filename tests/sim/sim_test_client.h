@@ -1,11 +1,26 @@
 // A tiny blocking HTTP/1.1 client for the simulator tests: one keep-alive connection to 127.0.0.1,
-// Content-Length responses only (all the simulator sends). Every read and send has a 5 s timeout.
+// Content-Length responses, or a head and then its chunked (or close-delimited) body piece by piece, as a
+// stream arrives. Every read and send has a 5 s timeout.
 #pragma once
 
+#include <chrono>
 #include <map>
+#include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
+
+// Polls `cond` until it holds or the deadline passes; a wait with a deadline, never a fixed sleep.
+template <typename F>
+bool waitFor(F cond, std::chrono::milliseconds deadline = std::chrono::milliseconds(3000)) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return cond();
+}
 
 struct SimTestResponse {
   int status = 0;  // 0: connection closed or reset before a response
@@ -33,11 +48,21 @@ class SimTestClient {
                             const std::string& body);
   bool sendRaw(const std::string& bytes);
   SimTestResponse readResponse();
+  // Only the head of the next response (status, headers); its body is read with readChunk or readToClose.
+  SimTestResponse readHead();
+  // The next chunk of a chunked body as it arrives: its data, "" for the last chunk, nullopt when the
+  // connection closes, resets or times out first.
+  std::optional<std::string> readChunk();
+  // The rest of a chunked body, through its last chunk; nullopt when the connection ends first.
+  std::optional<std::string> readChunkedBody();
+  std::string readToClose();  // the rest of a close-delimited body
+  void close();               // the client goes away (a full close, not a half-close)
   bool shutdownWrite();  // half-close: the server sees EOF after what was sent
   // True when the server closes (EOF or reset) within `timeoutMs` with no more response bytes.
   bool closedByPeer(int timeoutMs);
 
  private:
+  bool fill();
   int fd_ = -1;
   std::string buf_;
 };

@@ -67,6 +67,13 @@ void TestSimConfig::rejects_data() {
       << "expected a number in";
   QTest::newRow("non-loopback host") << R"({"listen":{"host":"0.0.0.0"}})" << "/listen/host" << "loopback";
   QTest::newRow("groups not object") << R"({"groups":[1]})" << "/groups" << "expected an object";
+  QTest::newRow("negative ttft") << R"({"stream_ttft_ms":-1})" << "/stream_ttft_ms" << "expected a number in";
+  QTest::newRow("ttft not a number") << R"({"stream_ttft_ms":"50"})" << "/stream_ttft_ms" << "expected a number";
+  QTest::newRow("interval too long") << R"({"stream_chunk_interval_ms":600001})" << "/stream_chunk_interval_ms"
+                                     << "expected a number in";
+  QTest::newRow("fractional chunks") << R"({"stream_chunks":2.5})" << "/stream_chunks" << "expected an integer";
+  QTest::newRow("too many chunks") << R"({"stream_chunks":10001})" << "/stream_chunks" << "expected an integer in";
+  QTest::newRow("stream options nested") << R"({"stream":{"ttft_ms":5}})" << "/stream" << "unknown key";
 }
 
 void TestSimConfig::rejects() {
@@ -91,6 +98,9 @@ void TestSimConfig::defaults() {
   QVERIFY(c.retryAfter);
   QCOMPARE(c.groupHeader, std::string("X-RateLimit-Group"));
   QVERIFY(c.groups.empty());
+  QCOMPARE(c.stream.ttftMs, 50.0);
+  QCOMPARE(c.stream.chunkIntervalMs, 20.0);
+  QCOMPARE(c.stream.chunks, 0);
   const auto d = SimConfig::builtinDefault();
   QVERIFY(d.groups.count("interactive") && d.groups.count("batch"));
 }
@@ -102,6 +112,7 @@ void TestSimConfig::parsesFullConfig() {
     "groups": {"chat": {"algorithm": "gcra", "limit": 60, "window_s": 60, "burst": 10,
                         "tokens_per_window": 1000, "per_key": false, "paths": ["/v1/chat"]}},
     "latency_ms": {"distribution": "lognormal", "mean": 5, "p95": 15},
+    "stream_ttft_ms": 0, "stream_chunk_interval_ms": 7.5, "stream_chunks": 3,
     "schedule": [{"at_s": 2, "action": "outage", "duration_s": 1},
                  {"at_s": 1, "action": "scale_quota", "group": "chat", "factor": 0.5}]})"),
                                      "sim.json");
@@ -115,6 +126,9 @@ void TestSimConfig::parsesFullConfig() {
   QVERIFY(!g.perKey);
   QCOMPARE(g.userAgent, std::string("chat"));
   QCOMPARE(c.latency.distribution, LatencyDistribution::Lognormal);
+  QCOMPARE(c.stream.ttftMs, 0.0);
+  QCOMPARE(c.stream.chunkIntervalMs, 7.5);
+  QCOMPARE(c.stream.chunks, 3);
   QCOMPARE(c.schedule.size(), std::size_t(2));
   QCOMPARE(c.schedule[0].kind, SimAction::Kind::ScaleQuota);  // sorted by time
 }

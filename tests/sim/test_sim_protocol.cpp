@@ -1,6 +1,8 @@
-// Protocol pieces without sockets: the HTTP request parser (pipelining, partial input, refusals) and the
-// dialect header formats.
+// Protocol pieces without sockets: the HTTP request parser (pipelining, partial input, refusals), the
+// dialect header formats, the chat body fields and the stream's chunk framing.
+#include "chat_body_scan.h"
 #include "http_request_parser.h"
+#include "http_response_writer.h"
 #include "rate_limit_header_writer.h"
 #include "time_text.h"
 
@@ -21,6 +23,9 @@ class TestSimProtocol : public QObject {
   void dates();
   void retryAfterRoundsUp();
   void noneDialectIsBare();
+  void chatBody_data();
+  void chatBody();
+  void chunkFraming();
 };
 
 void TestSimProtocol::parser_data() {
@@ -177,6 +182,71 @@ void TestSimProtocol::noneDialectIsBare() {
   HeaderList h;
   QCOMPARE(RateLimitHeaderWriter(SimDialect::None, true, RetryAfterFormat::Seconds).write(in, h), 0.0);
   QVERIFY(h.empty());
+}
+
+void TestSimProtocol::chatBody_data() {
+  QTest::addColumn<QString>("body");
+  QTest::addColumn<qint64>("maxTokens");
+  QTest::addColumn<bool>("stream");
+  QTest::addColumn<bool>("includeUsage");
+  QTest::addColumn<QString>("model");
+  QTest::newRow("plain") << R"({"model":"m","max_tokens":20})" << qint64(20) << false << false << "m";
+  QTest::newRow("stream") << R"({"stream":true,"max_tokens":8})" << qint64(8) << true << false << "";
+  QTest::newRow("stream false") << R"({"stream":false})" << qint64(0) << false << false << "";
+  QTest::newRow("stream as string") << R"({"stream":"true"})" << qint64(0) << false << false << "";
+  QTest::newRow("later stream wins") << R"({"stream":true,"stream":null})" << qint64(0) << false << false << "";
+  QTest::newRow("include usage") << R"({"stream":true,"stream_options":{"include_usage":true}})" << qint64(0)
+                                 << true << true << "";
+  QTest::newRow("include usage false") << R"({"stream":true,"stream_options":{"include_usage":false}})"
+                                       << qint64(0) << true << false << "";
+  QTest::newRow("later stream_options wins")
+      << R"({"stream_options":{"include_usage":true},"stream_options":{}})" << qint64(0) << false << false << "";
+  QTest::newRow("include_usage elsewhere")
+      << R"({"stream":true,"x":{"include_usage":true},"stream_options":{"y":{"include_usage":true}}})" << qint64(0)
+      << true << false << "";
+  QTest::newRow("nested keys are not top-level")
+      << R"({"messages":[{"stream":true,"max_tokens":9,"model":"x"}],"max_tokens":3})" << qint64(3) << false
+      << false << "";
+  QTest::newRow("max_tokens not a number") << R"({"max_tokens":"20"})" << qint64(0) << false << false << "";
+  QTest::newRow("max_tokens negative") << R"({"max_tokens":-5})" << qint64(0) << false << false << "";
+  QTest::newRow("max_tokens float") << R"({"max_tokens":12.9})" << qint64(12) << false << false << "";
+  QTest::newRow("max_tokens huge") << R"({"max_tokens":1e300})" << qint64(kMaxTokensCap) << false << false << "";
+  QTest::newRow("model not a string") << R"({"model":["m"]})" << qint64(0) << false << false << "";
+  QTest::newRow("model too long") << QString(R"({"model":"%1"})").arg(QString(300, 'm')) << qint64(0) << false
+                                  << false << "";
+  QTest::newRow("not an object") << R"([{"stream":true}])" << qint64(0) << false << false << "";
+  QTest::newRow("truncated") << R"({"stream":true,"max_tokens":5)" << qint64(0) << false << false << "";
+  QTest::newRow("too deep") << QString(R"({"stream":true,"a":%1%2})").arg(QString(300, '['), QString(300, ']'))
+                            << qint64(0) << false << false << "";
+}
+
+void TestSimProtocol::chatBody() {
+  QFETCH(QString, body);
+  QFETCH(qint64, maxTokens);
+  QFETCH(bool, stream);
+  QFETCH(bool, includeUsage);
+  QFETCH(QString, model);
+  const ChatBodyFields f = scanChatBody(body.toStdString());
+  QCOMPARE(qint64(f.maxTokens), maxTokens);
+  QCOMPARE(f.stream, stream);
+  QCOMPARE(f.includeUsage, includeUsage);
+  QCOMPARE(QString::fromStdString(f.model), model);
+}
+
+void TestSimProtocol::chunkFraming() {
+  QCOMPARE(HttpResponseWriter::chunk("data: x\n\n"), std::string("9\r\ndata: x\n\n\r\n"));
+  QCOMPARE(HttpResponseWriter::chunk(std::string(300, 'a')), "12c\r\n" + std::string(300, 'a') + "\r\n");
+  QVERIFY(HttpResponseWriter::chunk("").empty());  // "0\r\n\r\n" would end the body
+  HttpResponseWriter w;
+  const std::string head = w.serializeStreamHead(200, {{"X-A", "1"}}, true, false, 1764500000);
+  QVERIFY2(head.find("Transfer-Encoding: chunked\r\n") != std::string::npos, head.c_str());
+  QVERIFY2(head.find("Content-Type: text/event-stream") != std::string::npos, head.c_str());
+  QVERIFY2(head.find("Content-Length") == std::string::npos, head.c_str());
+  QVERIFY2(head.find("Connection: close") == std::string::npos, head.c_str());
+  QVERIFY(head.size() > 4 && head.compare(head.size() - 4, 4, "\r\n\r\n") == 0);
+  const std::string closeDelimited = w.serializeStreamHead(200, {}, false, false, 1764500000);
+  QVERIFY2(closeDelimited.find("Transfer-Encoding") == std::string::npos, closeDelimited.c_str());
+  QVERIFY2(closeDelimited.find("Connection: close\r\n") != std::string::npos, closeDelimited.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestSimProtocol)

@@ -16,17 +16,6 @@ namespace {
 
 SimConfig configFrom(const char* text) { return SimConfig::fromJson(json::parse(text), "test"); }
 
-// Polls `cond` until it holds or the deadline passes; a wait with a deadline, never a fixed sleep.
-template <typename F>
-bool waitFor(F cond, std::chrono::milliseconds deadline = std::chrono::milliseconds(3000)) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return cond();
-}
-
 const SimTestClient::Headers kGroupG = {{"X-RateLimit-Group", "g"}};
 
 }  // namespace
