@@ -341,11 +341,21 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
     reply.bytes = writer_.serializeStreamHead(http::kOk, h, sr.chunked, reply.closeAfter, wallNowS);
     return reply;
   }
-  const nlohmann::json body = {
+  nlohmann::json body = {
       {"id", "sim-" + std::to_string(nextId_++)},
       {"group", g.name},
       {"usage",
        {{"prompt_tokens", promptTokens}, {"completion_tokens", completion}, {"total_tokens", total}}}};
+  if (config_.dialect == SimDialect::OpenAi) {
+    // The shape of a chat.completion, so real SDKs pointed at the simulator read an ordinary answer.
+    body["object"] = "chat.completion";
+    body["created"] = static_cast<std::int64_t>(wallNowS);
+    body["model"] = fields.model.empty() ? kDefaultModel : fields.model;
+    body["choices"] = nlohmann::json::array(
+        {{{"index", 0},
+          {"message", {{"role", "assistant"}, {"content", std::string(static_cast<std::size_t>(std::min<std::int64_t>(completion, 64)), 'x')}}},
+          {"finish_reason", "stop"}}});
+  }
   reply.bytes = writer_.serialize(http::kOk, h, dumpJson(body), reply.closeAfter, wallNowS);
   return reply;
 }

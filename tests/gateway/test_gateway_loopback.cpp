@@ -50,9 +50,62 @@ int queued(GatewayUnderTest& g, const char* group, int tier) {
   return gs ? gs->queueDepth[static_cast<std::size_t>(tier)] : -1;
 }
 
+std::string findHeaderIn(const tg::HeaderList& h, const char* name) {
+  for (const auto& [k, v] : h)
+    if (strcasecmp(k.c_str(), name) == 0) return v;
+  return {};
+}
+
 std::vector<std::string> with(std::vector<std::string> h, const std::vector<std::string>& more) {
   h.insert(h.end(), more.begin(), more.end());
   return h;
+}
+
+struct Piece {
+  double atS;
+  std::string bytes;
+};
+struct StreamCapture {
+  std::chrono::steady_clock::time_point t0;
+  std::vector<Piece> pieces;
+};
+std::size_t capturePiece(char* p, std::size_t s, std::size_t n, void* u) {
+  auto* c = static_cast<StreamCapture*>(u);
+  c->pieces.push_back({std::chrono::duration<double>(std::chrono::steady_clock::now() - c->t0).count(),
+                       std::string(p, s * n)});
+  return s * n;
+}
+
+// A streaming POST, every piece of the body stamped with its arrival time.
+StreamCapture streamCall(const std::string& url, const std::vector<std::string>& headers, const std::string& body,
+                         long* status, tg::HeaderList* head) {
+  StreamCapture cap;
+  CURL* c = curl_easy_init();
+  curl_slist* list = nullptr;
+  for (const auto& h : headers) list = curl_slist_append(list, h.c_str());
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &capturePiece);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &cap);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &collectHeader);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, head);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  cap.t0 = std::chrono::steady_clock::now();
+  curl_easy_perform(c);
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+  curl_slist_free_all(list);
+  curl_easy_cleanup(c);
+  return cap;
+}
+
+nlohmann::json streamingSim() {
+  auto sim = simConfig();
+  sim["stream_ttft_ms"] = 150;
+  sim["stream_chunk_interval_ms"] = 100;
+  sim["stream_chunks"] = 5;
+  return sim;
 }
 
 }  // namespace
@@ -151,6 +204,52 @@ class TestGatewayLoopback : public QObject {
     QCOMPARE(g.simRequests("tight"), std::int64_t(3));
     QCOMPARE(call(g.url("/openai/v1/chat/completions"), "POST", tight, kChat).status, 200L);
     QCOMPARE(g.simRequests("tight"), std::int64_t(4));
+  }
+
+  void streamsChunkByChunk() {
+    GatewayUnderTest g(streamingSim(), engineConfig());
+    const std::string ask = R"({"model":"m","messages":[],"max_tokens":8,"stream":true})";
+    long status = 0;
+    tg::HeaderList head;
+    StreamCapture cap = streamCall(g.url("/openai/v1/chat/completions"), kAuth, ask, &status, &head);
+    QCOMPARE(status, 200L);
+    QVERIFY(findHeaderIn(head, "content-type").find("text/event-stream") != std::string::npos);
+    std::string all;
+    for (const auto& p : cap.pieces) all += p.bytes;
+    QVERIFY2(all.size() >= 14 && all.substr(all.size() - 14) == "data: [DONE]\n\n", all.c_str());
+    // The client did not ask for usage: the gateway did (to count tokens), and removed that chunk.
+    QVERIFY2(all.find("\"choices\":[]") == std::string::npos, all.c_str());
+    // Relayed as it arrived: the pieces are spread over the simulator's ~400 ms of chunks, not one burst.
+    QVERIFY(cap.pieces.size() >= 4);
+    const double spread = cap.pieces.back().atS - cap.pieces.front().atS;
+    QVERIFY2(spread >= 0.3, std::to_string(spread).c_str());
+    // Tokens were counted from the usage the stream reported.
+    QTRY_VERIFY_WITH_TIMEOUT(g.engine().latestSnapshot()->find("open")->counters.tokensUsed > 0, 2000);
+
+    const std::string withUsage =
+        R"({"model":"m","messages":[],"max_tokens":8,"stream":true,"stream_options":{"include_usage":true}})";
+    tg::HeaderList head2;
+    StreamCapture asked = streamCall(g.url("/openai/v1/chat/completions"), kAuth, withUsage, &status, &head2);
+    std::string all2;
+    for (const auto& p : asked.pieces) all2 += p.bytes;
+    QVERIFY2(all2.find("\"choices\":[]") != std::string::npos, "asked for usage: the usage chunk is kept");
+  }
+
+  void clientGoneMidStreamAbortsTheTransfer() {
+    auto sim = streamingSim();
+    sim["stream_chunks"] = 40;  // ~4 s of chunks
+    GatewayUnderTest g(sim, engineConfig());
+    const std::string ask = R"({"model":"m","messages":[],"max_tokens":8,"stream":true})";
+    const int fd = connectTo(g.port());
+    const std::string req = "POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                            std::string(kToken) + "\r\nContent-Type: application/json\r\nContent-Length: " +
+                            std::to_string(ask.size()) + "\r\n\r\n" + ask;
+    ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+    char buf[512];
+    QVERIFY(::recv(fd, buf, sizeof buf, 0) > 0);  // the head (and maybe a chunk) arrived
+    close(fd);
+    QTRY_COMPARE_WITH_TIMEOUT(g.sim().stats()["totals"]["streams_aborted"].get<int>(), 1, 3000);
+    QTRY_COMPARE_WITH_TIMEOUT(g.engine().latestSnapshot()->globalInFlight, 0, 3000);
   }
 
   void tierHeaderOrdersTheQueue() {
