@@ -54,6 +54,7 @@ struct CurlTransport::Transfer {
   bool bodyTooLarge = false;  // the write callback refused more (a chunked body has no size up front)
   int sends = 0;              // CURLOPT_PREREQFUNCTION calls: libcurl's own resends are counted
   bool resendRefused = false;
+  bool paused = false;        // a write callback returned CURL_WRITEFUNC_PAUSE; resume() continues it
   HeaderList headers;
   char error[CURL_ERROR_SIZE] = {0};
 };
@@ -197,6 +198,7 @@ std::optional<SendError> CurlTransport::start(const Dispatch& d) {
     giveBack();
     return SendError{ErrorKind::Network, std::string("curl_multi_add_handle: ") + curl_multi_strerror(mrc)};
   }
+  byTicket_[d.ticket] = easy;
   active_.emplace(easy, std::move(t));
   return std::nullopt;
 }
@@ -220,53 +222,95 @@ void CurlTransport::release(CURL* easy) {
     logError(kScope, std::string("curl_multi_remove_handle: ") + curl_multi_strerror(mrc));
 }
 
+void CurlTransport::recycle(std::unique_ptr<Transfer> t) {
+  curl_easy_reset(t->easy.get());
+  pool_.push_back(std::move(t->easy));
+}
+
+Response CurlTransport::finish(CURL* easy, CURLcode rc) {
+  auto it = active_.find(easy);
+  std::unique_ptr<Transfer> t = std::move(it->second);
+  active_.erase(it);
+  byTicket_.erase(t->ticket);
+  release(easy);
+  long status = 0;
+  if (curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK) status = 0;
+
+  Response r;
+  r.ticket = t->ticket;
+  r.status = static_cast<int>(status);
+  if (t->bodyTooLarge || rc == CURLE_FILESIZE_EXCEEDED) {
+    const TransferOutcome o = classifyTransfer(CURLE_FILESIZE_EXCEEDED, r.status);
+    r.error = o.kind;
+    r.permanent = o.permanent;  // the status stays: the upstream answered
+    r.errorText = "response body larger than max_response_bytes (" + std::to_string(options_.maxResponseBytes) +
+                  " bytes)";
+    t->body.clear();
+  } else if (t->resendRefused) {
+    r.error = ErrorKind::Network;
+    r.errorText =
+        "connection lost before the response (libcurl's own resend refused: attempts or retry budget spent)";
+    r.status = 0;
+  } else if (rc != CURLE_OK) {
+    const TransferOutcome o = classifyTransfer(rc, 0);
+    r.error = o.kind;
+    r.permanent = o.permanent;
+    r.errorText = t->error[0] ? t->error : curl_easy_strerror(rc);
+    r.status = 0;
+  } else {
+    r.error = classifyTransfer(CURLE_OK, r.status).kind;
+  }
+  r.headers = std::move(t->headers);
+  r.body = std::move(t->body);
+  recycle(std::move(t));
+  return r;
+}
+
 void CurlTransport::takeFinished(const std::function<void(Response)>& fn) {
+  std::vector<Response> early;
+  early.swap(endedEarly_);
+  for (Response& r : early) fn(std::move(r));
   int left = 0;
   while (CURLMsg* m = curl_multi_info_read(multi_.get(), &left)) {
     if (m->msg != CURLMSG_DONE) continue;
     CURL* easy = m->easy_handle;
     const CURLcode rc = m->data.result;
-    auto it = active_.find(easy);
-    if (it == active_.end()) {
+    if (!active_.count(easy)) {
       logError(kScope, "a finished transfer that is not the engine's: ignored");
       continue;
     }
-    std::unique_ptr<Transfer> t = std::move(it->second);
-    active_.erase(it);
-    release(easy);
-    long status = 0;
-    if (curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK) status = 0;
-
-    Response r;
-    r.ticket = t->ticket;
-    r.status = static_cast<int>(status);
-    if (t->bodyTooLarge || rc == CURLE_FILESIZE_EXCEEDED) {
-      const TransferOutcome o = classifyTransfer(CURLE_FILESIZE_EXCEEDED, r.status);
-      r.error = o.kind;
-      r.permanent = o.permanent;  // the status stays: the upstream answered
-      r.errorText = "response body larger than max_response_bytes (" + std::to_string(options_.maxResponseBytes) +
-                    " bytes)";
-      t->body.clear();
-    } else if (t->resendRefused) {
-      r.error = ErrorKind::Network;
-      r.errorText =
-          "connection lost before the response (libcurl's own resend refused: attempts or retry budget spent)";
-      r.status = 0;
-    } else if (rc != CURLE_OK) {
-      const TransferOutcome o = classifyTransfer(rc, 0);
-      r.error = o.kind;
-      r.permanent = o.permanent;
-      r.errorText = t->error[0] ? t->error : curl_easy_strerror(rc);
-      r.status = 0;
-    } else {
-      r.error = classifyTransfer(CURLE_OK, r.status).kind;
-    }
-    r.headers = std::move(t->headers);
-    r.body = std::move(t->body);
-    curl_easy_reset(easy);
-    pool_.push_back(std::move(t->easy));
-    fn(std::move(r));
+    fn(finish(easy, rc));
   }
+}
+
+bool CurlTransport::abort(Ticket ticket) {
+  auto bt = byTicket_.find(ticket);
+  if (bt == byTicket_.end()) return false;
+  CURL* easy = bt->second;
+  byTicket_.erase(bt);
+  auto it = active_.find(easy);
+  std::unique_ptr<Transfer> t = std::move(it->second);
+  active_.erase(it);
+  release(easy);  // closes the connection when the response was not complete
+  recycle(std::move(t));
+  return true;
+}
+
+bool CurlTransport::resume(Ticket ticket) {
+  auto bt = byTicket_.find(ticket);
+  if (bt == byTicket_.end()) return false;
+  CURL* easy = bt->second;
+  Transfer& t = *active_.at(easy);
+  if (!t.paused) return false;
+  t.paused = false;  // before the call: curl may hand over what it held back from inside it
+  const CURLcode rc = curl_easy_pause(easy, CURLPAUSE_CONT);
+  if (rc != CURLE_OK) {
+    // The held-back data could not be delivered; the multi handle would not end the transfer by itself.
+    logError(kScope, std::string("curl_easy_pause(CURLPAUSE_CONT): ") + curl_easy_strerror(rc));
+    endedEarly_.push_back(finish(easy, rc));
+    wakeup();
+  }
+  return true;
 }
 
 std::vector<Ticket> CurlTransport::abortAll() {
@@ -277,6 +321,9 @@ std::vector<Ticket> CurlTransport::abortAll() {
     tickets.push_back(t->ticket);
   }
   active_.clear();  // each Transfer's easy handle and header list go with it
+  byTicket_.clear();
+  for (const Response& r : endedEarly_) tickets.push_back(r.ticket);  // ended, but not yet handed over
+  endedEarly_.clear();
   return tickets;
 }
 
