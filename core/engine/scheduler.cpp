@@ -287,6 +287,7 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
   d.method = p->req.method;
   d.url = p->req.url;
   d.body = p->req.body;
+  d.sink = p->req.sink;
   // Requests without headers of their own (the common case) share one list per key and tier.
   d.cacheableHeaders = p->req.headers.empty() && !p->req.body.empty();
   if (d.cacheableHeaders) {
@@ -347,6 +348,9 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   const ErrorKind kind = r.error;
   const bool permanent = r.permanent;
   const std::string& errText = r.errorText;
+  // A relayed (committed) response that broke off keeps its status: the transfer failed, not the upstream's
+  // answer, and it counts as the network error it is.
+  const bool transportFailed = kind == ErrorKind::Network || kind == ErrorKind::Timeout;
 
   const double nowEpochS = static_cast<double>(nowEpoch) / 1000.0;
   QuotaReading reading = RateLimitHeaderParser::parse(r.headers, nowEpochS);
@@ -410,7 +414,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     }
   } else if (permanent) {
     logError(g.cfg.name, errText + " (" + endpointOf(p->req.url) + ")");
-  } else if (status >= 500 || status == 0) {
+  } else if (status >= 500 || status == 0 || transportFailed) {
     if (serverWait) {
       const auto until = nowEpoch + static_cast<EpochMs>(verdict.waitS * 1000);
       k.quota.blockUntil(now + fromSeconds(std::min(verdict.waitS, cfg_.retry.maxServerWaitS)), until,
@@ -420,8 +424,8 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     else ++g.counters.netErrors;
     g.concurrency.onOverload(now);
     if (now - g.lastErrorLog > std::chrono::seconds(1)) {
-      logError(g.cfg.name, status ? "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url)
-                                  : std::string(errorKindName(kind)) + ": " + errText);
+      logError(g.cfg.name, !transportFailed ? "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url)
+                                            : std::string(errorKindName(kind)) + ": " + errText);
       g.lastErrorLog = now;
     } else {
       ++g.suppressedErrors;
@@ -435,7 +439,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     g.concurrency.onSuccess(latencyMs / 1000.0, now);
     g.latency.add(now, latencyMs);
   }
-  if (auto tr = g.breaker.record(!permanent && (rateLimited || status >= 500 || status == 0), now)) {
+  if (auto tr = g.breaker.record(!permanent && (rateLimited || status >= 500 || status == 0 || transportFailed), now)) {
     const std::string from(breakerStateName(tr->from)), to(breakerStateName(tr->to));
     emit(EventKind::BreakerTransition, tr->to == BreakerState::Open ? Severity::Warn : Severity::Info, g.cfg.name,
          "breaker " + from + " -> " + to,
@@ -460,11 +464,17 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   p->last.error = kind;
   p->last.errorMessage = errText.empty() && status >= 400 ? "HTTP " + std::to_string(status) : errText;
   p->last.body = std::move(r.body);
+  p->last.committed = r.committed;
+  if (status != 0) p->last.headers = std::move(r.headers);
+  else p->last.headers.clear();  // this attempt got no response: an earlier one's head is not the answer
 
   const double serverWaitS = rateLimited && verdict.kind == QuotaVerdict::Kind::Throttled ? verdict.waitS : -1;
-  const RetryDecision d = permanent ? RetryDecision{RetryAction::Fail, 0, "not retried"}
-                                    : retry_.decide(p->attempts, status, kind, rateLimited, exhausted, budget_,
-                                                    serverWaitS);
+  // Relayed bytes may have reached the client, and a sink's abort is the caller's: neither is sent again.
+  const bool final = permanent || r.committed || kind == ErrorKind::Cancelled;
+  const RetryDecision d =
+      final ? RetryDecision{kind == ErrorKind::None ? RetryAction::Done : RetryAction::Fail, 0,
+                            r.committed ? "not retried: part of the response was relayed" : "not retried"}
+            : retry_.decide(p->attempts, status, kind, rateLimited, exhausted, budget_, serverWaitS);
   switch (d.action) {
     case RetryAction::Done:
       ++g.counters.completed;
