@@ -16,6 +16,9 @@ namespace tg {
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
+// Names one submitted request for Engine::cancel and Engine::resumeTransfer; never 0.
+using RequestHandle = std::uint64_t;
+
 enum class SinkVerdict : std::uint8_t { Accept, Pause, Abort };
 
 // Receives a response while it arrives, for callers that relay it (the gateway). Every call is on the engine

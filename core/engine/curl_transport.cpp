@@ -6,6 +6,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string_view>
+#include <strings.h>
 
 namespace tg {
 namespace {
@@ -19,6 +20,26 @@ std::string trim(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
     s.remove_suffix(1);
   return std::string(s);
+}
+
+// The status of an "HTTP/1.1 200 OK" (or "HTTP/2 200") line, 0 when there is none.
+int statusOf(std::string_view line) {
+  const std::size_t sp = line.find(' ');
+  if (sp == std::string_view::npos || sp + 4 > line.size()) return 0;
+  int status = 0;
+  for (std::size_t i = sp + 1; i < sp + 4; ++i) {
+    if (line[i] < '0' || line[i] > '9') return 0;
+    status = status * 10 + (line[i] - '0');
+  }
+  return status;
+}
+
+bool isEventStream(const HeaderList& headers) {
+  static constexpr std::string_view kType = "text/event-stream";
+  for (const auto& [name, value] : headers)
+    if (strcasecmp(name.c_str(), "content-type") == 0)
+      return value.size() >= kType.size() && strncasecmp(value.c_str(), kType.data(), kType.size()) == 0;
+  return false;
 }
 
 ErrorKind errorKindForCurl(CURLcode rc) {
@@ -54,8 +75,50 @@ struct CurlTransport::Transfer {
   bool bodyTooLarge = false;  // the write callback refused more (a chunked body has no size up front)
   int sends = 0;              // CURLOPT_PREREQFUNCTION calls: libcurl's own resends are counted
   bool resendRefused = false;
+  bool paused = false;        // a write callback returned CURL_WRITEFUNC_PAUSE; resume() continues it
   HeaderList headers;
+  int headStatus = 0;         // of the head being read (a 100 Continue comes before the final one)
   char error[CURL_ERROR_SIZE] = {0};
+
+  // Relaying (Dispatch::sink set).
+  std::shared_ptr<ResponseSink> sink;
+  bool committed = false;    // a 2xx head went to the sink: so does the body, and nothing is retried
+  bool sinkAborted = false;  // the sink refused the head or a chunk
+  bool eventStream = false;  // text/event-stream: `body` keeps only the last event carrying "usage"
+  std::string event;         // the event being read
+  bool eventTooLarge = false;  // over kMaxKeptEvent: skipped up to its end
+
+  // Keeps what token counting needs of a relayed piece, never the whole body.
+  void keep(std::string_view data) {
+    if (!eventStream) {
+      if (body.size() < kMaxKeptBody) body.append(data.substr(0, kMaxKeptBody - body.size()));
+      return;
+    }
+    event.append(data);
+    std::size_t start = 0;
+    while (true) {  // events end at a blank line, LF or CRLF style
+      const std::size_t lf = event.find("\n\n", start), crlf = event.find("\r\n\r\n", start);
+      if (lf == std::string::npos && crlf == std::string::npos) break;
+      const bool isCrlf = crlf < lf;
+      const std::size_t end = isCrlf ? crlf : lf;
+      if (!eventTooLarge) keepEvent(std::string_view(event).substr(start, end - start));
+      eventTooLarge = false;
+      start = end + (isCrlf ? 4 : 2);
+    }
+    event.erase(0, start);
+    if (event.size() > kMaxKeptEvent) {
+      event.erase(0, event.size() - 3);  // the start of a terminator may be at the very end
+      eventTooLarge = true;
+    }
+  }
+  // The stream ended: an event without its blank line counts too.
+  void flushEvent() {
+    if (eventStream && !eventTooLarge) keepEvent(event);
+    event.clear();
+  }
+  void keepEvent(std::string_view e) {
+    if (e.find("usage") != std::string_view::npos) body.assign(e);
+  }
 };
 
 CurlTransport::CurlTransport(TransportOptions options) : options_(options) {
@@ -74,6 +137,20 @@ CurlTransport::~CurlTransport() { abortAll(); }
 std::size_t CurlTransport::onBody(char* data, std::size_t size, std::size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const std::size_t len = size * n;
+  if (t->committed) {
+    if (t->sinkAborted) return 0;
+    switch (t->sink->onChunk(std::string_view(data, len))) {
+      case SinkVerdict::Accept: break;
+      case SinkVerdict::Pause:
+        t->paused = true;
+        return CURL_WRITEFUNC_PAUSE;  // curl holds this piece and offers it again after resume()
+      case SinkVerdict::Abort:
+        t->sinkAborted = true;
+        return 0;  // curl ends the transfer with CURLE_WRITE_ERROR
+    }
+    t->keep(std::string_view(data, len));
+    return len;
+  }
   if (t->body.size() + len > static_cast<std::uint64_t>(t->maxBody)) {
     t->bodyTooLarge = true;
     return 0;  // curl aborts the transfer with CURLE_WRITE_ERROR
@@ -84,13 +161,24 @@ std::size_t CurlTransport::onBody(char* data, std::size_t size, std::size_t n, v
 
 std::size_t CurlTransport::onHeader(char* data, std::size_t size, std::size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
-  std::string_view line(data, size * n);
+  const std::size_t len = size * n;
+  if (t->committed) return len;  // trailers of a relayed body: its head is already out
+  std::string_view line(data, len);
   if (line.rfind("HTTP/", 0) == 0) {
     t->headers.clear();  // a new response (100-continue, redirect): only the last one counts
+    t->headStatus = statusOf(line);
   } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
     t->headers.emplace_back(trim(line.substr(0, colon)), trim(line.substr(colon + 1)));
+  } else if (t->sink && (line == "\r\n" || line == "\n") && t->headStatus >= 200 && t->headStatus < 300) {
+    // The end of a final 2xx head. Other statuses stay buffered: the scheduler may still retry them.
+    if (!t->sink->onHead(t->headStatus, t->headers)) {
+      t->sinkAborted = true;
+      return 0;  // curl ends the transfer with CURLE_WRITE_ERROR
+    }
+    t->committed = true;
+    t->eventStream = isEventStream(t->headers);
   }
-  return size * n;
+  return len;
 }
 
 // Called by libcurl (on the loop thread) right before each send of a transfer. A second send is libcurl
@@ -182,6 +270,7 @@ std::optional<SendError> CurlTransport::start(const Dispatch& d) {
   if (!t->easy) return SendError{ErrorKind::Network, "curl_easy_init failed"};
   t->ticket = d.ticket;
   t->transport = this;
+  t->sink = d.sink;
   t->maxBody = options_.maxResponseBytes;
   CURL* easy = t->easy.get();
   // A transfer that cannot be set up fails here, with its handle back in the pool.
@@ -197,6 +286,7 @@ std::optional<SendError> CurlTransport::start(const Dispatch& d) {
     giveBack();
     return SendError{ErrorKind::Network, std::string("curl_multi_add_handle: ") + curl_multi_strerror(mrc)};
   }
+  byTicket_[d.ticket] = easy;
   active_.emplace(easy, std::move(t));
   return std::nullopt;
 }
@@ -220,53 +310,100 @@ void CurlTransport::release(CURL* easy) {
     logError(kScope, std::string("curl_multi_remove_handle: ") + curl_multi_strerror(mrc));
 }
 
+void CurlTransport::recycle(std::unique_ptr<Transfer> t) {
+  curl_easy_reset(t->easy.get());
+  pool_.push_back(std::move(t->easy));
+}
+
+Response CurlTransport::finish(CURL* easy, CURLcode rc) {
+  auto it = active_.find(easy);
+  std::unique_ptr<Transfer> t = std::move(it->second);
+  active_.erase(it);
+  byTicket_.erase(t->ticket);
+  release(easy);
+  long status = 0;
+  if (curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK) status = 0;
+
+  Response r;
+  r.ticket = t->ticket;
+  r.status = static_cast<int>(status);
+  r.committed = t->committed;
+  if (t->committed) t->flushEvent();
+  if (t->sinkAborted) {
+    r.error = ErrorKind::Cancelled;  // the status stays: the upstream answered
+    r.errorText = t->committed ? "the response sink aborted the transfer" : "the response sink refused the head";
+  } else if (t->bodyTooLarge || rc == CURLE_FILESIZE_EXCEEDED) {
+    const TransferOutcome o = classifyTransfer(CURLE_FILESIZE_EXCEEDED, r.status);
+    r.error = o.kind;
+    r.permanent = o.permanent;  // the status stays: the upstream answered
+    r.errorText = "response body larger than max_response_bytes (" + std::to_string(options_.maxResponseBytes) +
+                  " bytes)";
+    t->body.clear();
+  } else if (t->resendRefused) {
+    r.error = ErrorKind::Network;
+    r.errorText =
+        "connection lost before the response (libcurl's own resend refused: attempts or retry budget spent)";
+    r.status = 0;
+  } else if (rc != CURLE_OK) {
+    const TransferOutcome o = classifyTransfer(rc, 0);
+    r.error = o.kind;
+    r.permanent = o.permanent;
+    r.errorText = t->error[0] ? t->error : curl_easy_strerror(rc);
+    if (!t->committed) r.status = 0;  // committed: the head already went out with its status
+  } else {
+    r.error = classifyTransfer(CURLE_OK, r.status).kind;
+  }
+  r.headers = std::move(t->headers);
+  r.body = std::move(t->body);
+  recycle(std::move(t));
+  return r;
+}
+
 void CurlTransport::takeFinished(const std::function<void(Response)>& fn) {
+  std::vector<Response> early;
+  early.swap(endedEarly_);
+  for (Response& r : early) fn(std::move(r));
   int left = 0;
   while (CURLMsg* m = curl_multi_info_read(multi_.get(), &left)) {
     if (m->msg != CURLMSG_DONE) continue;
     CURL* easy = m->easy_handle;
     const CURLcode rc = m->data.result;
-    auto it = active_.find(easy);
-    if (it == active_.end()) {
+    if (!active_.count(easy)) {
       logError(kScope, "a finished transfer that is not the engine's: ignored");
       continue;
     }
-    std::unique_ptr<Transfer> t = std::move(it->second);
-    active_.erase(it);
-    release(easy);
-    long status = 0;
-    if (curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK) status = 0;
-
-    Response r;
-    r.ticket = t->ticket;
-    r.status = static_cast<int>(status);
-    if (t->bodyTooLarge || rc == CURLE_FILESIZE_EXCEEDED) {
-      const TransferOutcome o = classifyTransfer(CURLE_FILESIZE_EXCEEDED, r.status);
-      r.error = o.kind;
-      r.permanent = o.permanent;  // the status stays: the upstream answered
-      r.errorText = "response body larger than max_response_bytes (" + std::to_string(options_.maxResponseBytes) +
-                    " bytes)";
-      t->body.clear();
-    } else if (t->resendRefused) {
-      r.error = ErrorKind::Network;
-      r.errorText =
-          "connection lost before the response (libcurl's own resend refused: attempts or retry budget spent)";
-      r.status = 0;
-    } else if (rc != CURLE_OK) {
-      const TransferOutcome o = classifyTransfer(rc, 0);
-      r.error = o.kind;
-      r.permanent = o.permanent;
-      r.errorText = t->error[0] ? t->error : curl_easy_strerror(rc);
-      r.status = 0;
-    } else {
-      r.error = classifyTransfer(CURLE_OK, r.status).kind;
-    }
-    r.headers = std::move(t->headers);
-    r.body = std::move(t->body);
-    curl_easy_reset(easy);
-    pool_.push_back(std::move(t->easy));
-    fn(std::move(r));
+    fn(finish(easy, rc));
   }
+}
+
+bool CurlTransport::abort(Ticket ticket) {
+  auto bt = byTicket_.find(ticket);
+  if (bt == byTicket_.end()) return false;
+  CURL* easy = bt->second;
+  byTicket_.erase(bt);
+  auto it = active_.find(easy);
+  std::unique_ptr<Transfer> t = std::move(it->second);
+  active_.erase(it);
+  release(easy);  // closes the connection when the response was not complete
+  recycle(std::move(t));
+  return true;
+}
+
+bool CurlTransport::resume(Ticket ticket) {
+  auto bt = byTicket_.find(ticket);
+  if (bt == byTicket_.end()) return false;
+  CURL* easy = bt->second;
+  Transfer& t = *active_.at(easy);
+  if (!t.paused) return false;
+  t.paused = false;  // before the call: curl may hand over what it held back from inside it
+  const CURLcode rc = curl_easy_pause(easy, CURLPAUSE_CONT);
+  if (rc != CURLE_OK) {
+    // The held-back data could not be delivered; the multi handle would not end the transfer by itself.
+    logError(kScope, std::string("curl_easy_pause(CURLPAUSE_CONT): ") + curl_easy_strerror(rc));
+    endedEarly_.push_back(finish(easy, rc));
+    wakeup();
+  }
+  return true;
 }
 
 std::vector<Ticket> CurlTransport::abortAll() {
@@ -277,6 +414,9 @@ std::vector<Ticket> CurlTransport::abortAll() {
     tickets.push_back(t->ticket);
   }
   active_.clear();  // each Transfer's easy handle and header list go with it
+  byTicket_.clear();
+  for (const Response& r : endedEarly_) tickets.push_back(r.ticket);  // ended, but not yet handed over
+  endedEarly_.clear();
   return tickets;
 }
 

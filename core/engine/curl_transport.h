@@ -68,8 +68,14 @@ class CurlTransport {
   void poll(int timeoutMs);
   // Hands each finished transfer's Response to fn (the handle goes back to the pool first).
   void takeFinished(const std::function<void(Response)>& fn);
-  // Aborts every transfer in flight; returns their tickets (no Response comes for them).
+  // Aborts every transfer in flight, and drops Responses not yet taken; returns their tickets (no Response
+  // comes for them).
   std::vector<Ticket> abortAll();
+  // Aborts one transfer (its caller gave up): out of the multi handle, the easy handle back to the pool, and
+  // no Response comes for it. false when the ticket is not in flight.
+  bool abort(Ticket ticket);
+  // Continues a transfer its ResponseSink paused. false when the ticket is not in flight or not paused.
+  bool resume(Ticket ticket);
 
   void wakeup();  // thread-safe: makes a poll() in progress (or the next one) return at once
   std::size_t inFlight() const { return active_.size(); }
@@ -81,12 +87,17 @@ class CurlTransport {
   static int onPrereq(void* user, char*, char*, int, int);
   bool headerList(const Dispatch& d, CurlSlistPtr& owned, curl_slist*& list);
   std::optional<SendError> configure(CURL* easy, Transfer& t, const Dispatch& d);
-  void release(CURL* easy);  // out of the multi handle and back to the pool
+  void release(CURL* easy);  // out of the multi handle
+  void recycle(std::unique_ptr<Transfer> t);  // its easy handle reset and back to the pool
+  // Takes a transfer that ended (rc: how) out of the multi handle and describes it.
+  Response finish(CURL* easy, CURLcode rc);
 
   TransportOptions options_;
   CurlMultiPtr multi_;  // declared first: destroyed after every easy handle
   std::vector<CurlEasyPtr> pool_;
   std::unordered_map<CURL*, std::unique_ptr<Transfer>> active_;
+  std::unordered_map<Ticket, CURL*> byTicket_;  // the same transfers, for abort() and resume()
+  std::vector<Response> endedEarly_;            // ended outside curl_multi_perform; handed out by takeFinished
   // Native header lists built once per shared Dispatch::headerLines (kept alive here, so the key is stable).
   std::unordered_map<const std::vector<std::string>*,
                      std::pair<std::shared_ptr<const std::vector<std::string>>, CurlSlistPtr>>

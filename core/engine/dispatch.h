@@ -27,6 +27,9 @@ struct Dispatch {
   // the transport may build its native list once per object (cacheable) instead of once per send.
   std::shared_ptr<const std::vector<std::string>> headerLines;
   bool cacheableHeaders = false;
+  // Empty: the body is buffered into Response::body. Set: a 2xx response is relayed to it as it arrives (see
+  // ResponseSink); other statuses are buffered all the same, so they can still be retried.
+  std::shared_ptr<ResponseSink> sink;
 };
 
 // A send that could not start (a failed curl_easy_setopt, out of memory): the request fails with it.
@@ -45,7 +48,16 @@ struct Response {
   bool permanent = false;
   std::string errorText;         // empty when the transfer itself succeeded
   HeaderList headers;            // of the last response (after 100-continue or redirects)
-  std::string body;              // empty when over max_response_bytes
+  // Empty when over max_response_bytes. Committed: only what token counting needs (the last SSE event
+  // carrying "usage", or the first kMaxKeptBody bytes), the rest went to the sink.
+  std::string body;
+  // The head went to the Dispatch's sink: bytes may have reached the client, so the request is never
+  // retried, whatever happens later. error Cancelled when the sink refused the head or aborted a chunk.
+  bool committed = false;
 };
+
+// What a committed transfer keeps of its body for token counting.
+inline constexpr std::size_t kMaxKeptBody = 1024 * 1024;
+inline constexpr std::size_t kMaxKeptEvent = 64 * 1024;
 
 }  // namespace tg

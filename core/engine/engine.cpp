@@ -76,6 +76,17 @@ class EngineLoop {
     return latest_;
   }
 
+  // Thread-safe. Unique for the loop's life, never 0.
+  RequestHandle newHandle() { return nextHandle_.fetch_add(1, std::memory_order_relaxed); }
+
+  // Loop thread only (through post). An in-flight request's transfer is aborted before it is answered.
+  void cancel(RequestHandle h, const std::string& why) {
+    scheduler_.cancel(h, why, Clock::now(), [this](Ticket t) { transport_.abort(t); });
+  }
+  void resume(RequestHandle h) {
+    if (const Ticket t = scheduler_.ticketOf(h)) transport_.resume(t);
+  }
+
  private:
   void post(Command c) {
     {
@@ -143,6 +154,7 @@ class EngineLoop {
   std::vector<Command> commands_;
   bool closed_ = false;  // under cmdMutex_: the loop has exited (or never ran and stop() was called)
   std::atomic<bool> wakePending_{false};  // a wakeup is written and the loop has not taken commands since
+  std::atomic<RequestHandle> nextHandle_{1};
   std::thread thread_;
 
   mutable std::mutex snapMutex_;
@@ -215,14 +227,22 @@ void Engine::start() { loop_->start(); }
 void Engine::stop() { loop_->stop(); }
 
 RequestHandle Engine::submit(Request request, ResultCallback done) {
-  static std::atomic<RequestHandle> next{1};  // the engine helper's branch replaces this with the loop's own
-  const RequestHandle h = next.fetch_add(1);
+  const RequestHandle h = loop_->newHandle();
   auto p = std::make_unique<Pending>();
   p->req = std::move(request);
   p->done = std::move(done);
+  p->handle = h;
   p->submittedAt = Clock::now();
   loop_->post(std::move(p));
   return h;
+}
+
+// After stop() the loop takes no commands: these are dropped, and every request has been answered already.
+void Engine::cancel(RequestHandle h, std::string why) {
+  loop_->post([this, h, why = std::move(why)] { loop_->cancel(h, why); });
+}
+void Engine::resumeTransfer(RequestHandle h) {
+  loop_->post([this, h] { loop_->resume(h); });
 }
 
 void Engine::setGlobalConcurrency(int limit, const std::string& actor) {

@@ -17,8 +17,6 @@ namespace tg {
 
 class EngineLoop;  // engine.cpp
 
-using RequestHandle = std::uint64_t;
-
 class Engine {
  public:
   explicit Engine(EngineConfig config);

@@ -11,6 +11,7 @@ namespace tg {
 struct Pending {
   Request req;
   ResultCallback done;
+  RequestHandle handle = 0;  // 0: not cancellable by handle (scheduler tests, internal work)
   TimePoint submittedAt;
   TimePoint queuedAt;    // when it last entered a queue (for wait accounting)
   double waitMs = 0;

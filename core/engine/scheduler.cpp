@@ -91,14 +91,14 @@ void Scheduler::admit(PendingPtr p, TimePoint now) {
   if (!g) {
     p->last.error = ErrorKind::Config;
     p->last.errorMessage = "unknown group \"" + p->req.group + "\"";
-    Pending::finish(std::move(p), now);
+    finish(std::move(p), now);
     return;
   }
   if (std::string problem = g->configProblem.empty() ? g->checkRequest(p->req) : g->configProblem;
       !problem.empty()) {
     p->last.error = ErrorKind::Config;
     p->last.errorMessage = std::move(problem);
-    Pending::finish(std::move(p), now);
+    finish(std::move(p), now);
     return;
   }
   p->tokenCost = static_cast<double>(p->req.body.size()) / 4.0 + p->req.maxTokens;
@@ -108,17 +108,39 @@ void Scheduler::admit(PendingPtr p, TimePoint now) {
   if (g->draining) {
     p->last.error = ErrorKind::Cancelled;
     p->last.errorMessage = "group \"" + g->cfg.name + "\" is draining";
-    Pending::finish(std::move(p), now);
+    finish(std::move(p), now);
     return;
   }
   ++g->counters.submitted;
   ++g->counters.submittedByTier[static_cast<std::size_t>(tier)];
   p->deadline = addSaturating(now, fromSeconds(deadlineS));
   const TimePoint deadline = p->deadline;
+  const RequestHandle handle = p->handle;
   if (!g->queues.push(tier, std::move(p), deadline)) {
     shed(*g, std::move(p), "queue full (" + std::string(tierName(tier)) + " capacity " +
                                std::to_string(tc.capacity) + ")", now);
+    return;
   }
+  if (handle) where_[handle] = Where{g, 0, false};
+}
+
+void Scheduler::finish(PendingPtr p, TimePoint now) {
+  if (p->handle) where_.erase(p->handle);
+  Pending::finish(std::move(p), now);
+}
+
+void Scheduler::pushDelayed(Delayed d) {
+  if (auto w = where_.find(d.pending->handle); d.pending->handle && w != where_.end()) w->second = {d.group, 0, true};
+  delayed_.push_back(std::move(d));
+  std::push_heap(delayed_.begin(), delayed_.end(), std::greater<>{});
+}
+
+PendingPtr Scheduler::popDelayed() {
+  std::pop_heap(delayed_.begin(), delayed_.end(), std::greater<>{});
+  PendingPtr p = std::move(delayed_.back().pending);
+  delayed_.pop_back();
+  if (auto w = where_.find(p->handle); p->handle && w != where_.end()) w->second.delayed = false;
+  return p;
 }
 
 void Scheduler::shed(GroupState& g, PendingPtr p, const std::string& why, TimePoint now) {
@@ -129,7 +151,7 @@ void Scheduler::shed(GroupState& g, PendingPtr p, const std::string& why, TimePo
   p->waitMs += toSeconds(now - p->queuedAt) * 1000.0;
   p->last.error = ErrorKind::Shed;
   p->last.errorMessage = why;
-  Pending::finish(std::move(p), now);
+  finish(std::move(p), now);
 }
 
 void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
@@ -162,18 +184,16 @@ void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
 }
 
 void Scheduler::releaseDelayed(TimePoint now) {
-  while (!delayed_.empty() && delayed_.top().at <= now) {
-    const Delayed& d = delayed_.top();
-    GroupState* g = d.group;
-    PendingPtr p = std::move(d.pending);
-    delayed_.pop();
+  while (!delayed_.empty() && delayed_.front().at <= now) {
+    GroupState* g = delayed_.front().group;
+    PendingPtr p = popDelayed();
     const Tier tier = p->req.tier;
     const TimePoint deadline = p->deadline;
     g->queues.pushFront(tier, std::move(p), deadline);
   }
 }
 
-TimePoint Scheduler::nextDelayed() const { return delayed_.empty() ? TimePoint::max() : delayed_.top().at; }
+TimePoint Scheduler::nextDelayed() const { return delayed_.empty() ? TimePoint::max() : delayed_.front().at; }
 
 int Scheduler::chooseKey(GroupState& g, Tier tier, const Pending& p, TimePoint now, EpochMs nowEpoch,
                          QuotaWait& shortest) {
@@ -267,6 +287,7 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
   d.method = p->req.method;
   d.url = p->req.url;
   d.body = p->req.body;
+  d.sink = p->req.sink;
   // Requests without headers of their own (the common case) share one list per key and tier.
   d.cacheableHeaders = p->req.headers.empty() && !p->req.body.empty();
   if (d.cacheableHeaders) {
@@ -282,7 +303,7 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
     ++g.counters.failed;
     p->last.error = err->kind;
     p->last.errorMessage = std::move(err->message);
-    Pending::finish(std::move(p), now);
+    finish(std::move(p), now);
     return;
   }
   k.quota.onSend({1.0, p->tokenCost}, now);
@@ -293,6 +314,7 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
   ++g.counters.sends;
   if (first) budget_.onFirstAttempt();
   else ++g.counters.retries;
+  if (auto w = where_.find(p->handle); p->handle && w != where_.end()) w->second.ticket = d.ticket;
   inFlight_.emplace(d.ticket, InFlight{std::move(p), &g, key, now});
 }
 
@@ -305,36 +327,6 @@ bool Scheduler::allowResend(Ticket t) {
   ++it->second.group->counters.sends;
   ++it->second.group->counters.retries;
   return true;
-}
-
-void Scheduler::cancelAll(const std::string& why, TimePoint now) {
-  for (auto& gp : groups_) {
-    gp->queues.clear([&](PendingPtr p) {
-      p->last.error = ErrorKind::Cancelled;
-      p->last.errorMessage = why;
-      Pending::finish(std::move(p), now);
-    });
-  }
-  while (!delayed_.empty()) {
-    PendingPtr p = std::move(delayed_.top().pending);
-    delayed_.pop();
-    p->last.error = ErrorKind::Cancelled;
-    p->last.errorMessage = why;
-    Pending::finish(std::move(p), now);
-  }
-}
-
-void Scheduler::cancelInFlight(Ticket t, const std::string& why, TimePoint now) {
-  auto it = inFlight_.find(t);
-  if (it == inFlight_.end()) return;
-  InFlight f = std::move(it->second);
-  inFlight_.erase(it);
-  --f.group->keys[static_cast<std::size_t>(f.key)].inFlight;
-  --f.group->inFlight;
-  --globalInFlight_;
-  f.pending->last.error = ErrorKind::Cancelled;
-  f.pending->last.errorMessage = why;
-  Pending::finish(std::move(f.pending), now);
 }
 
 void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
@@ -356,6 +348,9 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   const ErrorKind kind = r.error;
   const bool permanent = r.permanent;
   const std::string& errText = r.errorText;
+  // A relayed (committed) response that broke off keeps its status: the transfer failed, not the upstream's
+  // answer, and it counts as the network error it is.
+  const bool transportFailed = kind == ErrorKind::Network || kind == ErrorKind::Timeout;
 
   const double nowEpochS = static_cast<double>(nowEpoch) / 1000.0;
   QuotaReading reading = RateLimitHeaderParser::parse(r.headers, nowEpochS);
@@ -419,7 +414,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     }
   } else if (permanent) {
     logError(g.cfg.name, errText + " (" + endpointOf(p->req.url) + ")");
-  } else if (status >= 500 || status == 0) {
+  } else if (status >= 500 || status == 0 || transportFailed) {
     if (serverWait) {
       const auto until = nowEpoch + static_cast<EpochMs>(verdict.waitS * 1000);
       k.quota.blockUntil(now + fromSeconds(std::min(verdict.waitS, cfg_.retry.maxServerWaitS)), until,
@@ -429,8 +424,8 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     else ++g.counters.netErrors;
     g.concurrency.onOverload(now);
     if (now - g.lastErrorLog > std::chrono::seconds(1)) {
-      logError(g.cfg.name, status ? "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url)
-                                  : std::string(errorKindName(kind)) + ": " + errText);
+      logError(g.cfg.name, !transportFailed ? "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url)
+                                            : std::string(errorKindName(kind)) + ": " + errText);
       g.lastErrorLog = now;
     } else {
       ++g.suppressedErrors;
@@ -444,7 +439,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     g.concurrency.onSuccess(latencyMs / 1000.0, now);
     g.latency.add(now, latencyMs);
   }
-  if (auto tr = g.breaker.record(!permanent && (rateLimited || status >= 500 || status == 0), now)) {
+  if (auto tr = g.breaker.record(!permanent && (rateLimited || status >= 500 || status == 0 || transportFailed), now)) {
     const std::string from(breakerStateName(tr->from)), to(breakerStateName(tr->to));
     emit(EventKind::BreakerTransition, tr->to == BreakerState::Open ? Severity::Warn : Severity::Info, g.cfg.name,
          "breaker " + from + " -> " + to,
@@ -469,33 +464,40 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   p->last.error = kind;
   p->last.errorMessage = errText.empty() && status >= 400 ? "HTTP " + std::to_string(status) : errText;
   p->last.body = std::move(r.body);
+  p->last.committed = r.committed;
+  if (status != 0) p->last.headers = std::move(r.headers);
+  else p->last.headers.clear();  // this attempt got no response: an earlier one's head is not the answer
 
   const double serverWaitS = rateLimited && verdict.kind == QuotaVerdict::Kind::Throttled ? verdict.waitS : -1;
-  const RetryDecision d = permanent ? RetryDecision{RetryAction::Fail, 0, "not retried"}
-                                    : retry_.decide(p->attempts, status, kind, rateLimited, exhausted, budget_,
-                                                    serverWaitS);
+  // Relayed bytes may have reached the client, and a sink's abort is the caller's: neither is sent again.
+  const bool final = permanent || r.committed || kind == ErrorKind::Cancelled;
+  const RetryDecision d =
+      final ? RetryDecision{kind == ErrorKind::None ? RetryAction::Done : RetryAction::Fail, 0,
+                            r.committed ? "not retried: part of the response was relayed" : "not retried"}
+            : retry_.decide(p->attempts, status, kind, rateLimited, exhausted, budget_, serverWaitS);
   switch (d.action) {
     case RetryAction::Done:
       ++g.counters.completed;
-      Pending::finish(std::move(p), now);
+      finish(std::move(p), now);
       break;
     case RetryAction::RetryAfterQuota: {
       // Back to the front of its tier: dispatch holds it until the quota picture allows it.
       p->queuedAt = now;
       const Tier tier = p->req.tier;  // read before the move: argument order is unspecified
       const TimePoint deadline = p->deadline;
+      if (auto w = where_.find(p->handle); p->handle && w != where_.end()) w->second.ticket = 0;
       g.queues.pushFront(tier, std::move(p), deadline);
       break;
     }
     case RetryAction::RetryAfterBackoff:
       p->queuedAt = now;
-      delayed_.push(Delayed{addSaturating(now, fromSeconds(d.delayS)), &g, std::move(p)});
+      pushDelayed(Delayed{addSaturating(now, fromSeconds(d.delayS)), &g, std::move(p)});
       break;
     case RetryAction::Fail:
       ++g.counters.failed;
       if (exhausted) p->last.error = ErrorKind::QuotaExhausted;
       p->last.errorMessage = (p->last.errorMessage.empty() ? "" : p->last.errorMessage + ": ") + d.reason;
-      Pending::finish(std::move(p), now);
+      finish(std::move(p), now);
       break;
   }
 }
@@ -506,77 +508,6 @@ void Scheduler::fillSnapshot(EngineSnapshot& s, TimePoint now) {
   s.tierPaused = globalTierPaused_;
   s.groups.reserve(groups_.size());
   for (auto& gp : groups_) s.groups.push_back(gp->snapshot(now, globalTierPaused_));
-}
-
-void Scheduler::operatorAction(const std::string& action, const std::string& target, nlohmann::json before,
-                               nlohmann::json after, const std::string& actor, EpochMs nowEpoch) {
-  std::string msg = actor + ": " + action + " " + target + " " + dumpJson(before) + " -> " + dumpJson(after);
-  logInfo("operator", msg);
-  const std::string group = target.find('*') == 0 ? std::string() : target.substr(0, target.find('/'));
-  emit(EventKind::OperatorAction, Severity::Info, group, msg,
-       {{"action", action}, {"target", target}, {"before", before}, {"after", after}, {"actor", actor},
-        {"instance", cfg_.name}, {"ok", true}},
-       nowEpoch);
-}
-
-void Scheduler::reject(const std::string& action, const std::string& group, const std::string& actor,
-                       EpochMs nowEpoch) {
-  emit(EventKind::OperatorAction, Severity::Warn, group, action + " refused: unknown group \"" + group + "\"",
-       {{"action", action}, {"target", group}, {"actor", actor}, {"instance", cfg_.name}, {"ok", false}}, nowEpoch);
-}
-
-void Scheduler::setGlobalConcurrency(int n, const std::string& actor, EpochMs nowEpoch) {
-  const int before = globalLimit_;
-  globalLimit_ = std::max(1, n);
-  operatorAction("set_concurrency", "*", before, globalLimit_, actor, nowEpoch);
-}
-
-void Scheduler::setGroupConcurrency(const std::string& group, int n, const std::string& actor, EpochMs nowEpoch) {
-  GroupState* g = findGroup(group);
-  if (!g) return reject("set_concurrency", group, actor, nowEpoch);
-  const int before = g->concurrency.ceiling();
-  g->concurrency.setCeiling(std::max(1, n));
-  operatorAction("set_concurrency", group, before, g->concurrency.ceiling(), actor, nowEpoch);
-}
-
-void Scheduler::setTierPaused(Tier t, bool paused, const std::string& group, const std::string& actor,
-                              EpochMs nowEpoch) {
-  const auto i = static_cast<std::size_t>(t);
-  const std::string action = paused ? "pause_tier" : "resume_tier";
-  if (group.empty()) {
-    const bool before = globalTierPaused_[i];
-    globalTierPaused_[i] = paused;
-    operatorAction(action, std::string("*/") + std::string(tierName(t)), before, paused, actor, nowEpoch);
-    return;
-  }
-  GroupState* g = findGroup(group);
-  if (!g) return reject(action, group, actor, nowEpoch);
-  const bool before = g->tierPaused[i];
-  g->tierPaused[i] = paused;
-  operatorAction(action, group + "/" + std::string(tierName(t)), before, paused, actor, nowEpoch);
-}
-
-void Scheduler::setGroupPaused(const std::string& group, bool paused, const std::string& actor, EpochMs nowEpoch) {
-  GroupState* g = findGroup(group);
-  const std::string action = paused ? "pause_group" : "resume_group";
-  if (!g) return reject(action, group, actor, nowEpoch);
-  const bool before = g->paused;
-  g->paused = paused;
-  if (!paused) g->draining = false;
-  operatorAction(action, group, before, paused, actor, nowEpoch);
-}
-
-void Scheduler::drainGroup(const std::string& group, const std::string& actor, TimePoint now, EpochMs nowEpoch) {
-  GroupState* g = findGroup(group);
-  if (!g) return reject("drain", group, actor, nowEpoch);
-  const int queued = g->queues.total();
-  g->queues.clear([&](PendingPtr p) {
-    p->last.error = ErrorKind::Cancelled;
-    p->last.errorMessage = "drained by " + actor;
-    ++g->counters.failed;
-    Pending::finish(std::move(p), now);
-  });
-  operatorAction("drain", group, queued, 0, actor, nowEpoch);
 }
 
 }  // namespace tg

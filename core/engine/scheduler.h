@@ -14,7 +14,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -59,6 +58,14 @@ class Scheduler {
   void cancelAll(const std::string& why, TimePoint now);
   // Answers an in-flight ticket the transport aborted with Cancelled (`why`).
   void cancelInFlight(Ticket t, const std::string& why, TimePoint now);
+  // A caller gave up on one request (Request handle from Pending::handle). Queued or backing off: removed
+  // and answered Cancelled (`why`), never sent. In flight: abortTransfer(ticket) runs first (so no Response
+  // comes for it), then it is answered the same way. Unknown or finished handles: nothing happens.
+  // Returns whether the request was answered.
+  bool cancel(RequestHandle h, const std::string& why, TimePoint now,
+              const std::function<void(Ticket)>& abortTransfer);
+  // The ticket of the request's transfer while it is in flight, else 0.
+  Ticket ticketOf(RequestHandle h) const;
 
   // Fills the global and per-group parts of a snapshot.
   void fillSnapshot(EngineSnapshot& s, TimePoint now);
@@ -81,8 +88,14 @@ class Scheduler {
   struct Delayed {
     TimePoint at;
     GroupState* group;
-    mutable PendingPtr pending;
+    PendingPtr pending;
     bool operator>(const Delayed& o) const { return at > o.at; }
+  };
+  // Where a request with a handle is, so cancel() finds it without a search through every queue.
+  struct Where {
+    GroupState* group = nullptr;
+    Ticket ticket = 0;     // in flight with this ticket; 0 = queued or backing off
+    bool delayed = false;  // backing off in delayed_
   };
 
   GroupState* findGroup(const std::string& name);
@@ -90,6 +103,10 @@ class Scheduler {
   int chooseKey(GroupState& g, Tier tier, const Pending& p, TimePoint now, EpochMs nowEpoch, QuotaWait& shortest);
   void start(GroupState& g, int key, PendingPtr p, TimePoint now, const SendFn& send);
   void shed(GroupState& g, PendingPtr p, const std::string& why, TimePoint now);
+  // Every answer goes through here: forgets the request's handle, then answers the caller.
+  void finish(PendingPtr p, TimePoint now);
+  void pushDelayed(Delayed d);
+  PendingPtr popDelayed();
   void emit(EventKind kind, Severity sev, const std::string& group, std::string message, nlohmann::json detail,
             EpochMs nowEpoch);
   void operatorAction(const std::string& action, const std::string& target, nlohmann::json before,
@@ -102,7 +119,8 @@ class Scheduler {
   RetryBudget budget_;
   std::vector<std::unique_ptr<GroupState>> groups_;
   std::unordered_map<Ticket, InFlight> inFlight_;
-  std::priority_queue<Delayed, std::vector<Delayed>, std::greater<>> delayed_;
+  std::vector<Delayed> delayed_;  // a min-heap on `at` (std::push_heap with std::greater), so cancel can reach in
+  std::unordered_map<RequestHandle, Where> where_;
   Ticket nextTicket_ = 1;
   int globalLimit_ = 64;
   int globalInFlight_ = 0;

@@ -47,6 +47,10 @@ void CircuitBreaker::onSend() {
   if (state_ == BreakerState::HalfOpen) ++probesInFlight_;
 }
 
+void CircuitBreaker::onAbandoned() {
+  if (state_ == BreakerState::HalfOpen && probesInFlight_ > 0) --probesInFlight_;
+}
+
 std::optional<BreakerTransition> CircuitBreaker::record(bool failure, TimePoint now) {
   if (state_ == BreakerState::HalfOpen) {
     if (probesInFlight_ > 0) --probesInFlight_;

@@ -26,6 +26,9 @@ class CircuitBreaker {
   // through the returned transition). In half-open only `halfOpenProbes` requests go out at once.
   bool allow(TimePoint now, std::optional<BreakerTransition>* transition = nullptr);
   void onSend();  // a request allowed by allow() was sent (counts half-open probes in flight)
+  // A sent request whose outcome will never be recorded (its caller cancelled it): frees its probe slot,
+  // so a cancelled probe cannot hold the breaker half-open for good.
+  void onAbandoned();
   // Records an outcome; returns a transition if the state changed.
   std::optional<BreakerTransition> record(bool failure, TimePoint now);
 

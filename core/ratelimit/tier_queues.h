@@ -63,6 +63,24 @@ class TierQueues {
     return n;
   }
 
+  // Removes every entry for which pred(item) holds, calling fn(item) for each (a caller's cancel).
+  template <class P, class F>
+  int removeIf(P&& pred, F&& fn) {
+    int n = 0;
+    for (auto& q : q_) {
+      for (auto it = q.begin(); it != q.end();) {
+        if (pred(it->item)) {
+          fn(std::move(it->item));
+          it = q.erase(it);
+          ++n;
+        } else {
+          ++it;
+        }
+      }
+    }
+    return n;
+  }
+
   // Removes everything (drain/stop), calling fn(item) for each.
   template <class F>
   int clear(F&& fn) {

@@ -9,7 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -29,8 +31,10 @@ class RawHttpServer {
     std::chrono::steady_clock::time_point at;
   };
   struct Reply {
-    std::string raw;    // the whole response; empty with hold = answer nothing
-    bool hold = false;  // keep the connection open without answering until stop()
+    std::string raw;    // the whole response (or its start, with pieces); empty with hold = answer nothing
+    bool hold = false;  // after raw (and pieces), keep the connection open until the client closes it or stop()
+    std::vector<std::string> pieces;  // sent one by one after raw, `gap` apart (a slow stream)
+    std::chrono::milliseconds gap{0};
   };
   // index: 0-based number of the request.
   using Responder = std::function<Reply(const std::string& raw, int index)>;
@@ -76,6 +80,14 @@ class RawHttpServer {
     std::lock_guard lock(mutex_);
     return received_;
   }
+  // Connections the client closed before the server was done with them (a hold or a stream cut short).
+  int closedByClient() const { return closedByClient_.load(); }
+  // When the last piece of a stream was sent (steady clock), per piece index of the latest stream.
+  std::vector<std::chrono::steady_clock::time_point> pieceTimes() {
+    std::lock_guard lock(mutex_);
+    return pieceTimes_;
+  }
+
   // Every byte every request carried, concatenated.
   std::string allBytes() {
     std::lock_guard lock(mutex_);
@@ -99,6 +111,31 @@ class RawHttpServer {
         return std::strtoull(head.c_str() + pos + sizeof kName - 1, nullptr, 10);
     }
     return 0;
+  }
+
+  static bool sendAll(int c, const std::string& bytes) {
+    std::size_t off = 0;
+    while (off < bytes.size()) {
+      const ssize_t n = ::send(c, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      off += static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+
+  // Waits `d`; true as soon as the client closes its end (or resets it).
+  static bool clientClosedWithin(int c, std::chrono::milliseconds d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    do {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      pollfd p{c, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count()))) > 0) {
+        char b[512];
+        const ssize_t n = ::recv(c, b, sizeof b, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) return true;
+      }
+    } while (std::chrono::steady_clock::now() < until);
+    return false;
   }
 
   std::string readRequest(int c) {
@@ -132,16 +169,23 @@ class RawHttpServer {
         received_.push_back({raw, std::chrono::steady_clock::now()});
       }
       const Reply reply = responder_(raw, index);
-      if (reply.hold) {
-        while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      } else {
-        std::size_t off = 0;
-        while (off < reply.raw.size()) {
-          const ssize_t n = ::send(c, reply.raw.data() + off, reply.raw.size() - off, MSG_NOSIGNAL);
-          if (n <= 0) break;
-          off += static_cast<std::size_t>(n);
-        }
+      bool open = sendAll(c, reply.raw);
+      {
+        std::lock_guard lock(mutex_);
+        pieceTimes_.clear();
       }
+      for (const std::string& piece : reply.pieces) {
+        if (!open) break;
+        open = !clientClosedWithin(c, reply.gap) && sendAll(c, piece);
+        std::lock_guard lock(mutex_);
+        pieceTimes_.push_back(std::chrono::steady_clock::now());
+      }
+      if (open && reply.hold) {
+        while (!stop_ && !clientClosedWithin(c, std::chrono::milliseconds(20))) {
+        }
+        open = stop_;
+      }
+      if (!open) ++closedByClient_;
       ::close(c);
     }
   }
@@ -152,6 +196,8 @@ class RawHttpServer {
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::vector<Received> received_;
+  std::vector<std::chrono::steady_clock::time_point> pieceTimes_;
+  std::atomic<int> closedByClient_{0};
   std::thread thread_;
 };
 

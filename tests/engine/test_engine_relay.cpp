@@ -1,0 +1,426 @@
+// The engine as a relay's back end, over loopback: a caller's cancel (queued: never sent; in flight: the
+// connection is closed) and, with a ResponseSink, a response streamed through as it arrives, with
+// backpressure, retries only before the first byte, and usage kept for token accounting.
+#include "engine.h"
+#include "raw_http_server.h"
+
+#include <QtTest>
+
+#include <atomic>
+#include <mutex>
+#include <strings.h>
+#include <thread>
+#include <utility>
+
+using namespace tg;
+using namespace tgtest;
+using namespace std::chrono_literals;
+
+namespace {
+
+EngineConfig configFor(const std::string& baseUrl) {
+  EngineConfig c;
+  c.name = "relay";
+  GroupConfig g;
+  g.name = "g";
+  g.baseUrl = baseUrl;
+  g.concurrency = 1;
+  g.adaptive = false;
+  g.keys.push_back(KeyConfig{"k", "sk-relay-test-1234567890", "", "Authorization", "Bearer "});
+  c.groups.push_back(g);
+  c.requestTimeoutS = 20;
+  c.connectTimeoutS = 5;
+  c.retry.baseBackoffS = 0.05;
+  c.retry.maxBackoffS = 0.1;
+  return c;
+}
+
+Request request(const std::string& id) {
+  Request r;
+  r.id = id;
+  r.group = "g";
+  r.url = "/v1/chat/completions";
+  r.headers = {{"X-Id", id}};
+  r.body = R"({"max_tokens":16})";
+  r.maxTokens = 16;
+  return r;
+}
+
+// Results by callback; a second callback for one id shows in `calls`.
+struct Results {
+  std::mutex mutex;
+  std::vector<Result> all;
+  std::atomic<int> calls{0};
+
+  ResultCallback callback() {
+    return [this](const Result& r) {
+      std::lock_guard lock(mutex);
+      all.push_back(r);
+      ++calls;
+    };
+  }
+  Result byId(const std::string& id) {
+    std::lock_guard lock(mutex);
+    for (const auto& r : all)
+      if (r.id == id) return r;
+    return {};
+  }
+};
+
+// Records what a relay would have sent on, with a verdict per offered piece chosen by the test.
+class RecordingSink : public ResponseSink {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Piece {
+    Clock::time_point at;
+    std::string data;
+    SinkVerdict verdict;
+  };
+  // offer: 0-based number of the onChunk call (a re-offer after a pause counts again)
+  std::function<SinkVerdict(std::string_view data, int offer)> verdict;
+  bool acceptHead = true;
+
+  bool onHead(int status, const HeaderList& headers) override {
+    std::lock_guard lock(mutex_);
+    heads_.push_back(status);
+    headers_ = headers;
+    return acceptHead;
+  }
+  SinkVerdict onChunk(std::string_view data) override {
+    std::lock_guard lock(mutex_);
+    const SinkVerdict v = verdict ? verdict(data, static_cast<int>(offers_.size())) : SinkVerdict::Accept;
+    offers_.push_back({Clock::now(), std::string(data), v});
+    if (v == SinkVerdict::Accept) body_ += data;
+    if (v == SinkVerdict::Pause) paused_ = true;
+    return v;
+  }
+
+  std::vector<int> heads() {
+    std::lock_guard lock(mutex_);
+    return heads_;
+  }
+  HeaderList headers() {
+    std::lock_guard lock(mutex_);
+    return headers_;
+  }
+  std::string body() {
+    std::lock_guard lock(mutex_);
+    return body_;
+  }
+  std::vector<Piece> offers() {
+    std::lock_guard lock(mutex_);
+    return offers_;
+  }
+  bool takePaused() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(paused_, false);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<int> heads_;
+  HeaderList headers_;
+  std::string body_;
+  std::vector<Piece> offers_;
+  bool paused_ = false;
+};
+
+std::string header(const HeaderList& headers, const std::string& name) {
+  for (const auto& [n, v] : headers)
+    if (strcasecmp(n.c_str(), name.c_str()) == 0) return v;
+  return {};
+}
+
+// A close-delimited 200 whose body follows in pieces, `gap` apart.
+RawHttpServer::Reply stream(const std::string& contentType, std::vector<std::string> pieces,
+                            std::chrono::milliseconds gap) {
+  RawHttpServer::Reply r;
+  r.raw = "HTTP/1.1 200 OK\r\nContent-Type: " + contentType + "\r\nConnection: close\r\n\r\n";
+  r.pieces = std::move(pieces);
+  r.gap = gap;
+  return r;
+}
+
+std::string joined(const std::vector<std::string>& pieces) {
+  std::string all;
+  for (const auto& p : pieces) all += p;
+  return all;
+}
+
+QByteArray describe(const Result& r) {
+  return QByteArray::fromStdString(r.id + ": " + std::string(errorKindName(r.error)) + " status " +
+                                   std::to_string(r.status) + " attempts " + std::to_string(r.attempts) + ": " +
+                                   r.errorMessage);
+}
+
+}  // namespace
+
+class TestEngineRelay : public QObject {
+  Q_OBJECT
+ private slots:
+  void cancelQueuedNeverSendsAndInFlightClosesTheConnection() {
+    RawHttpServer server([](const std::string&, int index) {
+      if (index == 0) return RawHttpServer::Reply{{}, true};  // the first request stalls
+      return RawHttpServer::status(200);
+    });
+    Engine e(configFor(server.url()));  // concurrency 1: a second request queues behind the stalled one
+    e.start();
+    Results res;
+    const RequestHandle stalled = e.submit(request("stalled"), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(server.count(), 1, 5000);
+    const RequestHandle queued = e.submit(request("queued"), res.callback());
+    QVERIFY(stalled != 0 && queued != 0 && queued != stalled);
+
+    e.cancel(queued, "client went away");
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 5000);
+    Result q = res.byId("queued");
+    QVERIFY2(q.error == ErrorKind::Cancelled && q.attempts == 0, describe(q));
+    QCOMPARE(q.errorMessage, std::string("client went away"));
+    QCOMPARE(server.closedByClient(), 0);
+
+    e.cancel(stalled);
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 2, 5000);
+    Result s = res.byId("stalled");
+    QVERIFY2(s.error == ErrorKind::Cancelled && s.attempts == 1, describe(s));
+    QCOMPARE(s.errorMessage, std::string("cancelled by the caller"));
+    QTRY_COMPARE_WITH_TIMEOUT(server.closedByClient(), 1, 5000);  // the server saw the connection close
+
+    // The engine goes on, and the cancelled request never went out.
+    e.submit(request("after"), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 3, 5000);
+    QVERIFY2(res.byId("after").ok(), describe(res.byId("after")));
+    QCOMPARE(server.count(), 2);
+    const std::string wire = server.allBytes();
+    QVERIFY(wire.find("X-Id: after") != std::string::npos);
+    QVERIFY(wire.find("X-Id: queued") == std::string::npos);
+
+    // Finished, unknown and repeated cancels are ignored; after stop() too.
+    e.cancel(stalled);
+    e.cancel(queued);
+    e.cancel(987654321);
+    std::this_thread::sleep_for(100ms);
+    e.stop();
+    e.cancel(stalled);
+    QCOMPARE(res.calls.load(), 3);
+  }
+
+  // An SSE stream reaches the sink piece by piece as the upstream sends it, not at the end; the Result keeps
+  // only the usage event, which settles the tokens.
+  void streamArrivesAsSent() {
+    const std::string usage =
+        R"(data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":5,"total_tokens":12}})";
+    const std::vector<std::string> pieces = {
+        "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}],\"usage\":null}\n\n",
+        "data: {\"choices\":[{\"delta\":{\"content\":\"lo\"}}],\"usage\":null}\n\n",
+        "data: {\"choices\":[{\"delta\":{}}],\"usage\":null}\n\n",
+        // The usage event split across two reads, CRLF style.
+        usage.substr(0, 30), usage.substr(30) + "\r\n\r\n", "data: [DONE]\r\n\r\n"};
+    constexpr auto kGap = 200ms;
+    RawHttpServer server([&](const std::string&, int) { return stream("text/event-stream", pieces, kGap); });
+    Engine e(configFor(server.url()));
+    e.start();
+    auto sink = std::make_shared<RecordingSink>();
+    Results res;
+    Request r = request("sse");
+    r.sink = sink;
+    e.submit(std::move(r), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
+    const Result out = res.byId("sse");
+    QVERIFY2(out.ok() && out.committed && out.status == 200 && out.attempts == 1, describe(out));
+    QCOMPARE(sink->heads(), std::vector<int>{200});
+    QCOMPARE(header(sink->headers(), "Content-Type"), std::string("text/event-stream"));
+    QCOMPARE(header(out.headers, "Content-Type"), std::string("text/event-stream"));
+    QCOMPARE(sink->body(), joined(pieces));
+    QCOMPARE(out.body, usage);
+    QCOMPARE(out.tokensUsed, std::int64_t{12});
+    // Piece i was complete at the sink soon after the server sent it (long before the stream ended).
+    const auto sentAt = server.pieceTimes();
+    QCOMPARE(sentAt.size(), pieces.size());
+    const auto offers = sink->offers();
+    std::size_t need = 0, got = 0, o = 0;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      need += pieces[i].size();
+      while (got < need && o < offers.size()) got += offers[o++].data.size();
+      QVERIFY(got >= need);
+      const auto late = std::chrono::duration_cast<std::chrono::milliseconds>(offers[o - 1].at - sentAt[i]);
+      QVERIFY2(late < kGap / 2, QByteArray::number(static_cast<qlonglong>(late.count())) + " ms late, piece " +
+                                    QByteArray::number(static_cast<qulonglong>(i)));
+    }
+  }
+
+  // Pause stops the transfer until resumeTransfer; the paused piece comes again, nothing is lost or doubled.
+  void pauseAndResumeLoseNothing() {
+    std::vector<std::string> pieces;
+    for (int i = 0; i < 16; ++i)
+      pieces.push_back("<piece " + std::to_string(i) + ">" + std::string(3000, static_cast<char>('a' + i)));
+    RawHttpServer server([&](const std::string&, int) { return stream("application/octet-stream", pieces, 50ms); });
+    Engine e(configFor(server.url()));
+    e.start();
+    auto sink = std::make_shared<RecordingSink>();
+    sink->verdict = [](std::string_view, int offer) { return offer % 3 == 1 ? SinkVerdict::Pause : SinkVerdict::Accept; };
+    Results res;
+    Request r = request("paced");
+    r.sink = sink;
+    const RequestHandle h = e.submit(std::move(r), res.callback());
+    std::vector<RecordingSink::Clock::time_point> resumedAt;
+    const auto giveUp = RecordingSink::Clock::now() + 20s;
+    while (res.calls.load() == 0 && RecordingSink::Clock::now() < giveUp) {
+      if (sink->takePaused()) {
+        std::this_thread::sleep_for(80ms);  // the relay's client is slow
+        resumedAt.push_back(RecordingSink::Clock::now());
+        e.resumeTransfer(h);
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    QCOMPARE(res.calls.load(), 1);
+    const Result out = res.byId("paced");
+    QVERIFY2(out.ok() && out.committed, describe(out));
+    QCOMPARE(sink->body(), joined(pieces));
+    // Every pause held the data back until its resume, and the same bytes were offered again.
+    const auto offers = sink->offers();
+    std::size_t pauses = 0;
+    for (std::size_t i = 0; i + 1 < offers.size(); ++i) {
+      if (offers[i].verdict != SinkVerdict::Pause) continue;
+      QVERIFY(pauses < resumedAt.size());
+      QVERIFY2(offers[i + 1].at >= resumedAt[pauses], "data reached the sink while it was paused");
+      QVERIFY2(offers[i + 1].data.rfind(offers[i].data, 0) == 0, "the paused piece was not offered again");
+      ++pauses;
+    }
+    QVERIFY2(pauses >= 3, QByteArray::number(static_cast<qulonglong>(pauses)));
+    e.resumeTransfer(h);  // finished: ignored
+  }
+
+  // A 429 stays buffered and is retried; the sink sees only the 200 that followed.
+  void rateLimitedThenCommitted() {
+    const std::string ok = R"({"id":"x","usage":{"total_tokens":3}})";
+    RawHttpServer server([&](const std::string&, int index) {
+      if (index == 0) return RawHttpServer::status(429, "Retry-After: 0\r\n", R"({"error":"slow down"})");
+      return stream("application/json", {ok.substr(0, 10), ok.substr(10)}, 50ms);
+    });
+    Engine e(configFor(server.url()));
+    e.start();
+    auto sink = std::make_shared<RecordingSink>();
+    Results res;
+    Request r = request("retried");
+    r.sink = sink;
+    e.submit(std::move(r), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
+    const Result out = res.byId("retried");
+    QVERIFY2(out.ok() && out.committed && out.status == 200 && out.attempts == 2, describe(out));
+    QCOMPARE(sink->heads(), std::vector<int>{200});
+    QCOMPARE(sink->body(), ok);
+    QCOMPARE(out.body, ok);  // not an event stream: the body is kept whole for usage (it is small)
+    QCOMPARE(out.tokensUsed, std::int64_t{3});
+  }
+
+  // A final non-2xx never reaches the sink: it comes whole in the Result.
+  void errorStatusStaysBuffered() {
+    RawHttpServer server([](const std::string&, int) {
+      return RawHttpServer::status(404, "X-Request-Id: r-1\r\n", R"({"error":"no such model"})");
+    });
+    Engine e(configFor(server.url()));
+    e.start();
+    auto sink = std::make_shared<RecordingSink>();
+    Results res;
+    Request r = request("missing");
+    r.sink = sink;
+    e.submit(std::move(r), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
+    const Result out = res.byId("missing");
+    QVERIFY2(out.error == ErrorKind::Http && out.status == 404 && !out.committed, describe(out));
+    QCOMPARE(out.body, std::string(R"({"error":"no such model"})"));
+    QCOMPARE(header(out.headers, "X-Request-Id"), std::string("r-1"));
+    QVERIFY(sink->heads().empty());
+    QVERIFY(sink->offers().empty());
+  }
+
+  // Abort from onChunk ends the transfer at once (the upstream sees the connection close); not retried.
+  void abortFromChunkEndsTheTransfer() {
+    std::vector<std::string> pieces(10, std::string(100, 'z'));
+    RawHttpServer server([&](const std::string&, int) { return stream("text/plain", pieces, 150ms); });
+    Engine e(configFor(server.url()));
+    e.start();
+    auto sink = std::make_shared<RecordingSink>();
+    sink->verdict = [](std::string_view, int offer) { return offer == 1 ? SinkVerdict::Abort : SinkVerdict::Accept; };
+    Results res;
+    Request r = request("aborted");
+    r.sink = sink;
+    const auto started = std::chrono::steady_clock::now();
+    e.submit(std::move(r), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
+    const auto took = std::chrono::steady_clock::now() - started;
+    const Result out = res.byId("aborted");
+    QVERIFY2(out.error == ErrorKind::Cancelled && out.committed && out.status == 200 && out.attempts == 1,
+             describe(out));
+    QVERIFY2(took < 1000ms, "the transfer ran on after the abort");  // the whole stream takes 1.5 s
+    QCOMPARE(sink->body(), pieces[0]);
+    QTRY_COMPARE_WITH_TIMEOUT(server.closedByClient(), 1, 5000);
+    std::this_thread::sleep_for(200ms);
+    QCOMPARE(server.count(), 1);
+  }
+
+  // A sink that refuses the head ends the request Cancelled, without a retry.
+  void refusedHeadIsNotRetried() {
+    RawHttpServer server([](const std::string&, int) { return RawHttpServer::status(200, {}, "{}"); });
+    Engine e(configFor(server.url()));
+    e.start();
+    auto sink = std::make_shared<RecordingSink>();
+    sink->acceptHead = false;
+    Results res;
+    Request r = request("refused");
+    r.sink = sink;
+    e.submit(std::move(r), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
+    const Result out = res.byId("refused");
+    QVERIFY2(out.error == ErrorKind::Cancelled && out.attempts == 1 && !out.committed, describe(out));
+    QCOMPARE(sink->heads(), std::vector<int>{200});
+    QVERIFY(sink->offers().empty());
+    std::this_thread::sleep_for(200ms);
+    QCOMPARE(server.count(), 1);
+  }
+
+  // A committed response that breaks off is a network error with its status, and is never sent again.
+  void brokenStreamIsNotRetried() {
+    RawHttpServer server([](const std::string&, int) {
+      return RawHttpServer::Reply{"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\npartial", false};
+    });
+    Engine e(configFor(server.url()));
+    e.start();
+    auto sink = std::make_shared<RecordingSink>();
+    Results res;
+    Request r = request("broken");
+    r.sink = sink;
+    e.submit(std::move(r), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
+    const Result out = res.byId("broken");
+    QVERIFY2(out.error == ErrorKind::Network && out.committed && out.status == 200 && out.attempts == 1,
+             describe(out));
+    QCOMPARE(sink->body(), std::string("partial"));
+    std::this_thread::sleep_for(300ms);  // past the retry backoff it would have had
+    QCOMPARE(server.count(), 1);
+  }
+
+  // Handles from many threads at once are unique and never 0.
+  void handlesAreUnique() {
+    Engine e(configFor("http://127.0.0.1:9"));
+    std::mutex m;
+    std::vector<RequestHandle> all;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&] {
+        std::vector<RequestHandle> mine;
+        for (int i = 0; i < 500; ++i) mine.push_back(e.submit(request("x"), [](const Result&) {}));
+        std::lock_guard lock(m);
+        all.insert(all.end(), mine.begin(), mine.end());
+      });
+    }
+    for (auto& t : threads) t.join();
+    std::sort(all.begin(), all.end());
+    QCOMPARE(all.size(), std::size_t{2000});
+    QVERIFY(all.front() != 0);
+    QVERIFY(std::adjacent_find(all.begin(), all.end()) == all.end());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestEngineRelay)
+#include "test_engine_relay.moc"
