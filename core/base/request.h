@@ -64,7 +64,7 @@ struct Result {
   std::int64_t tokensUsed = 0; // from the response's usage, else the estimate
   HeaderList headers;          // of the final response (empty when none arrived)
   bool committed = false;      // the body went to Request::sink (Result::body then holds only what usage
-                               // counting needed: the last SSE event carrying "usage", or a small JSON body)
+                               // counting needed: the last SSE event carrying "usage", else the first 1 MiB)
   ShedReason shed = ShedReason::None;
   // When trying again could succeed, from the quota picture (Retry-After, reset, refill, breaker cool-down);
   // NaN when unknown (an operator's pause). retryUseless: trying again will not help soon (exhausted quota,

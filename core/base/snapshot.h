@@ -38,16 +38,24 @@ struct GroupCounters {
   std::uint64_t other4xx = 0;   // other 4xx responses
   std::uint64_t netErrors = 0;  // timeouts, resets, refused
   std::uint64_t retries = 0;    // attempts that were retries
-  std::uint64_t shed = 0;       // requests dropped by admission (queue full, deadline)
+  std::uint64_t shed = 0;       // requests dropped unsent (queue full, deadline, drain): the sum of shedByReason
+  std::array<std::uint64_t, kShedReasonCount> shedByReason{};  // indexed by ShedReason (None stays 0)
   std::uint64_t completed = 0;  // requests finished successfully
   std::uint64_t failed = 0;     // requests finished with an error (incl. shed)
   std::uint64_t tokensUsed = 0; // tokens reported by responses (or estimated)
 };
 
+// One key of a group, for per-key metrics: named by its fingerprint, never the key.
+struct KeySnapshot {
+  std::string fingerprint;
+  std::array<DimensionState, kDimensionCount> dims{};  // indexed by Dimension
+};
+
 struct GroupSnapshot {
   std::string group;
-  std::array<DimensionState, kDimensionCount> dims{};  // indexed by Dimension
+  std::array<DimensionState, kDimensionCount> dims{};  // indexed by Dimension, summed over the keys
   int keys = 0;
+  std::vector<KeySnapshot> keyStates;  // one per key, in config order
   int inFlight = 0;
   int concurrencyLimit = 0;    // effective limit now (adaptive, <= ceiling)
   int concurrencyCeiling = 0;  // operator-set ceiling

@@ -3,6 +3,7 @@
 #include "log.h"
 #include "request_safety.h"
 
+#include <algorithm>
 #include <mutex>
 #include <stdexcept>
 #include <string_view>
@@ -378,7 +379,12 @@ void CurlTransport::takeFinished(const std::function<void(Response)>& fn) {
 
 bool CurlTransport::abort(Ticket ticket) {
   auto bt = byTicket_.find(ticket);
-  if (bt == byTicket_.end()) return false;
+  if (bt == byTicket_.end()) {  // ended already, its Response not yet handed over: it never will be now
+    auto e = std::find_if(endedEarly_.begin(), endedEarly_.end(), [ticket](const Response& r) { return r.ticket == ticket; });
+    if (e == endedEarly_.end()) return false;
+    endedEarly_.erase(e);
+    return true;
+  }
   CURL* easy = bt->second;
   byTicket_.erase(bt);
   auto it = active_.find(easy);

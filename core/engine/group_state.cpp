@@ -51,10 +51,13 @@ GroupSnapshot GroupState::snapshot(TimePoint now, const std::array<bool, kTierCo
   GroupSnapshot gs;
   gs.group = cfg.name;
   gs.keys = static_cast<int>(keys.size());
+  gs.keyStates.resize(keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) gs.keyStates[k].fingerprint = keys[k].fingerprint;
   for (int d = 0; d < kDimensionCount; ++d) {
     DimensionState sum;
-    for (auto& k : keys) {
-      DimensionState ks = k.quota.state(static_cast<Dimension>(d), now);
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      const DimensionState ks = keys[k].quota.state(static_cast<Dimension>(d), now);
+      gs.keyStates[k].dims[static_cast<std::size_t>(d)] = ks;
       auto add = [](double& acc, double v) {
         if (known(v)) acc = known(acc) ? acc + v : v;
       };

@@ -29,6 +29,14 @@ struct KeyState {
   std::array<std::shared_ptr<const std::vector<std::string>>, kTierCount> headerCache{};
 };
 
+// Why a tier of a group could not send at the last dispatch: what a request shed from it is told.
+struct TierWait {
+  enum class Cause : std::uint8_t { None, Paused, Breaker, Quota };
+  Cause cause = Cause::None;            // None: nothing, or only concurrency (no time is known for that)
+  TimePoint until = TimePoint::max();   // when sending may resume; max = unknown
+  bool exhausted = false;               // quota beyond the cap (a daily quota)
+};
+
 struct GroupState {
   GroupConfig cfg;
   std::vector<KeyState> keys;
@@ -43,6 +51,7 @@ struct GroupState {
   LatencyWindow latency;
   BurstTracker bursts;
   std::string waitReason;
+  std::array<TierWait, kTierCount> tierWait{};  // as of the last dispatch
   int shedSinceEvent = 0;
   std::string shedReason;
   TimePoint lastErrorLog{};

@@ -34,6 +34,7 @@ struct Pending {
     p->last.tier = p->req.tier;
     p->last.error = ErrorKind::Cancelled;
     p->last.errorMessage = "engine stopped";
+    p->last.shed = ShedReason::Draining;
     finish(std::move(p), now);
   }
 };

@@ -91,6 +91,7 @@ void Scheduler::admit(PendingPtr p, TimePoint now) {
   if (!g) {
     p->last.error = ErrorKind::Config;
     p->last.errorMessage = "unknown group \"" + p->req.group + "\"";
+    p->last.retryUseless = true;
     finish(std::move(p), now);
     return;
   }
@@ -98,6 +99,7 @@ void Scheduler::admit(PendingPtr p, TimePoint now) {
       !problem.empty()) {
     p->last.error = ErrorKind::Config;
     p->last.errorMessage = std::move(problem);
+    p->last.retryUseless = true;
     finish(std::move(p), now);
     return;
   }
@@ -108,6 +110,9 @@ void Scheduler::admit(PendingPtr p, TimePoint now) {
   if (g->draining) {
     p->last.error = ErrorKind::Cancelled;
     p->last.errorMessage = "group \"" + g->cfg.name + "\" is draining";
+    p->last.shed = ShedReason::Draining;
+    p->last.retryUseless = true;  // until an operator resumes the group
+    countShed(*g, ShedReason::Draining);
     finish(std::move(p), now);
     return;
   }
@@ -117,8 +122,8 @@ void Scheduler::admit(PendingPtr p, TimePoint now) {
   const TimePoint deadline = p->deadline;
   const RequestHandle handle = p->handle;
   if (!g->queues.push(tier, std::move(p), deadline)) {
-    shed(*g, std::move(p), "queue full (" + std::string(tierName(tier)) + " capacity " +
-                               std::to_string(tc.capacity) + ")", now);
+    shed(*g, std::move(p), ShedReason::QueueFull,
+         "queue full (" + std::string(tierName(tier)) + " capacity " + std::to_string(tc.capacity) + ")", now);
     return;
   }
   if (handle) where_[handle] = Where{g, 0, false};
@@ -143,15 +148,36 @@ PendingPtr Scheduler::popDelayed() {
   return p;
 }
 
-void Scheduler::shed(GroupState& g, PendingPtr p, const std::string& why, TimePoint now) {
+void Scheduler::countShed(GroupState& g, ShedReason reason) {
   ++g.counters.shed;
+  ++g.counters.shedByReason[static_cast<std::size_t>(reason)];
   ++g.counters.failed;
+}
+
+void Scheduler::shed(GroupState& g, PendingPtr p, ShedReason reason, const std::string& why, TimePoint now) {
+  countShed(g, reason);
   ++g.shedSinceEvent;
   g.shedReason = why;
   p->waitMs += toSeconds(now - p->queuedAt) * 1000.0;
   p->last.error = ErrorKind::Shed;
   p->last.errorMessage = why;
+  p->last.shed = reason;
+  // When trying again could succeed: what held this tier back at the last dispatch.
+  const TierWait& w = g.tierWait[static_cast<std::size_t>(p->req.tier)];
+  if (w.cause == TierWait::Cause::Paused) p->last.retryUseless = true;  // until an operator resumes it
+  if (w.until != TimePoint::max()) p->last.retryAfterS = std::max(0.0, toSeconds(w.until - now));
+  if (w.exhausted) p->last.retryUseless = true;
   finish(std::move(p), now);
+}
+
+ShedReason Scheduler::deadlineShedReason(const TierWait& w) {
+  switch (w.cause) {
+    case TierWait::Cause::Paused: return ShedReason::TierPaused;
+    case TierWait::Cause::Breaker: return ShedReason::BreakerOpen;
+    case TierWait::Cause::Quota: return w.exhausted ? ShedReason::QuotaExhausted : ShedReason::Deadline;
+    case TierWait::Cause::None: break;
+  }
+  return ShedReason::Deadline;
 }
 
 void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
@@ -163,7 +189,8 @@ void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
       std::snprintf(buf, sizeof buf, "deadline passed after %.1f s queued (%s)%s%s", waited,
                     std::string(tierName(p->req.tier)).c_str(), g.waitReason.empty() ? "" : ": ",
                     g.waitReason.c_str());
-      shed(g, std::move(p), buf, now);
+      const ShedReason reason = deadlineShedReason(g.tierWait[static_cast<std::size_t>(p->req.tier)]);
+      shed(g, std::move(p), reason, buf, now);
     });
     if (g.shedSinceEvent > 0) {
       emit(EventKind::RequestShed, Severity::Warn, g.cfg.name,
@@ -219,22 +246,32 @@ int Scheduler::chooseKey(GroupState& g, Tier tier, const Pending& p, TimePoint n
 
 TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& send) {
   TimePoint wake = TimePoint::max();
-  for (auto& gp : groups_) gp->waitReason.clear();
+  for (auto& gp : groups_) {
+    gp->waitReason.clear();
+    gp->tierWait.fill(TierWait{});
+  }
   std::vector<bool> blocked(groups_.size(), false);  // a higher tier of this group is waiting
+  std::vector<TierWait> blockedBy(groups_.size());   // on what: the lower tiers wait on the same
   for (int ti = 0; ti < kTierCount; ++ti) {
     const Tier tier = static_cast<Tier>(ti);
     for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
       GroupState& g = *groups_[gi];
       if (g.queues.empty(tier)) continue;
+      TierWait& tw = g.tierWait[static_cast<std::size_t>(ti)];
       if (g.paused) {
         if (g.waitReason.empty()) g.waitReason = "group paused";
+        tw.cause = TierWait::Cause::Paused;
         continue;
       }
       if (globalTierPaused_[ti] || g.tierPaused[ti]) {
         if (g.waitReason.empty()) g.waitReason = "tier " + std::string(tierName(tier)) + " paused";
+        tw.cause = TierWait::Cause::Paused;
         continue;
       }
-      if (blocked[gi]) continue;
+      if (blocked[gi]) {
+        tw = blockedBy[gi];
+        continue;
+      }
       while (!g.queues.empty(tier)) {
         if (globalInFlight_ >= globalLimit_) {
           if (g.waitReason.empty())
@@ -243,6 +280,7 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
         }
         if (g.inFlight >= g.concurrency.limit()) {
           g.waitReason = "concurrency " + std::to_string(g.inFlight) + "/" + std::to_string(g.concurrency.limit());
+          blockedBy[gi] = TierWait{};
           blocked[gi] = true;
           break;
         }
@@ -257,6 +295,9 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
                                                                       toSeconds(g.breaker.openUntil() - now) * 1000))
                              : "breaker half-open: probing";
           if (g.breaker.state() == BreakerState::Open) wake = std::min(wake, g.breaker.openUntil());
+          tw = TierWait{TierWait::Cause::Breaker,
+                        g.breaker.state() == BreakerState::Open ? g.breaker.openUntil() : TimePoint::max(), false};
+          blockedBy[gi] = tw;
           blocked[gi] = true;
           break;
         }
@@ -266,6 +307,8 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
           g.waitReason = shortest.reason;
           // Exhausted beyond the cap: shed is left to the deadline sweep, but don't spin on it.
           wake = std::min(wake, addSaturating(now, shortest.wait));
+          tw = TierWait{TierWait::Cause::Quota, addSaturating(now, shortest.wait), shortest.exhausted};
+          blockedBy[gi] = tw;
           blocked[gi] = true;
           break;
         }
@@ -495,11 +538,35 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       break;
     case RetryAction::Fail:
       ++g.counters.failed;
+      failureHint(*p, g, k, verdict, rateLimited || serverWait, exhausted, now);
+      if (permanent) p->last.retryUseless = true;
       if (exhausted) p->last.error = ErrorKind::QuotaExhausted;
       p->last.errorMessage = (p->last.errorMessage.empty() ? "" : p->last.errorMessage + ": ") + d.reason;
       finish(std::move(p), now);
       break;
   }
+}
+
+void Scheduler::failureHint(Pending& p, GroupState& g, KeyState& k, const QuotaVerdict& verdict, bool waitSaid,
+                            bool exhausted, TimePoint now) {
+  Result& r = p.last;
+  if (exhausted) {
+    r.shed = ShedReason::QuotaExhausted;  // answered without another send, like a queued request would be
+    r.retryUseless = true;
+  }
+  if (waitSaid && (verdict.kind == QuotaVerdict::Kind::Throttled || verdict.kind == QuotaVerdict::Kind::Exhausted)) {
+    r.retryAfterS = verdict.waitS;  // the upstream's own Retry-After or reset
+  } else if (waitSaid && k.quota.blockedUntil() > now) {
+    r.retryAfterS = toSeconds(k.quota.blockedUntil() - now);  // a bare 429: the backoff the key is held for
+  } else if (g.breaker.state() == BreakerState::Open && g.breaker.openUntil() > now) {
+    r.retryAfterS = toSeconds(g.breaker.openUntil() - now);
+  }
+  // The same request would fail the same way: its own fault (too large, malformed), or a 4xx other than
+  // the ones a client may retry (408 timeout, 409 conflict, 429 and GitHub's rate-limit 403).
+  const int status = r.status;
+  if (r.error == ErrorKind::Config || (status >= 400 && status < 500 && !waitSaid && status != 408 && status != 409 &&
+                                        status != http::kTooManyRequests))
+    r.retryUseless = true;
 }
 
 void Scheduler::fillSnapshot(EngineSnapshot& s, TimePoint now) {

@@ -21,6 +21,9 @@
 namespace tg {
 
 struct GroupState;
+struct KeyState;
+struct QuotaVerdict;
+struct TierWait;
 
 // Not thread-safe: the engine thread owns it. Callbacks (request results, listeners) run inside its calls.
 class Scheduler {
@@ -102,7 +105,15 @@ class Scheduler {
   // The key with the most headroom that quota lets send `p` now, or -1 with the shortest wait in `shortest`.
   int chooseKey(GroupState& g, Tier tier, const Pending& p, TimePoint now, EpochMs nowEpoch, QuotaWait& shortest);
   void start(GroupState& g, int key, PendingPtr p, TimePoint now, const SendFn& send);
-  void shed(GroupState& g, PendingPtr p, const std::string& why, TimePoint now);
+  // Answers a request unsent (ErrorKind::Shed) with its reason and retry hint, and counts it.
+  void shed(GroupState& g, PendingPtr p, ShedReason reason, const std::string& why, TimePoint now);
+  static void countShed(GroupState& g, ShedReason reason);
+  // A request queued past its deadline: the reason is what its tier waited on.
+  static ShedReason deadlineShedReason(const TierWait& w);
+  // Fills a failed request's retry hint (retryAfterS, retryUseless, shed for an exhausted quota).
+  // waitSaid: the response named a wait (a rate limit, or a 503 with Retry-After).
+  static void failureHint(Pending& p, GroupState& g, KeyState& k, const QuotaVerdict& verdict, bool waitSaid,
+                          bool exhausted, TimePoint now);
   // Every answer goes through here: forgets the request's handle, then answers the caller.
   void finish(PendingPtr p, TimePoint now);
   void pushDelayed(Delayed d);

@@ -18,6 +18,7 @@ void Scheduler::cancelAll(const std::string& why, TimePoint now) {
     gp->queues.clear([&](PendingPtr p) {
       p->last.error = ErrorKind::Cancelled;
       p->last.errorMessage = why;
+      p->last.shed = ShedReason::Draining;
       finish(std::move(p), now);
     });
   }
@@ -25,6 +26,7 @@ void Scheduler::cancelAll(const std::string& why, TimePoint now) {
     PendingPtr p = popDelayed();
     p->last.error = ErrorKind::Cancelled;
     p->last.errorMessage = why;
+    p->last.shed = ShedReason::Draining;
     finish(std::move(p), now);
   }
 }
@@ -147,7 +149,9 @@ void Scheduler::drainGroup(const std::string& group, const std::string& actor, T
   g->queues.clear([&](PendingPtr p) {
     p->last.error = ErrorKind::Cancelled;
     p->last.errorMessage = "drained by " + actor;
-    ++g->counters.failed;
+    p->last.shed = ShedReason::Draining;
+    p->last.retryUseless = true;  // until an operator resumes the group
+    countShed(*g, ShedReason::Draining);
     finish(std::move(p), now);
   });
   operatorAction("drain", group, queued, 0, actor, nowEpoch);

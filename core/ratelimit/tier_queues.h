@@ -48,37 +48,13 @@ class TierQueues {
   // Removes every entry whose deadline is at or before `now`, calling shed(item) for each.
   template <class F>
   int shedExpired(TimePoint now, F&& shed) {
-    int n = 0;
-    for (auto& q : q_) {
-      for (auto it = q.begin(); it != q.end();) {
-        if (it->deadline <= now) {
-          shed(std::move(it->item));
-          it = q.erase(it);
-          ++n;
-        } else {
-          ++it;
-        }
-      }
-    }
-    return n;
+    return removeEntries([now](const Entry& e) { return e.deadline <= now; }, shed);
   }
 
   // Removes every entry for which pred(item) holds, calling fn(item) for each (a caller's cancel).
   template <class P, class F>
   int removeIf(P&& pred, F&& fn) {
-    int n = 0;
-    for (auto& q : q_) {
-      for (auto it = q.begin(); it != q.end();) {
-        if (pred(it->item)) {
-          fn(std::move(it->item));
-          it = q.erase(it);
-          ++n;
-        } else {
-          ++it;
-        }
-      }
-    }
-    return n;
+    return removeEntries([&pred](const Entry& e) { return pred(e.item); }, fn);
   }
 
   // Removes everything (drain/stop), calling fn(item) for each.
@@ -93,6 +69,23 @@ class TierQueues {
   }
 
  private:
+  template <class P, class F>
+  int removeEntries(P&& pred, F& fn) {
+    int n = 0;
+    for (auto& q : q_) {
+      for (auto it = q.begin(); it != q.end();) {
+        if (pred(*it)) {
+          fn(std::move(it->item));
+          it = q.erase(it);
+          ++n;
+        } else {
+          ++it;
+        }
+      }
+    }
+    return n;
+  }
+
   static constexpr std::size_t idx(Tier t) { return static_cast<std::size_t>(t); }
   std::array<std::deque<Entry>, kTierCount> q_;
   std::array<int, kTierCount> capacity_;

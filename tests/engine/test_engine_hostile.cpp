@@ -4,6 +4,7 @@
 #include "config_loader.h"
 #include "engine.h"
 #include "raw_http_server.h"
+#include "result_log.h"
 #include "synthetic_workload.h"
 
 #include <QtTest>
@@ -45,31 +46,6 @@ EngineConfig configFor(const std::string& baseUrl) {
   return c;
 }
 
-// Results by callback, counting calls per request id so a double callback shows.
-struct Results {
-  std::mutex mutex;
-  std::vector<Result> all;
-  std::atomic<int> calls{0};
-
-  ResultCallback callback() {
-    return [this](const Result& r) {
-      std::lock_guard lock(mutex);
-      all.push_back(r);
-      ++calls;
-    };
-  }
-  Result at(std::size_t i) {
-    std::lock_guard lock(mutex);
-    return all.at(i);
-  }
-  int countIds(const std::string& id) {
-    std::lock_guard lock(mutex);
-    int n = 0;
-    for (const auto& r : all) n += r.id == id;
-    return n;
-  }
-};
-
 Request request(const std::string& id, const std::string& url = "/v1/x") {
   Request r;
   r.id = id;
@@ -79,11 +55,6 @@ Request request(const std::string& id, const std::string& url = "/v1/x") {
   return r;
 }
 
-QByteArray describe(const Result& r) {
-  return QByteArray::fromStdString(r.id + ": " + std::string(errorKindName(r.error)) + " status " +
-                                   std::to_string(r.status) + " attempts " + std::to_string(r.attempts) + ": " +
-                                   r.errorMessage);
-}
 
 
 // A keep-alive upstream: answers the first request on each connection with 200 and keeps the connection;

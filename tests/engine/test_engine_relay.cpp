@@ -3,6 +3,7 @@
 // backpressure, retries only before the first byte, and usage kept for token accounting.
 #include "engine.h"
 #include "raw_http_server.h"
+#include "result_log.h"
 
 #include <QtTest>
 
@@ -45,27 +46,6 @@ Request request(const std::string& id) {
   r.maxTokens = 16;
   return r;
 }
-
-// Results by callback; a second callback for one id shows in `calls`.
-struct Results {
-  std::mutex mutex;
-  std::vector<Result> all;
-  std::atomic<int> calls{0};
-
-  ResultCallback callback() {
-    return [this](const Result& r) {
-      std::lock_guard lock(mutex);
-      all.push_back(r);
-      ++calls;
-    };
-  }
-  Result byId(const std::string& id) {
-    std::lock_guard lock(mutex);
-    for (const auto& r : all)
-      if (r.id == id) return r;
-    return {};
-  }
-};
 
 // Records what a relay would have sent on, with a verdict per offered piece chosen by the test.
 class RecordingSink : public ResponseSink {
@@ -147,11 +127,30 @@ std::string joined(const std::vector<std::string>& pieces) {
   return all;
 }
 
-QByteArray describe(const Result& r) {
-  return QByteArray::fromStdString(r.id + ": " + std::string(errorKindName(r.error)) + " status " +
-                                   std::to_string(r.status) + " attempts " + std::to_string(r.attempts) + ": " +
-                                   r.errorMessage);
+struct Relayed {
+  Result result;
+  int calls = 0;  // answers by the time the engine stopped: exactly one, or something is wrong
+  std::chrono::steady_clock::duration took{};
+};
+
+// Sends one request with `sink` through an engine on `server` and waits (up to 10 s) for its answer.
+Relayed relay(RawHttpServer& server, const std::shared_ptr<RecordingSink>& sink, const std::string& id) {
+  Engine e(configFor(server.url()));
+  e.start();
+  Results res;
+  Request r = request(id);
+  r.sink = sink;
+  const auto started = std::chrono::steady_clock::now();
+  e.submit(std::move(r), res.callback());
+  while (res.calls.load() == 0 && std::chrono::steady_clock::now() - started < 10s) std::this_thread::sleep_for(2ms);
+  Relayed out;
+  out.took = std::chrono::steady_clock::now() - started;
+  e.stop();
+  out.calls = res.calls.load();
+  out.result = res.byId(id);
+  return out;
 }
+
 
 }  // namespace
 
@@ -217,15 +216,10 @@ class TestEngineRelay : public QObject {
         usage.substr(0, 30), usage.substr(30) + "\r\n\r\n", "data: [DONE]\r\n\r\n"};
     constexpr auto kGap = 200ms;
     RawHttpServer server([&](const std::string&, int) { return stream("text/event-stream", pieces, kGap); });
-    Engine e(configFor(server.url()));
-    e.start();
     auto sink = std::make_shared<RecordingSink>();
-    Results res;
-    Request r = request("sse");
-    r.sink = sink;
-    e.submit(std::move(r), res.callback());
-    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
-    const Result out = res.byId("sse");
+    const Relayed relayed = relay(server, sink, "sse");
+    QCOMPARE(relayed.calls, 1);
+    const Result& out = relayed.result;
     QVERIFY2(out.ok() && out.committed && out.status == 200 && out.attempts == 1, describe(out));
     QCOMPARE(sink->heads(), std::vector<int>{200});
     QCOMPARE(header(sink->headers(), "Content-Type"), std::string("text/event-stream"));
@@ -297,15 +291,10 @@ class TestEngineRelay : public QObject {
       if (index == 0) return RawHttpServer::status(429, "Retry-After: 0\r\n", R"({"error":"slow down"})");
       return stream("application/json", {ok.substr(0, 10), ok.substr(10)}, 50ms);
     });
-    Engine e(configFor(server.url()));
-    e.start();
     auto sink = std::make_shared<RecordingSink>();
-    Results res;
-    Request r = request("retried");
-    r.sink = sink;
-    e.submit(std::move(r), res.callback());
-    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
-    const Result out = res.byId("retried");
+    const Relayed relayed = relay(server, sink, "retried");
+    QCOMPARE(relayed.calls, 1);
+    const Result& out = relayed.result;
     QVERIFY2(out.ok() && out.committed && out.status == 200 && out.attempts == 2, describe(out));
     QCOMPARE(sink->heads(), std::vector<int>{200});
     QCOMPARE(sink->body(), ok);
@@ -318,15 +307,10 @@ class TestEngineRelay : public QObject {
     RawHttpServer server([](const std::string&, int) {
       return RawHttpServer::status(404, "X-Request-Id: r-1\r\n", R"({"error":"no such model"})");
     });
-    Engine e(configFor(server.url()));
-    e.start();
     auto sink = std::make_shared<RecordingSink>();
-    Results res;
-    Request r = request("missing");
-    r.sink = sink;
-    e.submit(std::move(r), res.callback());
-    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
-    const Result out = res.byId("missing");
+    const Relayed relayed = relay(server, sink, "missing");
+    QCOMPARE(relayed.calls, 1);
+    const Result& out = relayed.result;
     QVERIFY2(out.error == ErrorKind::Http && out.status == 404 && !out.committed, describe(out));
     QCOMPARE(out.body, std::string(R"({"error":"no such model"})"));
     QCOMPARE(header(out.headers, "X-Request-Id"), std::string("r-1"));
@@ -338,21 +322,14 @@ class TestEngineRelay : public QObject {
   void abortFromChunkEndsTheTransfer() {
     std::vector<std::string> pieces(10, std::string(100, 'z'));
     RawHttpServer server([&](const std::string&, int) { return stream("text/plain", pieces, 150ms); });
-    Engine e(configFor(server.url()));
-    e.start();
     auto sink = std::make_shared<RecordingSink>();
     sink->verdict = [](std::string_view, int offer) { return offer == 1 ? SinkVerdict::Abort : SinkVerdict::Accept; };
-    Results res;
-    Request r = request("aborted");
-    r.sink = sink;
-    const auto started = std::chrono::steady_clock::now();
-    e.submit(std::move(r), res.callback());
-    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
-    const auto took = std::chrono::steady_clock::now() - started;
-    const Result out = res.byId("aborted");
+    const Relayed relayed = relay(server, sink, "aborted");
+    QCOMPARE(relayed.calls, 1);
+    const Result& out = relayed.result;
     QVERIFY2(out.error == ErrorKind::Cancelled && out.committed && out.status == 200 && out.attempts == 1,
              describe(out));
-    QVERIFY2(took < 1000ms, "the transfer ran on after the abort");  // the whole stream takes 1.5 s
+    QVERIFY2(relayed.took < 1000ms, "the transfer ran on after the abort");  // the whole stream takes 1.5 s
     QCOMPARE(sink->body(), pieces[0]);
     QTRY_COMPARE_WITH_TIMEOUT(server.closedByClient(), 1, 5000);
     std::this_thread::sleep_for(200ms);
@@ -362,16 +339,11 @@ class TestEngineRelay : public QObject {
   // A sink that refuses the head ends the request Cancelled, without a retry.
   void refusedHeadIsNotRetried() {
     RawHttpServer server([](const std::string&, int) { return RawHttpServer::status(200, {}, "{}"); });
-    Engine e(configFor(server.url()));
-    e.start();
     auto sink = std::make_shared<RecordingSink>();
     sink->acceptHead = false;
-    Results res;
-    Request r = request("refused");
-    r.sink = sink;
-    e.submit(std::move(r), res.callback());
-    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
-    const Result out = res.byId("refused");
+    const Relayed relayed = relay(server, sink, "refused");
+    QCOMPARE(relayed.calls, 1);
+    const Result& out = relayed.result;
     QVERIFY2(out.error == ErrorKind::Cancelled && out.attempts == 1 && !out.committed, describe(out));
     QCOMPARE(sink->heads(), std::vector<int>{200});
     QVERIFY(sink->offers().empty());
@@ -384,20 +356,58 @@ class TestEngineRelay : public QObject {
     RawHttpServer server([](const std::string&, int) {
       return RawHttpServer::Reply{"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\npartial", false};
     });
-    Engine e(configFor(server.url()));
-    e.start();
     auto sink = std::make_shared<RecordingSink>();
-    Results res;
-    Request r = request("broken");
-    r.sink = sink;
-    e.submit(std::move(r), res.callback());
-    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
-    const Result out = res.byId("broken");
+    const Relayed relayed = relay(server, sink, "broken");
+    QCOMPARE(relayed.calls, 1);
+    const Result& out = relayed.result;
     QVERIFY2(out.error == ErrorKind::Network && out.committed && out.status == 200 && out.attempts == 1,
              describe(out));
     QCOMPARE(sink->body(), std::string("partial"));
     std::this_thread::sleep_for(300ms);  // past the retry backoff it would have had
     QCOMPARE(server.count(), 1);
+  }
+
+  // A caller's cancel reaches a transfer its sink paused: one answer, and the connection closes.
+  void cancelWhilePaused() {
+    RawHttpServer server([](const std::string&, int) {
+      return stream("text/plain", std::vector<std::string>(10, std::string(50, 'p')), 100ms);
+    });
+    Engine e(configFor(server.url()));
+    e.start();
+    auto sink = std::make_shared<RecordingSink>();
+    sink->verdict = [](std::string_view, int offer) { return offer >= 1 ? SinkVerdict::Pause : SinkVerdict::Accept; };
+    Results res;
+    Request r = request("paused");
+    r.sink = sink;
+    const RequestHandle h = e.submit(std::move(r), res.callback());
+    bool paused = false;  // takePaused() clears the flag, so it is read once per try
+    QTRY_VERIFY_WITH_TIMEOUT(paused = paused || sink->takePaused(), 5000);
+    e.cancel(h, "client went away");
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 5000);
+    const Result out = res.byId("paused");
+    QVERIFY2(out.error == ErrorKind::Cancelled && out.errorMessage == "client went away", describe(out));
+    QTRY_COMPARE_WITH_TIMEOUT(server.closedByClient(), 1, 5000);
+    e.resumeTransfer(h);  // gone: ignored
+    std::this_thread::sleep_for(100ms);
+    QCOMPARE(sink->offers().size(), std::size_t{2});  // one accepted, one paused, nothing after
+    QCOMPARE(res.calls.load(), 1);
+  }
+
+  // An event too large to keep (over 64 KiB) is skipped whole; the last usage event before it stays.
+  void oversizedEventIsNotKept() {
+    const std::string usage = R"(data: {"usage":{"total_tokens":21}})";
+    const std::string big = "data: {\"usage\":{\"total_tokens\":99999},\"pad\":\"" + std::string(70 * 1024, 'x') + "\"}";
+    std::vector<std::string> pieces = {usage + "\n\n"};
+    for (std::size_t i = 0; i < big.size(); i += 8192) pieces.push_back(big.substr(i, 8192));
+    pieces.push_back("\n\ndata: [DONE]\n\n");
+    RawHttpServer server([&](const std::string&, int) { return stream("text/event-stream", pieces, 5ms); });
+    auto sink = std::make_shared<RecordingSink>();
+    const Relayed relayed = relay(server, sink, "big");
+    QCOMPARE(relayed.calls, 1);
+    QVERIFY2(relayed.result.ok(), describe(relayed.result));
+    QCOMPARE(sink->body(), joined(pieces));  // the sink got all of it
+    QCOMPARE(relayed.result.body, usage);
+    QCOMPARE(relayed.result.tokensUsed, std::int64_t{21});
   }
 
   // Handles from many threads at once are unique and never 0.

@@ -29,6 +29,21 @@ class TestTierQueues : public QObject {
     QCOMPARE(q.popFront(Tier::P2), 2);
     QVERIFY(q.empty(Tier::P2));
   }
+
+  // A cancel takes out exactly the matching entries, from any tier; the rest keep their order.
+  void removeIfTakesOnlyMatches() {
+    TierQueues<int> q;
+    for (int v : {1, 2, 3, 4}) q.push(Tier::P1, std::move(v), t0 + 1s);
+    q.pushFront(Tier::P0, 20);
+    std::vector<int> removed;
+    QCOMPARE(q.removeIf([](int v) { return v % 2 == 0; }, [&](int v) { removed.push_back(v); }), 3);
+    QCOMPARE(removed, (std::vector<int>{20, 2, 4}));
+    QCOMPARE(q.removeIf([](int v) { return v == 99; }, [&](int v) { removed.push_back(v); }), 0);
+    QVERIFY(q.empty(Tier::P0));
+    QCOMPARE(q.popFront(Tier::P1), 1);
+    QCOMPARE(q.popFront(Tier::P1), 3);
+    QVERIFY(q.empty(Tier::P1));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestTierQueues)
