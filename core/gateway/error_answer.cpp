@@ -97,9 +97,11 @@ Answer answerFor(const Result& r, Dialect dialect, double clientBudgetS) {
       a.headers.emplace_back("Retry-After", std::to_string(static_cast<long long>(std::ceil(r.retryAfterS))));
       a.headers.emplace_back("retry-after-ms", std::to_string(static_cast<long long>(std::llround(r.retryAfterS * 1000))));
     }
-    const bool useless = r.retryUseless || !knownWait || r.retryAfterS >= kSdkMaxHonouredWaitS ||
-                         (std::isfinite(clientBudgetS) && r.retryAfterS > clientBudgetS);
-    if (!findHeader(a.headers, "x-should-retry")) a.headers.emplace_back("x-should-retry", useless ? "false" : "true");
+    // Unknown wait (only concurrency held it back): no header, the client's own backoff decides.
+    const bool useless = r.retryUseless || (knownWait && (r.retryAfterS >= kSdkMaxHonouredWaitS ||
+                                                          (std::isfinite(clientBudgetS) && r.retryAfterS > clientBudgetS)));
+    if (!findHeader(a.headers, "x-should-retry") && (useless || knownWait))
+      a.headers.emplace_back("x-should-retry", useless ? "false" : "true");
   }
   return a;
 }

@@ -1,7 +1,8 @@
 // The gateway's answers that are not an upstream's 2xx: an engine Result that failed (shed, breaker, network),
 // a final upstream error relayed, or the gateway's own refusal (400/401/404/413). Every answer tells the truth
 // about when trying again can help: Retry-After (whole seconds, rounded up) and retry-after-ms (exact) from the
-// quota picture, and `x-should-retry: false` where retrying soon would not help (the official OpenAI and
+// quota picture, and `x-should-retry: false` where retrying soon would not help (an operator's pause, exhausted quota, a
+// wait the SDKs would not honour or longer than the client's own timeout) (the official OpenAI and
 // Anthropic SDKs obey it before their own backoff). Bodies take the route dialect's error shape. Pure.
 #pragma once
 

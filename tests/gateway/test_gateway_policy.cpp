@@ -212,11 +212,19 @@ class TestGatewayPolicy : public QObject {
     Result paused;
     paused.error = ErrorKind::Shed;
     paused.shed = ShedReason::TierPaused;
+    paused.retryUseless = true;  // as the scheduler says of an operator's pause
     Answer p = answerFor(paused, Dialect::Anthropic, std::nan(""));
     QCOMPARE(p.status, 503);
     QVERIFY(!header(p.headers, "retry-after"));
     QCOMPARE(*header(p.headers, "x-should-retry"), std::string("false"));
     QCOMPARE(nlohmann::json::parse(p.body)["error"]["type"], "overloaded_error");
+    // Held back by concurrency alone: no invented wait, and the client's own backoff decides.
+    Result busy;
+    busy.error = ErrorKind::Shed;
+    busy.shed = ShedReason::Deadline;
+    Answer b = answerFor(busy, Dialect::OpenAI, std::nan(""));
+    QCOMPARE(b.status, 429);
+    QVERIFY(!header(b.headers, "retry-after") && !header(b.headers, "x-should-retry"));
     Result net;
     net.error = ErrorKind::Network;
     net.errorMessage = "Couldn't connect to server";
