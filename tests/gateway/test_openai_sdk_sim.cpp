@@ -90,7 +90,7 @@ class TestOpenAiSdkSim : public QObject {
   }
 
   void nonStreamingCompletion() {
-    const auto r = runScript({"chat"}, {{"GATEWAY_URL", QString("http://127.0.0.1:%1/v1").arg(port_)},
+    const auto r = runScript({"all"}, {{"GATEWAY_URL", QString("http://127.0.0.1:%1/v1").arg(port_)},
                                         {"GATEWAY_TOKEN", "sim-key-sdk-test"},
                                         {"OPENAI_SDK_DIR", kSdkDir}});
     QVERIFY2(r.exitCode == 0, r.why().constData());
@@ -116,7 +116,7 @@ class TestOpenAiSdkSim : public QObject {
     QVERIFY(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
     QVERIFY(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
     const int closed = ntohs(a.sin_port);
-    const auto r = runScript({"chat"}, {{"GATEWAY_URL", QString("http://127.0.0.1:%1/v1").arg(closed)},
+    const auto r = runScript({"all"}, {{"GATEWAY_URL", QString("http://127.0.0.1:%1/v1").arg(closed)},
                                         {"OPENAI_SDK_DIR", kSdkDir}, {"SDK_MAX_RETRIES", "0"}});
     ::close(fd);
     QVERIFY2(r.exitCode == kExitFailed, r.why().constData());
@@ -125,12 +125,12 @@ class TestOpenAiSdkSim : public QObject {
   }
 
   void setupErrorsAreNamed() {
-    auto r = runScript({"chat"}, {{"OPENAI_SDK_DIR", kSdkDir}});
+    auto r = runScript({"all"}, {{"OPENAI_SDK_DIR", kSdkDir}});
     QVERIFY2(r.exitCode == kExitSetup, r.why().constData());
     QVERIFY2(r.check("setup") && r.check("setup")->at("error").get<std::string>().find("GATEWAY_URL") !=
                                      std::string::npos, r.why().constData());
 
-    r = runScript({"chat"}, {{"GATEWAY_URL", "http://127.0.0.1:1/v1"}, {"OPENAI_SDK_DIR", QDir::tempPath() + "/no-sdk-here"}});
+    r = runScript({"all"}, {{"GATEWAY_URL", "http://127.0.0.1:1/v1"}, {"OPENAI_SDK_DIR", QDir::tempPath() + "/no-sdk-here"}});
     QVERIFY2(r.exitCode == kExitSetup, r.why().constData());
     QVERIFY2(r.check("setup")->at("error").get<std::string>().find("scripts/setup.sh") != std::string::npos,
              r.why().constData());
