@@ -174,8 +174,10 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
     QStringList clients;
     for (const auto& [name, n] : s->gateway()->requestsByClient())
       clients << QStringLiteral("%1 %2").arg(QString::fromStdString(name)).arg(n);
-    QString text = QObject::tr("Gateway: http://%1 · %n connection(s)", "", s->gateway()->openConnections())
-                       .arg(QString::fromStdString(s->gateway()->listenAddress()));
+    const int open = s->gateway()->openConnections();
+    const QString address = QString::fromStdString(s->gateway()->listenAddress());
+    QString text = open == 1 ? QObject::tr("Gateway: http://%1 · 1 connection").arg(address)
+                             : QObject::tr("Gateway: http://%1 · %2 connections").arg(address).arg(open);
     if (!clients.isEmpty()) text += QStringLiteral(" · ") + clients.join(QStringLiteral(", "));
     return text;
   });
