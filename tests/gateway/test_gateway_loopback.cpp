@@ -236,6 +236,30 @@ class TestGatewayLoopback : public QObject {
     QVERIFY2(all2.find("\"choices\":[]") != std::string::npos, "asked for usage: the usage chunk is kept");
   }
 
+  void anthropicStreamsAndErrorsInItsShape() {
+    auto sim = streamingSim();
+    sim["dialect"] = "anthropic";
+    auto cfg = engineConfig();
+    cfg["gateway"]["routes"][0]["dialect"] = "anthropic";
+    GatewayUnderTest g(sim, cfg);
+    const std::string ask = R"({"model":"claude","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]})";
+    long status = 0;
+    tg::HeaderList head;
+    StreamCapture cap = streamCall(g.url("/openai/v1/messages"), with(kAuth, {"anthropic-version: 2023-06-01"}), ask,
+                                   &status, &head);
+    QCOMPARE(status, 200L);
+    std::string all;
+    for (const auto& p : cap.pieces) all += p.bytes;
+    QVERIFY2(all.find("event: message_start") != std::string::npos && all.find("event: message_stop") != std::string::npos,
+             all.c_str());
+    QVERIFY(all.find("\"output_tokens\"") != std::string::npos);  // nothing removed from Anthropic's stream
+    Reply bad = call(g.url("/openai/v1/messages"), "POST", with(kAuth, {"X-Tollgate-Tier: P9"}), ask);
+    QCOMPARE(bad.status, 400L);
+    const auto j = nlohmann::json::parse(bad.body);
+    QCOMPARE(j["type"], "error");
+    QCOMPARE(j["error"]["type"], "invalid_request_error");
+  }
+
   void clientGoneMidStreamAbortsTheTransfer() {
     auto sim = streamingSim();
     sim["stream_chunks"] = 40;  // ~4 s of chunks

@@ -84,6 +84,8 @@ class TestGatewayPolicy : public QObject {
     QVERIFY(configError({{"routes", {{{"prefix", "/x"}, {"group", "openai"}, {"default_tier", "P9"}}}}})
                 .startsWith("/gateway/routes/0/default_tier"));
     QVERIFY(configError({{"routes", {route}}, {"typo", 1}}).contains("typo"));
+    QVERIFY(configError({{"routes", {{{"prefix", "/x"}, {"group", "openai"}, {"auth", "pass_through"}}}}})
+                .contains("not built yet"));
     QVERIFY(configError({{"routes", {route}}, {"clients", {{{"name", "a"}, {"token_env", "TOLLGATE_TEST_UNSET_X"}}}}})
                 .contains("TOLLGATE_TEST_UNSET_X is not set"));
     qputenv("TOLLGATE_TEST_SHORT_TOKEN", "short");
