@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -110,6 +111,23 @@ long rssKiB(pid_t pid) {
     }
   }
   return -1;
+}
+
+int establishedTo(int port) {
+  std::ifstream in("/proc/net/tcp");
+  if (!in) return -1;
+  char want[16];
+  std::snprintf(want, sizeof want, "0100007F:%04X", port);  // 127.0.0.1 in the kernel's hex, then the port
+  std::string line;
+  std::getline(in, line);  // header
+  int n = 0;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (remote == want && state == "01") ++n;
+  }
+  return n;
 }
 
 int freeLoopbackPort() {

@@ -43,6 +43,10 @@ class ChildProcess {
 // VmRSS of a process in KiB from /proc/PID/status; -1 when it cannot be read.
 long rssKiB(pid_t pid);
 
+// TCP connections on this host in state ESTABLISHED whose remote end is 127.0.0.1:port (IPv4, /proc/net/tcp);
+// -1 when the table cannot be read.
+int establishedTo(int port);
+
 // A loopback TCP port that was free a moment ago (bound to port 0, then closed): for a program that cannot
 // listen on port 0 and report it (nginx).
 int freeLoopbackPort();
