@@ -113,6 +113,42 @@ long rssKiB(pid_t pid) {
   return -1;
 }
 
+namespace {
+
+// ppid and utime + stime in clock ticks from /proc/PID/stat; false when the process is gone.
+bool statOf(const std::string& pid, long& ppid, double& ticks) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string text;
+  if (!std::getline(in, text)) return false;
+  const auto close = text.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return false;
+  std::istringstream fields(text.substr(close + 2));
+  std::string state;
+  long v = 0;
+  fields >> state >> ppid;
+  for (int field = 5; field <= 13; ++field) fields >> v;  // pgrp .. cmajflt
+  long utime = 0, stime = 0;
+  fields >> utime >> stime;
+  ticks = static_cast<double>(utime + stime);
+  return static_cast<bool>(fields);
+}
+
+}  // namespace
+
+double cpuSecondsTree(pid_t pid) {
+  const double hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  double total = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    long ppid = 0;
+    double ticks = 0;
+    if (!statOf(name, ppid, ticks)) continue;
+    if (std::stol(name) == pid || ppid == pid) total += ticks;
+  }
+  return total / hz;
+}
+
 int establishedTo(int port) {
   std::ifstream in("/proc/net/tcp");
   if (!in) return -1;

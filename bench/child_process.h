@@ -43,6 +43,9 @@ class ChildProcess {
 // VmRSS of a process in KiB from /proc/PID/status; -1 when it cannot be read.
 long rssKiB(pid_t pid);
 
+// User + system CPU seconds of a process and its direct children (nginx's master and workers), from /proc.
+double cpuSecondsTree(pid_t pid);
+
 // TCP connections on this host in state ESTABLISHED whose remote end is 127.0.0.1:port (IPv4, /proc/net/tcp);
 // -1 when the table cannot be read.
 int establishedTo(int port);

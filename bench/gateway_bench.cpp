@@ -72,6 +72,7 @@ struct Options {
 struct Target {
   std::string name;
   std::string base;  // http://127.0.0.1:PORT[/prefix]
+  pid_t proxy = -1;  // the proxy process (nginx's master: its workers are counted too); -1 for direct
 };
 
 void check(CURLcode rc, const char* what) {
@@ -109,6 +110,7 @@ struct LoadResult {
   long errors = 0;    // transport error or status other than 200
   double rps = 0;     // 200s per second in the measured window
   double p50Ms = 0, p95Ms = 0, p99Ms = 0;
+  double proxyCpuUs = 0;  // CPU of the proxy's processes per request (whole run, warm-up included); 0 for direct
 };
 
 LoadResult closedLoop(const Target& t, int connections, double durationS) {
@@ -454,8 +456,8 @@ int run(const Options& o) {
 
   const std::string loop = "http://127.0.0.1:";
   const std::vector<Target> targets{{"direct", loop + std::to_string(fastPort)},
-                                    {"nginx", loop + std::to_string(nginxPort)},
-                                    {"gateway", loop + std::to_string(gwPort) + "/fast"}};
+                                    {"nginx", loop + std::to_string(nginxPort), nginx.pid()},
+                                    {"gateway", loop + std::to_string(gwPort) + "/fast", gateway.pid()}};
   std::printf("simulator: fixed %.1f ms latency, no limit; nginx %s (worker_processes auto); gateway pid %d\n",
               o.latencyMs, o.nginx.c_str(), static_cast<int>(gateway.pid()));
 
@@ -463,18 +465,24 @@ int run(const Options& o) {
   // Part 1. At each C the three run back to back, so they see the same neighbours on a shared machine.
   std::printf("\n1. closed loop, %.0f s per run (first %.0f s not counted), POST chat completion\n", o.durationS,
               kWarmupS);
-  std::printf("%-8s %5s %10s %9s %9s %9s %8s\n", "target", "C", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors");
+  std::printf("%-8s %5s %10s %9s %9s %9s %8s %12s\n", "target", "C", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors",
+              "proxy CPU us");
   std::vector<std::vector<LoadResult>> load(targets.size());
   for (int c : o.connections) {
     for (std::size_t t = 0; t < targets.size(); ++t) {
-      const auto r = closedLoop(targets[t], c, o.durationS);
+      const double cpu0 = targets[t].proxy > 0 ? cpuSecondsTree(targets[t].proxy) : 0;
+      auto r = closedLoop(targets[t], c, o.durationS);
+      if (targets[t].proxy > 0 && r.requests > 0)
+        r.proxyCpuUs = (cpuSecondsTree(targets[t].proxy) - cpu0) * 1e6 /
+                       (static_cast<double>(r.requests) * (o.durationS / (o.durationS - kWarmupS)));
       load[t].push_back(r);
-      std::printf("%-8s %5d %10.0f %9.3f %9.3f %9.3f %8ld\n", targets[t].name.c_str(), c, r.rps, r.p50Ms, r.p95Ms,
-                  r.p99Ms, r.errors);
+      std::printf("%-8s %5d %10.0f %9.3f %9.3f %9.3f %8ld %12.1f\n", targets[t].name.c_str(), c, r.rps, r.p50Ms,
+                  r.p95Ms, r.p99Ms, r.errors, r.proxyCpuUs);
       std::fflush(stdout);
       report["closed_loop"].push_back({{"target", targets[t].name}, {"connections", c}, {"rps", r.rps},
                                        {"requests", r.requests}, {"errors", r.errors}, {"p50_ms", r.p50Ms},
-                                       {"p95_ms", r.p95Ms}, {"p99_ms", r.p99Ms}});
+                                       {"p95_ms", r.p95Ms}, {"p99_ms", r.p99Ms},
+                                       {"proxy_cpu_us_per_request", r.proxyCpuUs}});
     }
   }
   double minRatio = 1e9;
