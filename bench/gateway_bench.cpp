@@ -393,7 +393,8 @@ int portOf(const std::string& line) {
   throw std::runtime_error(p.name() + " did not start; its output:\n" + log.str());
 }
 
-int startSim(ChildProcess& p, const Options& o, const TempDir& dir, const std::string& name, double ttftMs, int chunks) {
+int startSim(ChildProcess& p, const Options& o, const TempDir& dir, const std::string& name, double ttftMs,
+             int chunks) {
   const auto conf = dir.write(name + ".json", simConfig(o.latencyMs, ttftMs, chunks));
   p.start({o.sim, "--config", conf, "--port", "0"}, dir.path() + "/" + name + ".log");
   const auto line = p.waitForLine("tollgate-sim listening on ", 10);
@@ -424,7 +425,9 @@ bool parseArgs(int argc, char** argv, Options& o) {
       return false;
     }
   }
-  if (o.durationS <= kWarmupS + 1 || o.streams < 1 || o.ttftStreams < 1 || o.streamRounds < 1 || o.connections.empty()) return false;
+  if (o.durationS <= kWarmupS + 1 || o.streams < 1 || o.ttftStreams < 1 || o.streamRounds < 1 ||
+      o.connections.empty())
+    return false;
   for (int c : o.connections)
     if (c < 1 || c > 10000) return false;
   return true;
@@ -560,8 +563,8 @@ int run(const Options& o) {
   std::printf("%s  RSS growth for %d streams < 100 MB: %.1f MB\n", verdict(growthMB < 100), o.streams, growthMB);
   std::printf("%s  stream first-event time within 5 ms of direct: %+.3f ms\n", verdict(std::abs(ttftDiff) <= 5),
               ttftDiff);
-  std::printf("%s  no errors, gateway alive at the end: %ld errors, %s\n", verdict(errors == 0 && gwAlive && aliveAfterStreams),
-              errors, gwAlive ? "alive" : "EXITED");
+  std::printf("%s  no errors, gateway alive at the end: %ld errors, %s\n",
+              verdict(errors == 0 && gwAlive && aliveAfterStreams), errors, gwAlive ? "alive" : "EXITED");
   report["goals"] = {{"throughput_ratio_min", minRatio}, {"added_p50_ms", addedMs}, {"rss_growth_mb", growthMB},
                      {"ttft_diff_ms", ttftDiff}};
   if (!o.json.empty()) std::ofstream(o.json) << report.dump(2) << "\n";
