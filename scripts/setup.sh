@@ -10,7 +10,8 @@ PACKAGES=(cmake ninja-build g++ pkg-config
           qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
           libcurl4-openssl-dev nlohmann-json3-dev libsqlite3-dev sqlite3
           libbenchmark-dev xvfb xauth
-          libmicrohttpd-dev prometheus-cpp-dev python3-requests)
+          libmicrohttpd-dev prometheus-cpp-dev python3-requests
+          nginx-light)  # a real proxy/limiter to measure the gateway against (gateway_bench; issue 14 uses it too)
 # Node for the openai SDK tests (tests/gateway/node): Debian's only when there is no `node` at all, since a
 # nodesource nodejs (which bundles npm) conflicts with Debian's npm package.
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
