@@ -36,13 +36,24 @@ class RawHttpServer {
     std::vector<std::string> pieces;  // sent one by one after raw, `gap` apart (a slow stream)
     std::chrono::milliseconds gap{0};
   };
+  static Reply held() {  // answers nothing and keeps the connection open
+    Reply r;
+    r.hold = true;
+    return r;
+  }
+  static Reply raw(std::string bytes) {
+    Reply r;
+    r.raw = std::move(bytes);
+    return r;
+  }
   // index: 0-based number of the request.
   using Responder = std::function<Reply(const std::string& raw, int index)>;
 
   static Reply status(int code, const std::string& extraHeaders = {}, const std::string& body = "{}") {
-    return {"HTTP/1.1 " + std::to_string(code) + " X\r\nContent-Length: " + std::to_string(body.size()) +
-                "\r\nConnection: close\r\n" + extraHeaders + "\r\n" + body,
-            false};
+    Reply r;
+    r.raw = "HTTP/1.1 " + std::to_string(code) + " X\r\nContent-Length: " + std::to_string(body.size()) +
+            "\r\nConnection: close\r\n" + extraHeaders + "\r\n" + body;
+    return r;
   }
 
   explicit RawHttpServer(Responder responder = {}) : responder_(std::move(responder)) {

@@ -312,7 +312,7 @@ class TestEngineHostile : public QObject {
   }
 
   void inFlightAtStopCallsBack() {
-    RawHttpServer slow([](const std::string&, int) { return RawHttpServer::Reply{{}, true}; });
+    RawHttpServer slow([](const std::string&, int) { return RawHttpServer::held(); });
     Engine e(configFor(slow.url()));
     e.start();
     Results res;
@@ -389,7 +389,7 @@ class TestEngineHostile : public QObject {
     RawHttpServer chunked([&](const std::string&, int) {
       std::string raw = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
       for (int i = 0; i < 20; ++i) raw += "2800\r\n" + std::string(0x2800, 'y') + "\r\n";
-      return RawHttpServer::Reply{raw + "0\r\n\r\n", false};
+      return RawHttpServer::raw(raw + "0\r\n\r\n");
     });
     for (RawHttpServer* s : {&sized, &chunked}) {
       EngineConfig c = configFor(s->url());

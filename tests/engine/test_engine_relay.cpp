@@ -159,7 +159,7 @@ class TestEngineRelay : public QObject {
  private slots:
   void cancelQueuedNeverSendsAndInFlightClosesTheConnection() {
     RawHttpServer server([](const std::string&, int index) {
-      if (index == 0) return RawHttpServer::Reply{{}, true};  // the first request stalls
+      if (index == 0) return RawHttpServer::held();  // the first request stalls
       return RawHttpServer::status(200);
     });
     Engine e(configFor(server.url()));  // concurrency 1: a second request queues behind the stalled one
@@ -354,7 +354,7 @@ class TestEngineRelay : public QObject {
   // A committed response that breaks off is a network error with its status, and is never sent again.
   void brokenStreamIsNotRetried() {
     RawHttpServer server([](const std::string&, int) {
-      return RawHttpServer::Reply{"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\npartial", false};
+      return RawHttpServer::raw("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\npartial");
     });
     auto sink = std::make_shared<RecordingSink>();
     const Relayed relayed = relay(server, sink, "broken");
