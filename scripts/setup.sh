@@ -91,7 +91,14 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
     echo "== installing the openai SDK for the gateway tests into $NODE_DIR"
     mkdir -p "$NODE_DIR"
     cp "$NODE_SRC/package.json" "$NODE_SRC/package-lock.json" "$NODE_DIR/"
-    if (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error); then
+    # Node reads only its own bundled CA list, not the system's: behind a TLS-inspecting proxy whose CA the
+    # system trusts (apt, curl and git work), npm fails with SELF_SIGNED_CERT_IN_CHAIN. Add the system store,
+    # as the other tools use it (only when the caller has not chosen one).
+    ca_env=()
+    if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r /etc/ssl/certs/ca-certificates.crt ]; then
+      ca_env=(NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
+    fi
+    if (cd "$NODE_DIR" && env "${ca_env[@]}" npm ci --no-audit --no-fund --loglevel=error); then
       echo "$lock_hash" >"$NODE_DIR/node_modules/.tollgate-lock-sha256"
     else
       echo "setup: npm ci in $NODE_DIR failed (is registry.npmjs.org reachable?): the openai SDK tests will fail until it succeeds." >&2
