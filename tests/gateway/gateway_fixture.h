@@ -57,9 +57,11 @@ inline std::size_t collectHeader(char* p, std::size_t s, std::size_t n, void* u)
   return s * n;
 }
 
-// One blocking request. `headers` are full lines ("X-Tollgate-Tier: P0").
+// One blocking request. `headers` are full lines ("X-Tollgate-Tier: P0"). The body goes to `onBody` (with
+// `bodyCtx`) when given, else into Reply::body.
 inline Reply call(const std::string& url, const std::string& method, const std::vector<std::string>& headers,
-                  const std::string& body = {}, double timeoutS = 30) {
+                  const std::string& body = {}, double timeoutS = 30, curl_write_callback onBody = nullptr,
+                  void* bodyCtx = nullptr) {
   Reply r;
   CURL* c = curl_easy_init();
   curl_slist* list = nullptr;
@@ -71,8 +73,8 @@ inline Reply call(const std::string& url, const std::string& method, const std::
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
   }
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &collectBody);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, onBody ? onBody : &collectBody);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, onBody ? bodyCtx : static_cast<void*>(&r.body));
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &collectHeader);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &r.headers);
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeoutS * 1000));

@@ -80,23 +80,10 @@ std::size_t capturePiece(char* p, std::size_t s, std::size_t n, void* u) {
 StreamCapture streamCall(const std::string& url, const std::vector<std::string>& headers, const std::string& body,
                          long* status, tg::HeaderList* head) {
   StreamCapture cap;
-  CURL* c = curl_easy_init();
-  curl_slist* list = nullptr;
-  for (const auto& h : headers) list = curl_slist_append(list, h.c_str());
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &capturePiece);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &cap);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &collectHeader);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, head);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   cap.t0 = std::chrono::steady_clock::now();
-  curl_easy_perform(c);
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-  curl_slist_free_all(list);
-  curl_easy_cleanup(c);
+  Reply r = call(url, "POST", headers, body, 30, &capturePiece, &cap);
+  *status = r.status;
+  *head = std::move(r.headers);
   return cap;
 }
 
