@@ -41,6 +41,14 @@ inline EngineConfig config() {
 }
 
 // A scheduler, what it sent and what it answered.
+// config() with a breaker that opens after 2 failures in 10 s for 5 s, and no retries.
+inline EngineConfig breakerConfig() {
+  EngineConfig c = config();
+  c.groups[0].breaker = BreakerConfig{10, 2, 0.5, 5, 1};
+  c.retry.maxAttempts = 1;
+  return c;
+}
+
 struct Harness {
   explicit Harness(EngineConfig c = config()) : s(std::move(c), listeners, t0, 7u) {
     listeners.addEvent([this](const Event& e) { events.push_back(e); });
@@ -94,6 +102,17 @@ struct Harness {
 
   int count(EventKind k) const {
     return static_cast<int>(std::count_if(events.begin(), events.end(), [k](const Event& e) { return e.kind == k; }));
+  }
+
+  // Two requests "a" and "b" sent at `at` and answered 500: a config from breakerConfig() opens the breaker
+  // (until at + 5 s).
+  void failTwice(TimePoint at) {
+    for (const char* id : {"a", "b"}) {
+      admit(id);
+      QCOMPARE(dispatch(at), 1);
+      respond(500, {}, at);
+      QCOMPARE(results.at(id).error, ErrorKind::Http);
+    }
   }
 
   EngineListeners listeners;

@@ -173,16 +173,8 @@ class TestScheduler : public QObject {
   }
 
   void breakerOpensProbesAndCloses() {
-    EngineConfig c = config();
-    c.groups[0].breaker = BreakerConfig{10, 2, 0.5, 5, 1};
-    c.retry.maxAttempts = 1;
-    Harness h(c);
-    for (const char* id : {"a", "b"}) {
-      h.admit(id);
-      QCOMPARE(h.dispatch(t0), 1);
-      h.respond(500, {}, t0);
-      QCOMPARE(h.results.at(id).error, ErrorKind::Http);
-    }
+    Harness h(breakerConfig());
+    h.failTwice(t0);
     QCOMPARE(h.group(t0).breaker, BreakerState::Open);
     QCOMPARE(h.count(EventKind::BreakerTransition), 1);
     h.admit("c");

@@ -203,15 +203,8 @@ class TestSchedulerAnswers : public QObject {
   }
 
   void breakerShedCarriesItsCoolDown() {
-    EngineConfig c = config();
-    c.groups[0].breaker = BreakerConfig{10, 2, 0.5, 5, 1};
-    c.retry.maxAttempts = 1;
-    Harness h(c);
-    for (const char* id : {"a", "b"}) {
-      h.admit(id);
-      QCOMPARE(h.dispatch(t0), 1);
-      h.respond(500, {}, t0);
-    }
+    Harness h(breakerConfig());
+    h.failTwice(t0);
     QCOMPARE(h.group(t0).breaker, BreakerState::Open);  // open until t0 + 5 s
     // The failure that opened it already says when the group takes requests again.
     QVERIFY2(std::abs(h.results.at("b").retryAfterS - 5.0) < 0.01, QByteArray::number(h.results.at("b").retryAfterS));
