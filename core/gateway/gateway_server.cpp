@@ -426,16 +426,7 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
     lk.unlock();
     return submit(c, x);
   }
-  if (x->answer) {
-    Answer a = std::move(*x->answer);
-    x->answer.reset();
-    lk.unlock();
-    return answerNow(c, *x, a.status, a.headers, a.body);
-  }
-  if (x->headReady && x->relay) {
-    lk.unlock();
-    return queueRelay(c, x);
-  }
+  if (auto sent = sendWhatIsReady(c, x, lk)) return *sent;
   if (stopping_) {
     lk.unlock();
     return fail(503, "tollgate_stopping", "tollgate: the gateway is stopping");
@@ -514,18 +505,24 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
     engine_.cancel(h, "the gateway client disconnected");
     return false;
   }
-  if (x->answer) {  // answered at once (engine stopped, refused)
-    Answer ans = std::move(*x->answer);
+  if (auto sent = sendWhatIsReady(c, x, lk)) return *sent;  // answered at once (engine stopped, refused)
+  park(*x);
+  return true;
+}
+
+std::optional<int> GatewayServer::sendWhatIsReady(MHD_Connection* c, const std::shared_ptr<Exchange>& x,
+                                                  std::unique_lock<std::mutex>& lk) {
+  if (x->answer) {
+    Answer a = std::move(*x->answer);
     x->answer.reset();
     lk.unlock();
-    return answerNow(c, *x, ans.status, ans.headers, ans.body);
+    return answerNow(c, *x, a.status, a.headers, a.body);
   }
   if (x->headReady && x->relay) {
     lk.unlock();
     return queueRelay(c, x);
   }
-  park(*x);
-  return true;
+  return std::nullopt;
 }
 
 int GatewayServer::queueRelay(MHD_Connection* c, const std::shared_ptr<Exchange>& x) {

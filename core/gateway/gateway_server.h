@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -56,6 +57,9 @@ class GatewayServer {
   int answerNow(MHD_Connection* c, Exchange& x, int status, const HeaderList& headers, const std::string& body);
   int submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x);
   int queueRelay(MHD_Connection* c, const std::shared_ptr<Exchange>& x);
+  // A whole answer or a stream's head, if the engine has one: sent (`lk` released), else nothing (`lk` held).
+  std::optional<int> sendWhatIsReady(MHD_Connection* c, const std::shared_ptr<Exchange>& x,
+                                     std::unique_lock<std::mutex>& lk);
   void park(Exchange& x);            // call with x.mu held
   void unpark(Exchange& x);          // call with x.mu held
   void finishCount(Exchange& x, int status);
