@@ -43,6 +43,10 @@ struct Request {
   std::string method = "POST";
   std::string url;          // absolute, or a path joined to the group's upstream base URL
   HeaderList headers;       // extra headers; the engine adds the key's auth header itself
+  // Pass-through (the gateway's `auth: pass_through` routes): the caller's own credential, whose header is
+  // already in `headers`. The engine then adds no key of the group's; the quota picture is kept for this
+  // credential apart (one per key fingerprint). Held in memory only: never logged or stored.
+  std::string ownKey;
   std::string body;
   int maxTokens = 0;        // LLM max_tokens; with the prompt size, the token reservation
   double deadlineS = 0;     // max time from submit to first send, 0 = tier default

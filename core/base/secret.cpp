@@ -2,9 +2,11 @@
 
 #include "json_text.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 namespace tg {
@@ -15,6 +17,11 @@ std::mutex gMutex;
 std::vector<std::string>& secrets() {
   static auto* s = new std::vector<std::string>;
   return *s;
+}
+// Of those, the ones held for a while (hold/release) and by how many holders; the rest stay for good.
+std::unordered_map<std::string, int>& holds() {
+  static auto* h = new std::unordered_map<std::string, int>;
+  return *h;
 }
 }  // namespace
 
@@ -33,9 +40,31 @@ std::string keyFingerprint(std::string_view secret) {
 void SecretRegistry::add(const std::string& secret) {
   if (secret.size() < 4) return;
   std::lock_guard lock(gMutex);
+  holds().erase(secret);  // held until now: for good from here
   for (const auto& s : secrets())
     if (s == secret) return;
   secrets().push_back(secret);
+}
+
+void SecretRegistry::hold(const std::string& secret) {
+  if (secret.size() < 4) return;
+  std::lock_guard lock(gMutex);
+  if (auto h = holds().find(secret); h != holds().end()) {
+    ++h->second;
+    return;
+  }
+  if (std::find(secrets().begin(), secrets().end(), secret) != secrets().end()) return;  // registered for good
+  secrets().push_back(secret);
+  holds().emplace(secret, 1);
+}
+
+void SecretRegistry::release(const std::string& secret) {
+  std::lock_guard lock(gMutex);
+  auto h = holds().find(secret);
+  if (h == holds().end() || --h->second > 0) return;
+  holds().erase(h);
+  auto& list = secrets();
+  list.erase(std::remove(list.begin(), list.end(), secret), list.end());
 }
 
 namespace {

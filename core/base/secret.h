@@ -16,6 +16,10 @@ std::string keyFingerprint(std::string_view secret);
 class SecretRegistry {
  public:
   static void add(const std::string& secret);  // ignores secrets shorter than 4 characters
+  // Registers a secret for as long as someone holds it (a client's own key while the engine tracks it):
+  // release() as often as hold(); one add() keeps it for good.
+  static void hold(const std::string& secret);
+  static void release(const std::string& secret);
   // Replaces every registered secret in `text` with its fingerprint.
   static std::string redact(std::string text);
   // The text of `j` as written out (results, rejects, exports): every string and object key is redacted

@@ -14,6 +14,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace tg {
@@ -24,6 +25,10 @@ struct KeyState {
   QuotaTracker quota;
   int inFlight = 0;
   std::string authLine;  // "Authorization: Bearer ..." (never logged)
+  // A client's own key (pass-through): no auth line of ours; chosen only for requests carrying that key.
+  bool own = false;
+  int users = 0;          // requests holding this slot (queued, backing off or in flight)
+  TimePoint lastUsed{};   // an own slot with no users may be taken over by another key, oldest first
   // Header lines per tier for requests without headers of their own (the common case): built once, so
   // the transport can build its native list once too.
   std::array<std::shared_ptr<const std::vector<std::string>>, kTierCount> headerCache{};
@@ -60,6 +65,9 @@ struct GroupState {
   // group's keys go with every request.
   std::vector<std::string> origins;
   std::string configProblem;  // non-empty: the group's own config cannot be sent safely; requests fail with it
+  // Slots of clients' own keys (pass-through), by the key itself (memory only); at most kMaxOwnKeys.
+  static constexpr int kMaxOwnKeys = 256;
+  std::unordered_map<std::string, int> ownKeySlots;
 
   GroupState(const GroupConfig& c, const EngineConfig& ec, TimePoint now)
       : cfg(c),

@@ -17,6 +17,7 @@ struct Pending {
   double waitMs = 0;
   int attempts = 0;
   double tokenCost = 0;  // estimate reserved per attempt
+  int ownKey = -1;       // the group's key slot of Request::ownKey while this request holds it, else -1
   TimePoint deadline = TimePoint::max();  // queued (first try or retry) past this: shed
   Result last;           // what the last attempt produced
 

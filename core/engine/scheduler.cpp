@@ -62,7 +62,10 @@ Scheduler::Scheduler(EngineConfig cfg, const EngineListeners& listeners, TimePoi
   }
 }
 
-Scheduler::~Scheduler() = default;
+Scheduler::~Scheduler() {
+  for (auto& g : groups_)
+    for (const auto& [key, slot] : g->ownKeySlots) SecretRegistry::release(key);
+}
 
 GroupState* Scheduler::findGroup(const std::string& name) {
   for (auto& g : groups_)
@@ -103,6 +106,18 @@ void Scheduler::admit(PendingPtr p, TimePoint now) {
     finish(std::move(p), now);
     return;
   }
+  if (!p->req.ownKey.empty()) {
+    p->ownKey = takeOwnKeySlot(*g, p->req.ownKey, now);
+    if (p->ownKey < 0) {
+      p->last.error = ErrorKind::Shed;
+      p->last.errorMessage = "group \"" + g->cfg.name + "\" already tracks " +
+                             std::to_string(GroupState::kMaxOwnKeys) + " clients' own keys with requests in progress";
+      p->last.shed = ShedReason::QueueFull;
+      countShed(*g, ShedReason::QueueFull);
+      finish(std::move(p), now);
+      return;
+    }
+  }
   p->tokenCost = static_cast<double>(p->req.body.size()) / 4.0 + p->req.maxTokens;
   const auto& tc = cfg_.tiers[static_cast<int>(p->req.tier)];
   const double deadlineS = std::min(p->req.deadlineS > 0 ? p->req.deadlineS : tc.maxWaitS, kMaxDeadlineS);
@@ -129,8 +144,51 @@ void Scheduler::admit(PendingPtr p, TimePoint now) {
   if (handle) where_[handle] = Where{g, 0, false};
 }
 
+int Scheduler::takeOwnKeySlot(GroupState& g, const std::string& key, TimePoint now) {
+  int slot = -1;
+  if (auto it = g.ownKeySlots.find(key); it != g.ownKeySlots.end()) {
+    slot = it->second;
+  } else {
+    KeyState fresh{KeyConfig{}, keyFingerprint(key), makeQuota(g.cfg, now), 0, {}, {}};
+    fresh.cfg.name = "client " + fresh.fingerprint;
+    fresh.own = true;
+    if (g.ownKeySlots.size() < static_cast<std::size_t>(GroupState::kMaxOwnKeys)) {
+      slot = static_cast<int>(g.keys.size());
+      g.keys.push_back(std::move(fresh));
+    } else {  // take over the slot idle the longest; its quota picture goes with it
+      for (auto& [k, i] : g.ownKeySlots) {
+        const KeyState& ks = g.keys[static_cast<std::size_t>(i)];
+        if (ks.users == 0 && ks.inFlight == 0 &&
+            (slot < 0 || ks.lastUsed < g.keys[static_cast<std::size_t>(slot)].lastUsed))
+          slot = i;
+      }
+      if (slot < 0) return -1;
+      for (auto it = g.ownKeySlots.begin(); it != g.ownKeySlots.end(); ++it)
+        if (it->second == slot) {
+          SecretRegistry::release(it->first);
+          g.ownKeySlots.erase(it);
+          break;
+        }
+      g.keys[static_cast<std::size_t>(slot)] = std::move(fresh);
+    }
+    g.ownKeySlots.emplace(key, slot);
+    SecretRegistry::hold(key);  // an upstream's error body may quote it back
+  }
+  KeyState& k = g.keys[static_cast<std::size_t>(slot)];
+  ++k.users;
+  k.lastUsed = now;
+  return slot;
+}
+
 void Scheduler::finish(PendingPtr p, TimePoint now) {
   if (p->handle) where_.erase(p->handle);
+  if (p->ownKey >= 0)
+    if (GroupState* g = findGroup(p->req.group)) {
+      KeyState& k = g->keys[static_cast<std::size_t>(p->ownKey)];
+      --k.users;
+      k.lastUsed = now;
+      p->ownKey = -1;
+    }
   Pending::finish(std::move(p), now);
 }
 
@@ -229,6 +287,8 @@ int Scheduler::chooseKey(GroupState& g, Tier tier, const Pending& p, TimePoint n
   double bestHeadroom = -std::numeric_limits<double>::infinity();  // any key check() allows beats none
   shortest.wait = Duration::max();
   for (std::size_t k = 0; k < g.keys.size(); ++k) {
+    // A request with its own key goes with that key alone; the group's keys never carry it, nor it theirs.
+    if (p.ownKey >= 0 ? static_cast<int>(k) != p.ownKey : g.keys[k].own) continue;
     const double reserve = tier == Tier::P0 ? 0.0 : g.keys[k].quota.reserveTokens();
     QuotaWait w = g.keys[k].quota.check(cost, now, nowEpoch, reserve);
     if (w.wait == Duration::zero()) {
@@ -242,6 +302,21 @@ int Scheduler::chooseKey(GroupState& g, Tier tier, const Pending& p, TimePoint n
     }
   }
   return best;
+}
+
+std::pair<int, int> Scheduler::nextOnAnotherKey(GroupState& g, Tier tier, TimePoint now, EpochMs nowEpoch) {
+  // Keys seen held so far, the front's first (-1: the group's own keys, else an own-key slot).
+  constexpr int kLookahead = 64;
+  std::vector<int> held{g.queues.front(tier)->ownKey};
+  const int n = std::min(g.queues.size(tier), kLookahead);
+  for (int i = 1; i < n; ++i) {
+    const Pending& p = *g.queues.at(tier, i);
+    if (std::find(held.begin(), held.end(), p.ownKey) != held.end()) continue;  // FIFO within one key
+    QuotaWait w;
+    if (const int k = chooseKey(g, tier, p, now, nowEpoch, w); k >= 0) return {i, k};
+    held.push_back(p.ownKey);
+  }
+  return {-1, -1};
 }
 
 TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& send) {
@@ -303,6 +378,13 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
         }
         QuotaWait shortest;
         const int best = chooseKey(g, tier, *g.queues.front(tier), now, nowEpoch, shortest);
+        if (best < 0 && !g.ownKeySlots.empty()) {  // others' keys need not wait behind this one's
+          const auto [at, key] = nextOnAnotherKey(g, tier, now, nowEpoch);
+          if (at > 0) {
+            start(g, key, g.queues.takeAt(tier, at), now, send);
+            continue;
+          }
+        }
         if (best < 0) {
           g.waitReason = shortest.reason;
           // Exhausted beyond the cap: shed is left to the deadline sweep, but don't spin on it.

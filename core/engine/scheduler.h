@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace tg {
@@ -102,8 +103,14 @@ class Scheduler {
   };
 
   GroupState* findGroup(const std::string& name);
+  // The slot of a client's own key in `g` (made, or taken over from the own key idle longest), held for one
+  // more request; -1 when every own slot is busy.
+  int takeOwnKeySlot(GroupState& g, const std::string& key, TimePoint now);
   // The key with the most headroom that quota lets send `p` now, or -1 with the shortest wait in `shortest`.
   int chooseKey(GroupState& g, Tier tier, const Pending& p, TimePoint now, EpochMs nowEpoch, QuotaWait& shortest);
+  // When the front of a tier waits on its key's quota: the first request behind it (within a look-ahead) whose
+  // key is another and can send now, as {position, key}; {-1, -1} when none. Only own keys make this differ.
+  std::pair<int, int> nextOnAnotherKey(GroupState& g, Tier tier, TimePoint now, EpochMs nowEpoch);
   void start(GroupState& g, int key, PendingPtr p, TimePoint now, const SendFn& send);
   // Answers a request unsent (ErrorKind::Shed) with its reason and retry hint, and counts it.
   void shed(GroupState& g, PendingPtr p, ShedReason reason, const std::string& why, TimePoint now);

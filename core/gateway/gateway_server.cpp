@@ -382,13 +382,21 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
     x->route = m.route;
     x->rest = m.rest.empty() ? "/" : m.rest;
     x->dialect = m.route->dialect;
+    const bool passThrough = m.route->auth == RouteAuth::PassThrough;
     if (!cfg_.clients.empty()) {
-      const ClientConfig* who = authenticate(cfg_.clients, x->headers);
+      const ClientConfig* who = authenticate(cfg_.clients, x->headers, passThrough);
       if (!who)
         return fail(401, "tollgate_unauthorized",
-                    "tollgate: this gateway needs a client token (Authorization: Bearer <token>, or x-api-key)");
+                    passThrough ? "tollgate: this gateway needs a client token in X-Tollgate-Token (route " +
+                                      m.route->prefix + " passes your own API key through)"
+                                : std::string("tollgate: this gateway needs a client token (Authorization: Bearer "
+                                              "<token>, or x-api-key)"));
       x->client = who->name;
     }
+    if (passThrough && shownCredential(x->headers).empty())
+      return fail(401, "tollgate_no_api_key",
+                  "tollgate: route " + m.route->prefix +
+                      " passes the client's own API key through: send it as Authorization: Bearer <key> or x-api-key");
     if (const auto* cl = findHeader(x->headers, "content-length")) {
       char* end = nullptr;
       const unsigned long long n = std::strtoull(cl->c_str(), &end, 10);
@@ -457,6 +465,7 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
   r.headers = std::move(a.forward);
   r.body = std::move(a.body);
   r.deadlineS = a.deadlineS;
+  if (x->route->auth == RouteAuth::PassThrough) r.ownKey = std::string(shownCredential(r.headers));
   std::weak_ptr<Exchange> weak = x;
   r.sink = std::make_shared<ExchangeSink>(weak, [this](Exchange& e) { unpark(e); });
   {

@@ -89,7 +89,7 @@ bool isDroppedResponseHeader(std::string_view name) {
   return equalsIgnoreCase(name, "content-length") || equalsIgnoreCase(name, "date");
 }
 
-const ClientConfig* authenticate(const std::vector<ClientConfig>& clients, const HeaderList& headers) {
+std::string_view shownCredential(const HeaderList& headers) {
   std::string_view shown;
   if (const auto* a = findHeader(headers, "authorization")) {
     std::string_view v = *a;
@@ -101,6 +101,14 @@ const ClientConfig* authenticate(const std::vector<ClientConfig>& clients, const
   }
   if (shown.empty())
     if (const auto* k = findHeader(headers, "x-api-key")) shown = *k;
+  return shown;
+}
+
+const ClientConfig* authenticate(const std::vector<ClientConfig>& clients, const HeaderList& headers,
+                                 bool passThrough) {
+  std::string_view shown;
+  if (!passThrough) shown = shownCredential(headers);
+  else if (const auto* t = findHeader(headers, "x-tollgate-token")) shown = *t;
   const ClientConfig* found = nullptr;
   for (const auto& c : clients)  // no early exit: every token is compared
     if (constantTimeEquals(shown, c.token) && !shown.empty()) found = &c;

@@ -23,9 +23,15 @@ bool isDroppedRequestHeader(std::string_view name, const HeaderList& all);
 // frames the body itself) and Date (the server writes one).
 bool isDroppedResponseHeader(std::string_view name);
 
-// The gateway token the client showed ("Authorization: Bearer T" or "x-api-key: T") against every configured
-// client, in time independent of where the first difference is; null when none matches.
-const ClientConfig* authenticate(const std::vector<ClientConfig>& clients, const HeaderList& headers);
+// The credential a client showed: "Authorization: Bearer T" (else) "x-api-key: T"; empty when none.
+std::string_view shownCredential(const HeaderList& headers);
+
+// The gateway token the client showed against every configured client, in time independent of where the first
+// difference is; null when none matches. On `auth: tollgate` routes the token is the shown credential; on
+// pass-through routes that is the client's own provider key, so the token goes in X-Tollgate-Token
+// (`passThrough`).
+const ClientConfig* authenticate(const std::vector<ClientConfig>& clients, const HeaderList& headers,
+                                 bool passThrough = false);
 
 struct ClientRequest {
   std::string method;

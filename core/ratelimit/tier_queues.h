@@ -38,6 +38,15 @@ class TierQueues {
   int size(Tier t) const { return static_cast<int>(q_[idx(t)].size()); }
   int total() const { return size(Tier::P0) + size(Tier::P1) + size(Tier::P2); }
   T& front(Tier t) { return q_[idx(t)].front().item; }
+  // The i-th entry of a tier (0 = front), and taking it out of the middle: for requests that need not wait
+  // behind the front one (another client's own key).
+  T& at(Tier t, int i) { return q_[idx(t)][static_cast<std::size_t>(i)].item; }
+  T takeAt(Tier t, int i) {
+    auto& q = q_[idx(t)];
+    T item = std::move(q[static_cast<std::size_t>(i)].item);
+    q.erase(q.begin() + i);
+    return item;
+  }
   T popFront(Tier t) {
     auto& q = q_[idx(t)];
     T item = std::move(q.front().item);

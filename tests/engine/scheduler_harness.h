@@ -55,7 +55,7 @@ struct Harness {
   }
 
   void admit(const std::string& id, Tier tier = Tier::P1, double deadlineS = 0, TimePoint at = t0,
-             std::string group = "g", std::string url = "/v1/x") {
+             std::string group = "g", std::string url = "/v1/x", std::string ownKey = {}) {
     auto p = std::make_unique<Pending>();
     p->req.id = id;
     p->req.group = std::move(group);
@@ -63,6 +63,8 @@ struct Harness {
     p->req.url = std::move(url);
     p->req.body = "{}";
     p->req.deadlineS = deadlineS;
+    if (!ownKey.empty()) p->req.headers.emplace_back("Authorization", "Bearer " + ownKey);  // as the gateway forwards it
+    p->req.ownKey = std::move(ownKey);
     p->submittedAt = at;
     p->handle = ++lastHandle;
     handles[id] = p->handle;
@@ -98,6 +100,11 @@ struct Harness {
     EngineSnapshot snap;
     s.fillSnapshot(snap, at);
     return snap.groups.at(0);
+  }
+
+  // A request carrying the client's own key (pass-through), at `at`.
+  void admitOwn(const std::string& id, const std::string& key, TimePoint at = t0) {
+    admit(id, Tier::P1, 0, at, "g", "/v1/x", key);
   }
 
   int count(EventKind k) const {

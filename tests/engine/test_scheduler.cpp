@@ -1,6 +1,8 @@
 // The scheduler with time driven by hand (including time going backwards) and no HTTP: admission, tier
 // order, deadlines, retries and the retry budget, Retry-After (0 included), the breaker and the quota picture.
+#include "group_state.h"
 #include "scheduler_harness.h"
+#include "secret.h"
 
 using namespace tgtest;
 
@@ -37,6 +39,74 @@ class TestScheduler : public QObject {
     QVERIFY(std::find(lines.begin(), lines.end(), "X-Tollgate-Tier: P0") != lines.end());
     QVERIFY(std::find(lines.begin(), lines.end(), "X-RateLimit-Group: g") != lines.end());
     QVERIFY(h.sent.back().cacheableHeaders);
+  }
+
+  // Pass-through: a request with the client's own key goes with that key alone (no key of the group's beside
+  // it), and each own key has a quota picture of its own, shown by fingerprint.
+  void ownKeysGoAloneWithAQuotaOfTheirOwn() {
+    EngineConfig c = config();
+    c.groups[0].keys[0].secret = "sk-group-secret";
+    c.groups[0].concurrency = 4;
+    c.tiers[1].capacity = 10;
+    Harness h(c);
+    h.admitOwn("a", "sk-client-A-0001");
+    QCOMPARE(h.dispatch(t0), 1);
+    const auto& lines = *h.sent.back().headerLines;
+    QCOMPARE(std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("Authorization:", 0) == 0; }), 1L);
+    QVERIFY(std::find(lines.begin(), lines.end(), "Authorization: Bearer sk-client-A-0001") != lines.end());
+    h.respond(429, {{"Retry-After", "30"}}, t0 + 10ms);  // client A's key is held for 30 s...
+    QVERIFY(!h.results.count("a"));
+    h.admitOwn("b", "sk-client-B-0002", t0 + 20ms);  // ...client B's is not
+    QCOMPARE(h.dispatch(t0 + 20ms), 1);
+    QVERIFY(std::find(h.sent.back().headerLines->begin(), h.sent.back().headerLines->end(),
+                      "Authorization: Bearer sk-client-B-0002") != h.sent.back().headerLines->end());
+    h.respond(200, {}, t0 + 30ms);
+    QCOMPARE(h.results.at("b").status, 200);
+    h.admit("g1", Tier::P1, 0, t0 + 40ms);  // the group's key is not held either, and carries the group's key
+    QCOMPARE(h.dispatch(t0 + 40ms), 1);
+    QVERIFY(std::find(h.sent.back().headerLines->begin(), h.sent.back().headerLines->end(),
+                      "Authorization: Bearer sk-group-secret") != h.sent.back().headerLines->end());
+    h.respond(200, {}, t0 + 50ms);
+    h.admitOwn("a2", "sk-client-A-0001", t0 + 60ms);  // client A again: still held
+    QCOMPARE(h.dispatch(t0 + 60ms), 0);
+    const GroupSnapshot g = h.group(t0 + 60ms);
+    QCOMPARE(g.keyStates.size(), std::size_t{3});
+    QCOMPARE(g.keyStates[1].fingerprint, keyFingerprint("sk-client-A-0001"));
+    QCOMPARE(g.keyStates[2].fingerprint, keyFingerprint("sk-client-B-0002"));
+    // After the wait both of A's requests go, with A's key.
+    QCOMPARE(h.dispatch(t0 + 31s), 2);
+    for (std::size_t i = h.sent.size() - 2; i < h.sent.size(); ++i)
+      QVERIFY(std::find(h.sent[i].headerLines->begin(), h.sent[i].headerLines->end(),
+                        "Authorization: Bearer sk-client-A-0001") != h.sent[i].headerLines->end());
+    // The client's key is redacted while the engine tracks it.
+    QVERIFY(SecretRegistry::redact("echo sk-client-A-0001").find("sk-client") == std::string::npos);
+  }
+
+  // Own keys are bounded per group: past the limit a new key takes over the slot idle the longest (and its
+  // secret is no longer held for redaction); with every slot busy a new key is shed, not tracked.
+  void ownKeySlotsAreBoundedAndReused() {
+    EngineConfig c = config();
+    c.groups[0].concurrency = 1;
+    c.tiers[1].capacity = 1000;
+    Harness h(c);
+    auto key = [](int i) { return "sk-client-" + std::to_string(10000 + i); };
+    for (int i = 0; i < GroupState::kMaxOwnKeys; ++i) {
+      const TimePoint at = t0 + std::chrono::milliseconds(i);
+      h.admitOwn("r" + std::to_string(i), key(i), at);
+      QCOMPARE(h.dispatch(at), 1);
+      h.respond(200, {}, at);
+    }
+    QCOMPARE(h.group(t0 + 1s).keyStates.size(), std::size_t{1 + GroupState::kMaxOwnKeys});
+    h.admitOwn("new", "sk-client-new-1", t0 + 1s);  // takes over key(0)'s slot, the oldest
+    QCOMPARE(h.group(t0 + 1s).keyStates.size(), std::size_t{1 + GroupState::kMaxOwnKeys});
+    QCOMPARE(h.group(t0 + 1s).keyStates[1].fingerprint, keyFingerprint("sk-client-new-1"));
+    QVERIFY(SecretRegistry::redact(key(0)).find("sk-client") != std::string::npos);  // no longer held
+    QVERIFY(SecretRegistry::redact(key(1)).find("sk-client") == std::string::npos);
+    // Fill every slot with a queued request (concurrency 1: "new" holds the only send), then one more key.
+    for (int i = 1; i < GroupState::kMaxOwnKeys; ++i) h.admitOwn("q" + std::to_string(i), key(i), t0 + 2s);
+    h.admitOwn("over", "sk-client-over-1", t0 + 2s);
+    QCOMPARE(h.results.at("over").error, ErrorKind::Shed);
+    QVERIFY(h.results.at("over").errorMessage.find("own keys") != std::string::npos);
   }
 
   void refusedRequestsAreAnsweredAtOnce() {

@@ -2,6 +2,7 @@
 // relayed whole, refusals (400/401/404/413/502) that name what is wrong, tiers that order the queue, sheds
 // whose Retry-After is the quota's truth, and a client that hangs up while queued never reaching upstream.
 #include "gateway_fixture.h"
+#include "secret.h"
 
 #include <QtTest>
 
@@ -21,7 +22,8 @@ nlohmann::json simConfig() {
           {"groups",
            {{"open", {{"algorithm", "fixed-window"}, {"limit", 0}, {"window_s", 1}}},
             {"tight", {{"algorithm", "fixed-window"}, {"limit", 3}, {"window_s", 4}, {"per_key", false}}},
-            {"serial", {{"algorithm", "fixed-window"}, {"limit", 0}, {"window_s", 1}}}}}};
+            {"serial", {{"algorithm", "fixed-window"}, {"limit", 0}, {"window_s", 1}}},
+            {"perkey", {{"algorithm", "fixed-window"}, {"limit", 2}, {"window_s", 10}, {"per_key", true}}}}}};
 }
 
 nlohmann::json engineConfig() {
@@ -31,13 +33,15 @@ nlohmann::json engineConfig() {
   };
   return {{"name", "gateway-test"},
           {"tiers", {{"P0", {{"max_wait_s", 20}}}, {"P1", {{"max_wait_s", 20}}}, {"P2", {{"max_wait_s", 20}}}}},
-          {"groups", {group("open", 8), group("tight", 4), group("serial", 1), group("dead", 2, "http://127.0.0.1:1")}},
+          {"groups", {group("open", 8), group("tight", 4), group("serial", 1), group("dead", 2, "http://127.0.0.1:1"),
+                      group("perkey", 4)}},
           {"gateway",
            {{"clients", {{{"name", "svc-test"}, {"token_env", "TOLLGATE_TEST_GATEWAY_TOKEN"}}}},
             {"max_body_bytes", 4096},
             {"routes",
              {{{"prefix", "/openai"}, {"group", "open"}, {"groups", {"open", "tight", "serial"}}},
-              {{"prefix", "/dead"}, {"group", "dead"}}}}}}};
+              {{"prefix", "/dead"}, {"group", "dead"}},
+              {{"prefix", "/own"}, {"group", "perkey"}, {"auth", "pass_through"}}}}}}};
 }
 
 const std::string kChat = R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_tokens":8})";
@@ -148,6 +152,49 @@ class TestGatewayLoopback : public QObject {
     QCOMPARE(g.simRequests("open"), std::int64_t(0));  // none of it went upstream
     // Still serving after all that.
     QCOMPARE(call(g.url("/openai/v1/chat/completions"), "POST", kAuth, kChat).status, 200L);
+  }
+
+  // auth: pass_through: the client's own key goes upstream (the group's does not), its quota is kept apart
+  // per key, and the gateway token moves to X-Tollgate-Token.
+  void passThroughSendsTheClientsOwnKey() {
+    GatewayUnderTest g(simConfig(), engineConfig());
+    const std::string url = g.url("/own/v1/chat/completions");
+    const std::string token = std::string("X-Tollgate-Token: ") + kToken;
+    const std::string json = "Content-Type: application/json";
+    Reply noToken = call(url, "POST", {"Authorization: Bearer sk-client-aaaa-0001", json}, kChat);
+    QCOMPARE(noToken.status, 401L);
+    QVERIFY2(noToken.body.find("X-Tollgate-Token") != std::string::npos, noToken.body.c_str());
+    Reply tokenAsKey = call(url, "POST", {std::string("Authorization: Bearer ") + kToken, json}, kChat);
+    QCOMPARE(tokenAsKey.status, 401L);
+    Reply noKey = call(url, "POST", {token, json}, kChat);
+    QCOMPARE(noKey.status, 401L);
+    QVERIFY2(noKey.body.find("own API key") != std::string::npos, noKey.body.c_str());
+    QCOMPARE(g.simRequests("perkey"), std::int64_t(0));
+    // The simulator allows each key 2 requests per 10 s: two clients get two each at once, which one key could not.
+    auto as = [&](const std::string& auth, const char* deadline) {
+      return call(url, "POST", {token, json, auth, std::string("X-Tollgate-Deadline: ") + deadline}, kChat);
+    };
+    for (const char* key : {"sk-client-aaaa-0001", "sk-client-bbbb-0002"})
+      for (int i = 0; i < 2; ++i) {
+        Reply r = as(std::string("Authorization: Bearer ") + key, "2");
+        QVERIFY2(r.status == 200, (std::to_string(r.status) + " " + r.body).c_str());
+      }
+    QCOMPARE(g.simRequests("perkey"), std::int64_t(4));
+    // A's third waits on A's quota (the simulator said none left until the window ends) and is shed at its
+    // deadline with that wait, never sent to burn a 429; a third client's key (x-api-key) is not held by it.
+    Reply third = as("Authorization: Bearer sk-client-aaaa-0001", "0.5");
+    QCOMPARE(third.status, 429L);
+    QVERIFY2(third.header("retry-after-ms") && std::stod(*third.header("retry-after-ms")) > 5000, third.body.c_str());
+    QVERIFY(third.body.find("sk-client") == std::string::npos);
+    QCOMPARE(as("x-api-key: sk-client-cccc-0003", "2").status, 200L);
+    QCOMPARE(g.simRequests("perkey"), std::int64_t(5));
+    // Quota per key fingerprint in the metrics, and no key in them.
+    QTest::qWait(300);  // a fresh snapshot
+    Reply m = call(g.url("/metrics"), "GET", {});
+    QVERIFY(m.body.find(tg::keyFingerprint("sk-client-aaaa-0001")) != std::string::npos);
+    QVERIFY(m.body.find(tg::keyFingerprint("sk-client-cccc-0003")) != std::string::npos);
+    QVERIFY(m.body.find("sk-client") == std::string::npos);
+    QVERIFY(m.body.find(kToken) == std::string::npos);
   }
 
   void unreachableUpstreamIs502WithTheReason() {

@@ -84,8 +84,8 @@ class TestGatewayPolicy : public QObject {
     QVERIFY(configError({{"routes", {{{"prefix", "/x"}, {"group", "openai"}, {"default_tier", "P9"}}}}})
                 .startsWith("/gateway/routes/0/default_tier"));
     QVERIFY(configError({{"routes", {route}}, {"typo", 1}}).contains("typo"));
-    QVERIFY(configError({{"routes", {{{"prefix", "/x"}, {"group", "openai"}, {"auth", "pass_through"}}}}})
-                .contains("not built yet"));
+    QVERIFY(configError({{"routes", {{{"prefix", "/x"}, {"group", "openai"}, {"auth", "own"}}}}})
+                .startsWith("/gateway/routes/0/auth"));
     QVERIFY(configError({{"routes", {route}}, {"clients", {{{"name", "a"}, {"token_env", "TOLLGATE_TEST_UNSET_X"}}}}})
                 .contains("TOLLGATE_TEST_UNSET_X is not set"));
     qputenv("TOLLGATE_TEST_SHORT_TOKEN", "short");
@@ -192,6 +192,20 @@ class TestGatewayPolicy : public QObject {
     QVERIFY(!authenticate(clients, {{"Authorization", "Bearer "}}));
     QVERIFY(!authenticate(clients, {}));
     QVERIFY(!authenticate(clients, {{"Authorization", "token-aaaaaaaaaaaaaaaa"}}));  // not a Bearer
+    // Pass-through routes: Authorization / x-api-key carry the client's own key, the token X-Tollgate-Token.
+    const HeaderList own = {{"Authorization", "Bearer sk-own-key-1234"}, {"X-Tollgate-Token", "token-aaaaaaaaaaaaaaaa"}};
+    QCOMPARE(authenticate(clients, own, true)->name, std::string("svc-a"));
+    QVERIFY(!authenticate(clients, {{"Authorization", "Bearer token-aaaaaaaaaaaaaaaa"}}, true));
+    QCOMPARE(std::string(shownCredential(own)), std::string("sk-own-key-1234"));
+    QCOMPARE(std::string(shownCredential({{"x-api-key", "sk-ant-1"}})), std::string("sk-ant-1"));
+    QVERIFY(shownCredential({{"Authorization", "Basic abc"}}).empty());
+    auto c = loadGatewayConfig({{"routes", {{{"prefix", "/own"}, {"group", "openai"}, {"auth", "pass_through"}}}}},
+                               engineWith({"openai"}), "f");
+    QCOMPARE(int(c.routes.at(0).auth), int(RouteAuth::PassThrough));
+    // The client's key is forwarded (not consumed), the token is not.
+    Admission a = admit(c.routes.at(0), ClientRequest{"POST", "/v1/x", "", own, "{}"}, kMaxWait, false);
+    QVERIFY(header(a.forward, "authorization") && *header(a.forward, "authorization") == "Bearer sk-own-key-1234");
+    QVERIFY(!header(a.forward, "x-tollgate-token"));
   }
 
   void shedAnswersTellTheTruth() {
