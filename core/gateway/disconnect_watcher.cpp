@@ -6,6 +6,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -33,33 +34,42 @@ DisconnectWatcher::~DisconnectWatcher() {
 }
 
 bool DisconnectWatcher::watch(int fd, std::uint64_t token) {
-  std::lock_guard lk(mu_);
-  epoll_event ev{};
-  ev.events = EPOLLRDHUP | EPOLLONESHOT;  // HUP and ERR are always reported
-  ev.data.fd = fd;
-  if (epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev) != 0 && (errno != EEXIST || epoll_ctl(epoll_, EPOLL_CTL_MOD, fd, &ev) != 0))
-    return false;
-  tokens_[fd] = token;
+  bool wake = false;
+  {
+    std::lock_guard lk(mu_);
+    soon_[fd] = Soon{token, std::chrono::steady_clock::now() + kDelay};
+    wake = sleeping_;
+    sleeping_ = false;
+  }
+  if (wake) {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = write(wake_, &one, sizeof one);
+  }
   return true;
 }
 
 void DisconnectWatcher::unwatch(int fd) {
   std::lock_guard lk(mu_);
+  if (soon_.erase(fd)) return;
   if (tokens_.erase(fd)) epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
 }
 
 void DisconnectWatcher::run() {
   epoll_event events[64];
+  int timeoutMs = -1;
   while (!stop_) {
-    const int n = epoll_wait(epoll_, events, 64, -1);
-    if (n < 0) {
-      if (errno == EINTR) continue;
+    const int n = epoll_wait(epoll_, events, 64, timeoutMs);
+    if (n < 0 && errno != EINTR) {
       logError("gateway", std::string("disconnect watcher stopped: ") + std::strerror(errno));
       return;
     }
     for (int i = 0; i < n; ++i) {
       const int fd = events[i].data.fd;
-      if (fd == wake_) continue;
+      if (fd == wake_) {
+        std::uint64_t drained = 0;
+        [[maybe_unused]] auto r = read(wake_, &drained, sizeof drained);
+        continue;
+      }
       std::uint64_t token = 0;
       {
         std::lock_guard lk(mu_);
@@ -70,6 +80,31 @@ void DisconnectWatcher::run() {
         epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
       }
       onGone_(token);
+    }
+    // Sockets parked long enough join the set; the wait is until the next one is due.
+    std::lock_guard lk(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    auto next = std::chrono::steady_clock::time_point::max();
+    for (auto it = soon_.begin(); it != soon_.end();) {
+      if (it->second.due > now) {
+        next = std::min(next, it->second.due);
+        ++it;
+        continue;
+      }
+      epoll_event ev{};
+      ev.events = EPOLLRDHUP | EPOLLONESHOT;  // HUP and ERR are always reported
+      ev.data.fd = it->first;
+      if (epoll_ctl(epoll_, EPOLL_CTL_ADD, it->first, &ev) == 0 ||
+          (errno == EEXIST && epoll_ctl(epoll_, EPOLL_CTL_MOD, it->first, &ev) == 0))
+        tokens_[it->first] = it->second.token;  // else: not watched (as before: the request just isn't)
+      it = soon_.erase(it);
+    }
+    if (next == std::chrono::steady_clock::time_point::max()) {
+      timeoutMs = -1;
+      sleeping_ = true;
+    } else {
+      timeoutMs = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(next - now).count());
+      sleeping_ = false;
     }
   }
 }

@@ -242,7 +242,10 @@ void GatewayServer::start() {
       MHD_OPTION_SOCK_ADDR, addr,
       MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(cfg_.maxConnections),
       MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(cfg_.idleTimeoutS),
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<size_t>(64 * 1024),
+      // Per connection: the request head and libmicrohttpd's read/write buffers (bodies are ours). The pool
+      // is zeroed at every keep-alive reset, so its size is a memset per request: 64 KiB cost ~6% of the
+      // gateway's CPU at C=64; 24 KiB still takes a 16 KiB request head.
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<size_t>(24 * 1024),
       MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
       MHD_OPTION_STRICT_FOR_CLIENT, 1,
       MHD_OPTION_NOTIFY_COMPLETED, &completedTrampoline, this,
