@@ -25,7 +25,7 @@ using namespace tg::gateway;
 const RouteTable& routes() {
   static const RouteTable table = [] {
     RouteConfig openai{"/openai", "openai", {"openai", "batch"}, Tier::P1, Dialect::OpenAI, RouteAuth::Tollgate};
-    RouteConfig anthropic{"/anthropic", "anthropic", {"anthropic"}, Tier::P2, Dialect::Anthropic, RouteAuth::Tollgate};
+    RouteConfig anthropic{"/anthropic", "anthropic", {"anthropic"}, Tier::P2, Dialect::Anthropic, RouteAuth::PassThrough};
     RouteConfig generic{"/api/v2", "openai", {"openai"}, Tier::P0, Dialect::Generic, RouteAuth::Tollgate};
     return RouteTable({openai, anthropic, generic});
   }();
@@ -78,6 +78,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   static const std::vector<ClientConfig> clients = {{"svc", "E", "fuzz-token-0123456789abcdef"}};
   (void)authenticate(clients, in.headers);
+  (void)authenticate(clients, in.headers, /*passThrough=*/true);
+  // A pass-through route's credential is a view into the headers: never past them.
+  if (const std::string_view own = shownCredential(in.headers); !own.empty()) {
+    bool inside = false;
+    for (const auto& [k, v] : in.headers)
+      inside = inside || (own.data() >= v.data() && own.data() + own.size() <= v.data() + v.size());
+    if (!inside) __builtin_trap();
+  }
 
   const RouteMatch m = routes().match(in.path);
   if (!m.route) (void)routes().notFoundBody(in.path);
@@ -85,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::array<double, kTierCount> maxWait{30, 120, 600};
   const std::string body = in.body;
   const HeaderList headers = in.headers;
-  const Admission a = admit(route, std::move(in), maxWait, /*consumeAuth=*/true);
+  const Admission a = admit(route, std::move(in), maxWait, /*consumeAuth=*/route.auth == RouteAuth::Tollgate);
   if (a.status == 0 && a.tier > Tier::P2) __builtin_trap();  // an admitted request always has a real tier
   if (a.status == 0 && a.deadlineS < 0) __builtin_trap();
 

@@ -47,6 +47,7 @@ struct Request {
   // already in `headers`. The engine then adds no key of the group's; the quota picture is kept for this
   // credential apart (one per key fingerprint). Held in memory only: never logged or stored.
   std::string ownKey;
+  std::string client;       // who asked, for history (a gateway client's name); empty for Tollgate's own work
   std::string body;
   int maxTokens = 0;        // LLM max_tokens; with the prompt size, the token reservation
   double deadlineS = 0;     // max time from submit to first send, 0 = tier default
@@ -86,6 +87,7 @@ struct AttemptRecord {
   std::string group;
   std::string keyFingerprint;  // never the key itself
   std::string endpoint;        // URL path without query
+  std::string client;          // Request::client
   Tier tier = Tier::P1;
   int status = 0;              // 0 = network error/timeout
   bool rateLimited = false;    // the engine's verdict (a 429, GitHub's 403 at remaining 0, a 503 with

@@ -500,6 +500,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     a.tsMs = nowEpoch;
     a.group = g.cfg.name;
     a.keyFingerprint = k.fingerprint;
+    a.client = p->req.client;
     a.endpoint = endpointOf(p->req.url);
     a.tier = p->req.tier;
     a.status = status;

@@ -468,6 +468,7 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
   r.headers = std::move(a.forward);
   r.body = std::move(a.body);
   r.deadlineS = a.deadlineS;
+  r.client = x->client;
   if (x->route->auth == RouteAuth::PassThrough) r.ownKey = std::string(shownCredential(r.headers));
   std::weak_ptr<Exchange> weak = x;
   r.sink = std::make_shared<ExchangeSink>(weak, [this](Exchange& e) { unpark(e); });

@@ -263,15 +263,15 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
   } else {
     auto res = r->requestTable(from, to, /*perMinute=*/true);
     if (!res.ok()) return failed(std::move(outcome), "history: " + res.error);
-    if (csv) *o << "minute_ms,group,key_fingerprint,endpoint,requests,r429,r5xx,net_errors,retries,avg_latency_ms,p95_latency_ms\n";
+    if (csv) *o << "minute_ms,group,key_fingerprint,endpoint,client,requests,r429,r5xx,net_errors,retries,avg_latency_ms,p95_latency_ms\n";
     for (const auto& q : res.value) {
       if (csv)
         *o << q.minuteMs << "," << csvField(q.group) << "," << csvField(q.keyFingerprint) << "," << csvField(q.endpoint) << ","
-           << q.requests << "," << q.r429 << "," << q.r5xx << "," << q.netErrors << "," << q.retries << ","
+           << csvField(q.client) << "," << q.requests << "," << q.r429 << "," << q.r5xx << "," << q.netErrors << "," << q.retries << ","
            << csvNum(q.avgLatencyMs) << "," << csvNum(q.p95LatencyMs) << "\n";
       else
         *o << dumpJson(nlohmann::json{{"type", "requests"}, {"minute_ms", q.minuteMs}, {"group", q.group},
-                             {"key_fingerprint", q.keyFingerprint}, {"endpoint", q.endpoint}, {"requests", q.requests},
+                             {"key_fingerprint", q.keyFingerprint}, {"endpoint", q.endpoint}, {"client", q.client}, {"requests", q.requests},
                              {"r429", q.r429}, {"r5xx", q.r5xx}, {"net_errors", q.netErrors}, {"retries", q.retries},
                              {"avg_latency_ms", numberOrNull(q.avgLatencyMs)}, {"p95_latency_ms", numberOrNull(q.p95LatencyMs)}})
            << "\n";

@@ -225,17 +225,18 @@ HistoryResult<std::vector<Event>> HistoryReader::events(EpochMs fromMs, EpochMs 
 HistoryResult<std::vector<RequestRow>> HistoryReader::requestTable(EpochMs fromMs, EpochMs toMs, bool perMinute) {
   return d_->guarded<std::vector<RequestRow>>([&] {
     const std::string p95 = d_->version >= 2 ? "lat_p95_ms" : "NULL";  // v1 files kept no p95
+    const std::string client = d_->version >= 5 ? "client" : "''";     // v5 added the client
     std::string sql;
     if (perMinute) {
       sql = "SELECT minute_ms, g.name, key_fp, endpoint, requests, r429, r5xx, net_errors, retries, lat_avg_ms, " + p95 +
-            " FROM requests_1m r JOIN groups g ON g.id = r.group_id WHERE minute_ms >= ?1 AND minute_ms < ?2"
-            " ORDER BY minute_ms, g.name, key_fp, endpoint";
+            ", " + client + " AS c FROM requests_1m r JOIN groups g ON g.id = r.group_id WHERE minute_ms >= ?1 AND minute_ms < ?2"
+            " ORDER BY minute_ms, g.name, key_fp, endpoint, c";
     } else {
       sql = "SELECT 0, g.name, key_fp, endpoint, sum(requests), sum(r429), sum(r5xx), sum(net_errors), sum(retries), "
             "sum(lat_avg_ms * requests) / nullif(sum(CASE WHEN lat_avg_ms IS NULL THEN 0 ELSE requests END), 0), max(" +
-            p95 +
-            ") FROM requests_1m r JOIN groups g ON g.id = r.group_id WHERE minute_ms >= ?1 AND minute_ms < ?2"
-            " GROUP BY g.name, key_fp, endpoint ORDER BY sum(requests) DESC, g.name, key_fp, endpoint";
+            p95 + "), " + client +
+            " AS c FROM requests_1m r JOIN groups g ON g.id = r.group_id WHERE minute_ms >= ?1 AND minute_ms < ?2"
+            " GROUP BY g.name, key_fp, endpoint, c ORDER BY sum(requests) DESC, g.name, key_fp, endpoint, c";
     }
     sql::Stmt st(d_->db, sql);
     const EpochMs clamped = std::clamp(fromMs, kMinHistoryMs, kMaxHistoryMs);
@@ -255,6 +256,7 @@ HistoryResult<std::vector<RequestRow>> HistoryReader::requestTable(EpochMs fromM
       r.retries = st.i64(8);
       r.avgLatencyMs = st.dbl(9);
       r.p95LatencyMs = st.dbl(10);
+      r.client = st.text(11);
       out.push_back(std::move(r));
     }
     return out;

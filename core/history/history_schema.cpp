@@ -239,6 +239,24 @@ ALTER TABLE samples_v4 RENAME TO samples;
   return sql;
 }
 
+// Version 5: the request table gains the client a request came from (the gateway's client name; '' for
+// Tollgate's own work), in its key, so history shows requests per client. The table is rebuilt (a primary
+// key cannot change in place); old rows keep client ''.
+constexpr const char* kMigrateV4toV5 = R"sql(
+CREATE TABLE requests_1m_v5(
+  minute_ms INTEGER NOT NULL, group_id INTEGER NOT NULL, key_fp TEXT NOT NULL, endpoint TEXT NOT NULL,
+  client TEXT NOT NULL DEFAULT '',
+  requests INTEGER NOT NULL, r429 INTEGER NOT NULL, r5xx INTEGER NOT NULL, net_errors INTEGER NOT NULL,
+  retries INTEGER NOT NULL, lat_avg_ms REAL, lat_p95_ms REAL,
+  PRIMARY KEY(minute_ms, group_id, key_fp, endpoint, client)) WITHOUT ROWID;
+INSERT INTO requests_1m_v5(minute_ms, group_id, key_fp, endpoint, requests, r429, r5xx, net_errors, retries,
+                           lat_avg_ms, lat_p95_ms)
+  SELECT minute_ms, group_id, key_fp, endpoint, requests, r429, r5xx, net_errors, retries, lat_avg_ms, lat_p95_ms
+  FROM requests_1m;
+DROP TABLE requests_1m;
+ALTER TABLE requests_1m_v5 RENAME TO requests_1m;
+)sql";
+
 bool isCorruptionCode(int code) { return code == SQLITE_CORRUPT || code == SQLITE_NOTADB; }
 
 }  // namespace
@@ -306,6 +324,7 @@ void migrate(sql::Db& db) {
   if (version < 2) step(2, migrateV1toV2());
   if (version < 3) step(3, kMigrateV2toV3);
   if (version < 4) step(4, migrateV3toV4());
+  if (version < 5) step(5, kMigrateV4toV5);
   version = static_cast<int>(db.queryInt("PRAGMA user_version"));
   if (version != kSchemaVersion)
     throw sql::Error(SQLITE_ERROR, "migration ended at schema " + std::to_string(version));

@@ -12,7 +12,7 @@
 
 namespace tg::history {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 inline constexpr int kApplicationId = 0x54474853;  // "TGHS"
 
 struct MetricDef {

@@ -100,6 +100,7 @@ struct RequestRow {
   std::string group;
   std::string keyFingerprint;
   std::string endpoint;
+  std::string client;    // the gateway client it came from; empty for Tollgate's own work (and before schema 5)
   std::int64_t requests = 0, r429 = 0, r5xx = 0, netErrors = 0, retries = 0;
   double avgLatencyMs = kUnknown;
   double p95LatencyMs = kUnknown;  // range totals: the worst minute's p95

@@ -17,12 +17,12 @@ constexpr std::int64_t kKeepOpenMinutes = 3;  // a minute's row is rewritten unt
 
 constexpr const char* kInsertRow =
     "INSERT INTO requests_1m(minute_ms, group_id, key_fp, endpoint, requests, r429, r5xx, net_errors, "
-    "retries, lat_avg_ms, lat_p95_ms) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)";
+    "retries, lat_avg_ms, lat_p95_ms, client) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)";
 
 }  // namespace
 
 bool RequestAggregator::Key::operator<(const Key& o) const {
-  return std::tie(minuteMs, group, fp, endpoint) < std::tie(o.minuteMs, o.group, o.fp, o.endpoint);
+  return std::tie(minuteMs, group, fp, endpoint, client) < std::tie(o.minuteMs, o.group, o.fp, o.endpoint, o.client);
 }
 
 void RequestAggregator::prepare(sql::Db& db) {
@@ -49,7 +49,8 @@ void RequestAggregator::reset() {
 std::size_t RequestAggregator::add(const AttemptRecord& a) {
   const EpochMs minute = history::floorMinute(a.tsMs);
   newestMinute_ = std::max(newestMinute_, minute);
-  Key k{minute, a.group, SecretRegistry::redact(a.keyFingerprint), SecretRegistry::redact(a.endpoint)};
+  Key k{minute, a.group, SecretRegistry::redact(a.keyFingerprint), SecretRegistry::redact(a.endpoint),
+        SecretRegistry::redact(a.client)};
   auto it = rows_.find(k);
   if (it == rows_.end()) {
     if (rows_.size() >= kMaxOpenMinuteRows) return 1;
@@ -92,7 +93,8 @@ void RequestAggregator::write(const std::function<std::int64_t(const std::string
         .bind(8, r.net)
         .bind(9, r.retries)
         .bind(10, r.requests ? r.latSum / r.requests : kUnknown)
-        .bind(11, percentile(r.lats, 0.95));
+        .bind(11, percentile(r.lats, 0.95))
+        .bind(12, k.client);
     st.run();
   }
 }

@@ -1,5 +1,5 @@
 // The per-minute request table (requests_1m): HTTP attempts folded into one row per minute, group, key and
-// endpoint, kept in memory and rewritten until the minute is safely past.
+// endpoint and client, kept in memory and rewritten until the minute is safely past.
 //
 // Writer thread only (not thread-safe): the HistoryWriter feeds it attempts and writes it in its batch.
 #pragma once
@@ -36,7 +36,7 @@ class RequestAggregator {
  private:
   struct Key {
     EpochMs minuteMs;
-    std::string group, fp, endpoint;
+    std::string group, fp, endpoint, client;
     bool operator<(const Key& o) const;
   };
   struct Row {

@@ -65,6 +65,7 @@ struct Harness {
     p->req.deadlineS = deadlineS;
     if (!ownKey.empty()) p->req.headers.emplace_back("Authorization", "Bearer " + ownKey);  // as the gateway forwards it
     p->req.ownKey = std::move(ownKey);
+    p->req.client = client;
     p->submittedAt = at;
     p->handle = ++lastHandle;
     handles[id] = p->handle;
@@ -106,6 +107,7 @@ struct Harness {
   void admitOwn(const std::string& id, const std::string& key, TimePoint at = t0) {
     admit(id, Tier::P1, 0, at, "g", "/v1/x", key);
   }
+  std::string client;  // Request::client of the next admit
 
   int count(EventKind k) const {
     return static_cast<int>(std::count_if(events.begin(), events.end(), [k](const Event& e) { return e.kind == k; }));

@@ -49,6 +49,8 @@ class TestScheduler : public QObject {
     c.groups[0].concurrency = 4;
     c.tiers[1].capacity = 10;
     Harness h(c);
+    std::vector<AttemptRecord> attempts;
+    h.listeners.addAttempt([&](const AttemptRecord& a) { attempts.push_back(a); });
     h.admitOwn("a", "sk-client-A-0001");
     QCOMPARE(h.dispatch(t0), 1);
     const auto& lines = *h.sent.back().headerLines;
@@ -56,12 +58,18 @@ class TestScheduler : public QObject {
     QVERIFY(std::find(lines.begin(), lines.end(), "Authorization: Bearer sk-client-A-0001") != lines.end());
     h.respond(429, {{"Retry-After", "30"}}, t0 + 10ms);  // client A's key is held for 30 s...
     QVERIFY(!h.results.count("a"));
+    h.client = "svc-b";
     h.admitOwn("b", "sk-client-B-0002", t0 + 20ms);  // ...client B's is not
+    h.client.clear();
     QCOMPARE(h.dispatch(t0 + 20ms), 1);
     QVERIFY(std::find(h.sent.back().headerLines->begin(), h.sent.back().headerLines->end(),
                       "Authorization: Bearer sk-client-B-0002") != h.sent.back().headerLines->end());
     h.respond(200, {}, t0 + 30ms);
     QCOMPARE(h.results.at("b").status, 200);
+    // History names the client's key by fingerprint and the client as the gateway named it.
+    QCOMPARE(attempts.size(), std::size_t{2});
+    QCOMPARE(attempts[1].keyFingerprint, keyFingerprint("sk-client-B-0002"));
+    QCOMPARE(attempts[1].client, std::string("svc-b"));
     h.admit("g1", Tier::P1, 0, t0 + 40ms);  // the group's key is not held either, and carries the group's key
     QCOMPARE(h.dispatch(t0 + 40ms), 1);
     QVERIFY(std::find(h.sent.back().headerLines->begin(), h.sent.back().headerLines->end(),

@@ -20,7 +20,7 @@
 namespace tgtest {
 
 constexpr tg::EpochMs kT0 = 1'796'000'000'000;  // 2026-11-29T..., any fixed wall-clock time works
-constexpr int kCurrentSchema = 4;
+constexpr int kCurrentSchema = 5;
 
 inline tg::HistoryOptions quietOptions() {
   tg::HistoryOptions o;

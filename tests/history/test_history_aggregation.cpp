@@ -16,7 +16,43 @@ class TestHistoryAggregation : public TempDirTest {
   void requestTableAggregatesPerMinute();
   void r429CountsTheVerdictNotTheStatus_data();
   void r429CountsTheVerdictNotTheStatus();
+  void requestsPerClient();
 };
+
+// Gateway traffic: rows per client (the gateway client's name), apart from Tollgate's own work (client '').
+void TestHistoryAggregation::requestsPerClient() {
+  const QString path = file("clients.db");
+  const EpochMs minute = kT0 - kT0 % 60'000;
+  {
+    auto store = openStore(path);
+    QVERIFY(store);
+    for (int i = 0; i < 6; ++i) {
+      AttemptRecord a;
+      a.tsMs = minute + i * 1000;
+      a.group = "openai";
+      a.keyFingerprint = "k:0000aaaa";
+      a.endpoint = "/v1/chat/completions";
+      a.client = i < 3 ? "svc-a" : (i < 5 ? "svc-b" : "");
+      a.status = i == 1 ? 429 : 200;
+      a.rateLimited = a.status == 429;
+      a.latencyMs = 10;
+      store->append(a);
+    }
+    QVERIFY(store->flush());
+  }
+  auto reader = openReader(path);
+  QVERIFY(reader);
+  auto totals = reader->requestTable(minute, minute + 60'000, false);
+  QVERIFY2(totals.ok(), totals.error.c_str());
+  QCOMPARE(totals.value.size(), std::size_t(3));
+  QCOMPARE(totals.value[0].client, std::string("svc-a"));  // busiest first
+  QCOMPARE(totals.value[0].requests, std::int64_t(3));
+  QCOMPARE(totals.value[0].r429, std::int64_t(1));
+  QCOMPARE(totals.value[1].client, std::string("svc-b"));
+  QCOMPARE(totals.value[1].requests, std::int64_t(2));
+  QCOMPARE(totals.value[2].client, std::string());
+  QCOMPARE(totals.value[2].requests, std::int64_t(1));
+}
 
 void TestHistoryAggregation::requestTableAggregatesPerMinute() {
   const QString path = file("requests.db");

@@ -219,7 +219,7 @@ class TestHistoryCommand : public QObject {
     QCOMPARE(run({"history", "check", "--db", db_}, &out, &err), 0);
     const QString o = QString::fromStdString(out);
     QVERIFY2(o.contains("integrity       ok"), out.c_str());
-    QVERIFY2(o.contains("schema version  4"), out.c_str());
+    QVERIFY2(o.contains("schema version  5"), out.c_str());
     QVERIFY2(o.contains("rows samples    600"), out.c_str());
     QVERIFY2(o.contains("2026-"), out.c_str());
   }
