@@ -4,6 +4,7 @@
 #include "request_safety.h"
 
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <stdexcept>
 #include <string_view>
@@ -237,7 +238,17 @@ std::optional<SendError> CurlTransport::configure(CURL* easy, Transfer& t, const
   set(CURLOPT_PREREQDATA, "CURLOPT_PREREQDATA", static_cast<void*>(&t));
   set(CURLOPT_ERRORBUFFER, "CURLOPT_ERRORBUFFER", t.error);
   set(CURLOPT_MAXFILESIZE_LARGE, "CURLOPT_MAXFILESIZE_LARGE", static_cast<curl_off_t>(options_.maxResponseBytes));
-  set(CURLOPT_TIMEOUT_MS, "CURLOPT_TIMEOUT_MS", static_cast<long>(options_.requestTimeoutS * 1000));
+  if (d.sink) {
+    // Relayed (the gateway): request_timeout_s bounds the upstream's silence, not the length of the answer, as
+    // a proxy's read timeout does; an LLM stream may run for minutes. curl checks the speed each second over
+    // its last 5 s (so silence is seen up to ~5 s late), never while the transfer is paused for a slow client.
+    set(CURLOPT_TIMEOUT_MS, "CURLOPT_TIMEOUT_MS", 0L);
+    set(CURLOPT_LOW_SPEED_LIMIT, "CURLOPT_LOW_SPEED_LIMIT", 1L);
+    set(CURLOPT_LOW_SPEED_TIME, "CURLOPT_LOW_SPEED_TIME",
+        std::max(1L, static_cast<long>(std::ceil(options_.requestTimeoutS))));
+  } else {
+    set(CURLOPT_TIMEOUT_MS, "CURLOPT_TIMEOUT_MS", static_cast<long>(options_.requestTimeoutS * 1000));
+  }
   set(CURLOPT_CONNECTTIMEOUT_MS, "CURLOPT_CONNECTTIMEOUT_MS", static_cast<long>(options_.connectTimeoutS * 1000));
   set(CURLOPT_TCP_KEEPALIVE, "CURLOPT_TCP_KEEPALIVE", 1L);
   if (d.method == "GET") {

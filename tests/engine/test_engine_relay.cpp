@@ -134,8 +134,11 @@ struct Relayed {
 };
 
 // Sends one request with `sink` through an engine on `server` and waits (up to 10 s) for its answer.
-Relayed relay(RawHttpServer& server, const std::shared_ptr<RecordingSink>& sink, const std::string& id) {
-  Engine e(configFor(server.url()));
+Relayed relay(RawHttpServer& server, const std::shared_ptr<RecordingSink>& sink, const std::string& id,
+              const std::function<void(EngineConfig&)>& edit = {}) {
+  EngineConfig c = configFor(server.url());
+  if (edit) edit(c);
+  Engine e(c);
   e.start();
   Results res;
   Request r = request(id);
@@ -240,6 +243,29 @@ class TestEngineRelay : public QObject {
       QVERIFY2(late < kGap / 2, QByteArray::number(static_cast<qlonglong>(late.count())) + " ms late, piece " +
                                     QByteArray::number(static_cast<qulonglong>(i)));
     }
+  }
+
+  // request_timeout_s bounds a relayed answer's silence, not its length: a 2.8 s stream whose pieces come
+  // 0.4 s apart passes a 1 s timeout; an upstream that says nothing is cut (curl averages the speed over the
+  // last 5 seconds, and the request's upload counts, so silence is noticed up to ~5 s after the timeout).
+  void relayTimeoutIsSilenceNotLength() {
+    const std::vector<std::string> pieces(8, "data: {\"choices\":[]}\n\n");
+    RawHttpServer server([&](const std::string&, int) { return stream("text/event-stream", pieces, 400ms); });
+    auto oneSecond = [](EngineConfig& c) {
+      c.requestTimeoutS = 1;
+      c.retry.maxAttempts = 1;
+    };
+    auto sink = std::make_shared<RecordingSink>();
+    const Relayed whole = relay(server, sink, "long", oneSecond);
+    QVERIFY2(whole.result.ok() && whole.result.committed, describe(whole.result));
+    QCOMPARE(sink->body(), joined(pieces));
+    QVERIFY(whole.took > 2500ms);
+    RawHttpServer silent([](const std::string&, int) { return RawHttpServer::held(); });
+    auto quiet = std::make_shared<RecordingSink>();
+    const Relayed cut = relay(silent, quiet, "silent", oneSecond);
+    QCOMPARE(cut.calls, 1);
+    QVERIFY2(cut.result.error == ErrorKind::Timeout, describe(cut.result));
+    QVERIFY2(cut.took < 9s, QByteArray::number(static_cast<qlonglong>(std::chrono::duration_cast<std::chrono::milliseconds>(cut.took).count())));
   }
 
   // Pause stops the transfer until resumeTransfer; the paused piece comes again, nothing is lost or doubled.
