@@ -17,7 +17,7 @@ const char* const kUsage =
     "  tollgate serve [--config FILE] [--listen HOST:PORT] [--duration S] [--history FILE|off] [--quiet]\n"
     "               the local gateway alone: services send their API calls through it\n"
     "  tollgate headers [--status N] [--now EPOCH] [--max-wait S]   < raw response header lines\n"
-    "  tollgate probe [--config FILE] --group G [--steps 1,2,4,8,16] [--step-s 5] [--path /v1/x]\n"
+    "  tollgate probe [--config FILE] --group G [--rates 5,10,20,40,80] [--step-s 5] [--method M] [--path /v1/x]\n"
     "  tollgate history incidents|show|export|check --db FILE [...]\n"
     "  tollgate replay --incident ID | --from MS --to MS [--db FILE] [--override FILE] [--report out.json] [--speed K]\n"
     "  tollgate --version\n"

@@ -1,4 +1,4 @@
-// tollgate probe: steps a group's concurrency up against the upstream, without the engine's protection,
+// tollgate probe: steps a request rate up against a group's upstream, without the engine's protection,
 // and prints where the soft and hard limits showed.
 #include "cli.h"
 
@@ -7,59 +7,98 @@
 #include "request_safety.h"
 #include "session.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 namespace tg::cli {
 namespace {
 
-// A probe step is a concurrency: the most a group may be configured with.
-constexpr int kMaxProbeStep = 100000;
-
 constexpr const char* kProbeSynopsis =
-    "usage: tollgate probe [--config FILE] --group G [--key NAME] [--steps 1,2,4,8,16] [--step-s 5] [--path /v1/x]\n";
+    "usage: tollgate probe [--config FILE] --group G [--key NAME] [--rates 5,10,20,40,80,160,320] [--step-s 5]\n"
+    "                      [--max-per-step 2000] [--stop-429 0.1] [--method POST] [--body JSON] [--path /v1/x]\n"
+    "Offers each rate open loop (requests leave on schedule, whatever the answers) for --step-s seconds or\n"
+    "--max-per-step requests, stops at the first rate whose 429 share passes --stop-429, then bisects between\n"
+    "the last clean rate and that one. Between steps it waits what the upstream asked (Retry-After, a reset).\n";
+
+// "5,10,20": rates in (0, kMaxProbeRate], each a whole number word (no "4abc").
+std::optional<std::vector<double>> parseRates(const std::string& text, std::string* bad) {
+  std::vector<double> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const auto comma = text.find(',', pos);
+    const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    char* end = nullptr;
+    const double v = item.empty() ? 0 : std::strtod(item.c_str(), &end);
+    if (item.empty() || !end || *end != '\0' || !std::isfinite(v) || v <= 0 || v > kMaxProbeRate) {
+      *bad = item;
+      return std::nullopt;
+    }
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+int usageError(const std::string& what) {
+  std::fprintf(stderr, "tollgate probe: %s\n", what.c_str());
+  return kExitUsage;
+}
 
 }  // namespace
 
 int probeCommand(const std::vector<std::string>& argv) {
-  CommandLine a(kProbeSynopsis, {{"--config", "FILE", "upstream config (default: the embedded simulator demo)"},
-                                  {"--group", "G", "the group to probe (required)"},
-                                  {"--key", "NAME", "the group's key to use (default: its first)"},
-                                  {"--steps", "1,2,4,8,16", "concurrency of each step"},
-                                  {"--step-s", "S", "seconds per step, above 0 and at most 3600 (default: 5)"},
-                                  {"--path", "/v1/x", "path requested below the group's base_url"}});
+  CommandLine a(kProbeSynopsis,
+                {{"--config", "FILE", "upstream config (default: the embedded simulator demo)"},
+                 {"--group", "G", "the group to probe (required)"},
+                 {"--key", "NAME", "the group's key to use (default: its first)"},
+                 {"--rates", "5,10,20", "requests per second of each step, rising"},
+                 {"--step-s", "S", "seconds per step, above 0 and at most 3600 (default: 5)"},
+                 {"--max-per-step", "N", "at most this many requests per step (default: 2000)"},
+                 {"--stop-429", "SHARE", "stop rising once a step's 429 share passes this, in (0, 1] (default: 0.1)"},
+                 {"--method", "M", "HTTP method (default: POST)"},
+                 {"--body", "TEXT", "request body, sent as application/json unless --method is GET or HEAD "
+                                    "(default: {\"max_tokens\":1})"},
+                 {"--path", "/v1/x", "path requested below the group's base_url"}});
   if (auto answered = a.parseOrAnswer(argv, "tollgate probe", std::cout, std::cerr)) return *answered;
   std::string err;
   ProbeOptions o;
   if (auto s = a.number("--step-s", &err)) o.stepS = *s;
-  if (!err.empty() || o.stepS <= 0 || o.stepS > kMaxProbeStepS) {
-    std::fprintf(stderr, "tollgate probe: %s\n",
-                 err.empty() ? "--step-s: expected seconds above 0 and at most 3600" : err.c_str());
-    return kExitUsage;
+  if (!err.empty() || o.stepS <= 0 || o.stepS > kMaxProbeStepS)
+    return usageError(err.empty() ? "--step-s: expected seconds above 0 and at most 3600" : err);
+  if (auto n = a.value("--max-per-step")) {
+    const auto v = parsePositiveInt(*n, 10'000'000);
+    if (!v) return usageError("--max-per-step: expected a whole number from 1 to 10000000, got \"" + printable(*n) + "\"");
+    o.maxPerStep = *v;
   }
-  if (auto steps = a.value("--steps")) {
-    o.steps.clear();
-    std::size_t pos = 0;
-    while (pos <= steps->size()) {
-      const auto comma = steps->find(',', pos);
-      const std::string item = steps->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      const auto n = parsePositiveInt(item, kMaxProbeStep);
-      if (!n) {
-        std::fprintf(stderr, "tollgate probe: --steps: expected integers from 1 to %d separated by commas, got \"%s\"\n",
-                     kMaxProbeStep, item.c_str());
-        return kExitUsage;
-      }
-      o.steps.push_back(*n);
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
+  if (auto s = a.number("--stop-429", &err)) o.stop429 = *s;
+  if (!err.empty() || o.stop429 <= 0 || o.stop429 > 1)
+    return usageError(err.empty() ? "--stop-429: expected a share above 0 and at most 1" : err);
+  if (auto r = a.value("--rates")) {
+    std::string bad;
+    auto rates = parseRates(*r, &bad);
+    if (!rates)
+      return usageError("--rates: expected requests per second above 0 and at most 100000, separated by commas, got \"" +
+                        printable(bad) + "\"");
+    o.rates = std::move(*rates);
+    if (!std::is_sorted(o.rates.begin(), o.rates.end()) ||
+        std::adjacent_find(o.rates.begin(), o.rates.end()) != o.rates.end())
+      return usageError("--rates: each rate must be higher than the one before");
   }
+  if (auto m = a.value("--method")) {
+    if (m->empty() || m->size() > 16 || !std::all_of(m->begin(), m->end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
+      return usageError("--method: expected an HTTP method in capitals (GET, POST, ...), got \"" + printable(*m) + "\"");
+    o.method = *m;
+    if (o.method == "GET" || o.method == "HEAD") o.body.clear();
+  }
+  if (auto b = a.value("--body")) o.body = *b;
   if (auto p = a.value("--path")) {
     // Joined after base_url: anything but a path ("@evil.com/x", ".evil.com/x") would change the host the key goes to.
-    if (p->empty() || p->front() != '/') {
-      std::fprintf(stderr, "tollgate probe: --path: expected a path starting with /, got \"%s\"\n", printable(*p).c_str());
-      return kExitUsage;
-    }
+    if (p->empty() || p->front() != '/')
+      return usageError("--path: expected a path starting with /, got \"" + printable(*p) + "\"");
     o.path = *p;
   }
   std::unique_ptr<Session> session;

@@ -1,15 +1,21 @@
 #include "probe.h"
 
+#include "quota_verdict.h"
+#include "rate_limit_header_parser.h"
 #include "request_safety.h"
 #include "types.h"
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
+#include <unordered_set>
 #include <vector>
 
 namespace tg {
@@ -17,9 +23,33 @@ namespace {
 
 constexpr long kTransferTimeoutMs = 30000;
 constexpr int kPollMs = 50;
-constexpr const char* kProbeBody = "{\"max_tokens\":1}";
+// After any 429 the next step waits at least this long, so a limiter without headers drains between steps.
+constexpr double kCoolDownS = 1.0;
 
 size_t discard(char*, size_t size, size_t n, void*) { return size * n; }
+
+// One request in flight: its handle and the head of its answer, read for the upstream's wait.
+struct Transfer {
+  CURL* easy = nullptr;
+  HeaderList headers;
+};
+
+size_t collectHeader(char* p, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::string_view line(p, size * n);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  if (line.rfind("HTTP/", 0) == 0) t->headers.clear();  // a new head (after 100 Continue)
+  if (const auto colon = line.find(':'); colon != std::string_view::npos && t->headers.size() < 256) {
+    std::string_view v = line.substr(colon + 1);
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    t->headers.emplace_back(std::string(line.substr(0, colon)), std::string(v));
+  }
+  return size * n;
+}
+
+double epochNowS() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 struct EasyFree {
   void operator()(CURL* e) const { curl_easy_cleanup(e); }
@@ -42,7 +72,7 @@ void append(SlistPtr& list, const std::string& line) {
 }
 
 // One transfer of the probe, or an exception naming the option libcurl refused.
-EasyPtr makeEasy(const std::string& url, curl_slist* headers) {
+EasyPtr makeEasy(const ProbeOptions& o, const std::string& url, curl_slist* headers, Transfer* t) {
   EasyPtr e(curl_easy_init());
   if (!e) throw std::runtime_error("probe: curl_easy_init failed");
   auto set = [&](CURLoption option, const char* name, auto value) {
@@ -51,9 +81,20 @@ EasyPtr makeEasy(const std::string& url, curl_slist* headers) {
   };
   set(CURLOPT_URL, "CURLOPT_URL", url.c_str());
   set(CURLOPT_PROTOCOLS_STR, "CURLOPT_PROTOCOLS_STR", kAllowedProtocols);
-  set(CURLOPT_COPYPOSTFIELDS, "CURLOPT_COPYPOSTFIELDS", kProbeBody);
+  if (o.method == "GET") {
+    set(CURLOPT_HTTPGET, "CURLOPT_HTTPGET", 1L);
+  } else if (o.method == "HEAD") {
+    set(CURLOPT_NOBODY, "CURLOPT_NOBODY", 1L);
+  } else {
+    set(CURLOPT_POSTFIELDS, "CURLOPT_POSTFIELDS", o.body.data());  // o outlives every transfer
+    set(CURLOPT_POSTFIELDSIZE_LARGE, "CURLOPT_POSTFIELDSIZE_LARGE", static_cast<curl_off_t>(o.body.size()));
+    if (o.method != "POST") set(CURLOPT_CUSTOMREQUEST, "CURLOPT_CUSTOMREQUEST", o.method.c_str());
+  }
   set(CURLOPT_HTTPHEADER, "CURLOPT_HTTPHEADER", headers);
   set(CURLOPT_WRITEFUNCTION, "CURLOPT_WRITEFUNCTION", discard);
+  set(CURLOPT_HEADERFUNCTION, "CURLOPT_HEADERFUNCTION", collectHeader);
+  set(CURLOPT_HEADERDATA, "CURLOPT_HEADERDATA", static_cast<void*>(t));
+  set(CURLOPT_PRIVATE, "CURLOPT_PRIVATE", static_cast<void*>(t));
   set(CURLOPT_NOSIGNAL, "CURLOPT_NOSIGNAL", 1L);
   set(CURLOPT_TIMEOUT_MS, "CURLOPT_TIMEOUT_MS", kTransferTimeoutMs);
   return e;
@@ -70,6 +111,17 @@ void addHandle(CURLM* multi, EasyPtr e) {
 std::string probeProblem(const ProbeOptions& o) {
   if (!(o.stepS > 0 && o.stepS <= kMaxProbeStepS))
     return "step_s " + std::to_string(o.stepS) + " is not in (0, " + std::to_string(static_cast<int>(kMaxProbeStepS)) + "]";
+  if (o.rates.empty()) return "no rates to step through";
+  for (std::size_t i = 0; i < o.rates.size(); ++i) {
+    if (!(o.rates[i] > 0 && o.rates[i] <= kMaxProbeRate))
+      return "rate " + std::to_string(o.rates[i]) + " is not in (0, " + std::to_string(static_cast<int>(kMaxProbeRate)) + "]";
+    if (i > 0 && !(o.rates[i] > o.rates[i - 1])) return "rates must rise, one step after another";
+  }
+  if (o.maxPerStep < 1) return "max_per_step must be at least 1";
+  if (!(o.stop429 > 0 && o.stop429 <= 1)) return "stop_429 must be a share in (0, 1]";
+  if (o.method.empty() || o.method.size() > 16 ||
+      !std::all_of(o.method.begin(), o.method.end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
+    return "method \"" + printable(o.method) + "\" is not an HTTP method (A-Z, at most 16 letters)";
   if (o.path.empty() || o.path.front() != '/')
     return "path \"" + printable(o.path) + "\" does not start with /: it would change the host the key goes to";
   std::string why;
@@ -87,6 +139,141 @@ std::string probeProblem(const ProbeOptions& o) {
   return {};
 }
 
+namespace {
+
+// Runs the probe's steps on one multi handle.
+class Prober {
+ public:
+  explicit Prober(const ProbeOptions& o) : o_(o), url_(o.baseUrl + o.path), multi_(curl_multi_init()) {
+    if (!multi_) throw std::runtime_error("probe: curl_multi_init failed");
+    if (!o.body.empty() && o.method != "GET" && o.method != "HEAD") append(headers_, "Content-Type: application/json");
+    append(headers_, "Expect:");
+    if (!o.key.secret.empty()) append(headers_, o.key.header + ": " + o.key.prefix + o.key.secret);
+    if (!o.groupHeader.empty()) append(headers_, o.groupHeader + ": " + o.group);
+    append(headers_, "X-Tollgate-Tier: probe");
+  }
+  ~Prober() {  // after an exception: transfers still in flight
+    for (Transfer* t : live_) {
+      curl_multi_remove_handle(multi_.get(), t->easy);
+      curl_easy_cleanup(t->easy);
+      delete t;
+    }
+  }
+  Prober(const Prober&) = delete;
+  Prober& operator=(const Prober&) = delete;
+
+  // Offers `rate` requests/s open loop for stepS or maxPerStep requests, then waits for the answers.
+  ProbeStep step(double rate, bool refine) {
+    ProbeStep s;
+    s.rate = rate;
+    s.refine = refine;
+    s.waitedS = waitForUpstream();
+    waitUntilEpochS_ = 0;
+    saw429_ = false;
+    const auto start = Clock::now();
+    const auto sendEnd = addSaturating(start, fromSeconds(o_.stepS));
+    long offered = 0;
+    auto dueAt = [&](long i) { return addSaturating(start, fromSeconds(static_cast<double>(i) / rate)); };
+    for (;;) {
+      const auto now = Clock::now();
+      while (offered < o_.maxPerStep && dueAt(offered) <= now && dueAt(offered) < sendEnd) {
+        if (active_ < o_.maxInFlight) {
+          send();
+          ++s.sent;
+        } else {
+          ++s.skipped;
+        }
+        ++offered;
+      }
+      const bool sending = offered < o_.maxPerStep && dueAt(offered) < sendEnd;
+      if (!sending && active_ == 0) break;
+      perform(s);
+      if (!sending && active_ == 0) break;
+      long waitMs = kPollMs;
+      if (sending)
+        waitMs = std::clamp<long>(static_cast<long>(toSeconds(dueAt(offered) - Clock::now()) * 1000), 0, kPollMs);
+      if (waitMs > 0)
+        if (CURLMcode rc = curl_multi_poll(multi_.get(), nullptr, 0, static_cast<int>(waitMs), nullptr); rc != CURLM_OK)
+          throw std::runtime_error(std::string("probe: curl_multi_poll: ") + curl_multi_strerror(rc));
+    }
+    s.seconds = static_cast<double>(offered) / rate;  // the span the schedule offered them over
+    return s;
+  }
+
+ private:
+  void send() {
+    auto t = std::make_unique<Transfer>();
+    EasyPtr e = makeEasy(o_, url_, headers_.get(), t.get());
+    t->easy = e.get();
+    addHandle(multi_.get(), std::move(e));
+    live_.insert(t.release());  // owned through CURLOPT_PRIVATE (and live_) until its answer is read
+    ++active_;
+  }
+
+  void perform(ProbeStep& s) {
+    int running = 0;
+    if (CURLMcode rc = curl_multi_perform(multi_.get(), &running); rc != CURLM_OK)
+      throw std::runtime_error(std::string("probe: curl_multi_perform: ") + curl_multi_strerror(rc));
+    int left = 0;
+    while (CURLMsg* m = curl_multi_info_read(multi_.get(), &left)) {
+      if (m->msg != CURLMSG_DONE) continue;
+      CURL* e = m->easy_handle;
+      void* priv = nullptr;
+      curl_easy_getinfo(e, CURLINFO_PRIVATE, &priv);
+      std::unique_ptr<Transfer> t(static_cast<Transfer*>(priv));
+      live_.erase(t.get());
+      long status = 0;
+      if (m->data.result != CURLE_OK || curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK) status = 0;
+      if (status >= 200 && status < 300) ++s.ok;
+      else if (status == 429) ++s.r429;
+      else ++s.other;
+      if (status == 429) saw429_ = true;
+      if (status != 0 && t) {  // the upstream's word on when to come back
+        const double nowS = epochNowS();
+        const QuotaVerdict v = decideVerdict(RateLimitHeaderParser::parse(t->headers, nowS), static_cast<int>(status),
+                                             nowS, o_.maxWaitS);
+        if (v.kind == QuotaVerdict::Kind::Throttled || v.kind == QuotaVerdict::Kind::Exhausted)
+          waitUntilEpochS_ = std::max(waitUntilEpochS_, std::min(v.untilEpochS, nowS + o_.maxWaitS));
+      }
+      curl_multi_remove_handle(multi_.get(), e);
+      curl_easy_cleanup(e);
+      --active_;
+    }
+  }
+
+  // Before a step: what the last one's answers asked for (at most maxWaitS), at least kCoolDownS after a 429.
+  double waitForUpstream() {
+    double waitS = std::isfinite(waitUntilEpochS_) ? waitUntilEpochS_ - epochNowS() : 0;
+    if (saw429_) waitS = std::max(waitS, kCoolDownS);
+    waitS = std::clamp(waitS, 0.0, o_.maxWaitS);
+    if (waitS > 0) std::this_thread::sleep_for(std::chrono::duration<double>(waitS));
+    return waitS;
+  }
+
+  const ProbeOptions& o_;
+  const std::string url_;
+  MultiPtr multi_;
+  SlistPtr headers_;
+  std::unordered_set<Transfer*> live_;
+  int active_ = 0;
+  double waitUntilEpochS_ = 0;
+  bool saw429_ = false;
+};
+
+void consider(ProbeReport& r, const ProbeStep& s) {
+  if (s.clean() && s.okPerS() > r.softLimit) {
+    r.softLimit = s.okPerS();
+    r.softRate = s.rate;
+  }
+  if (s.okPerS() > r.hardLimit) {
+    r.hardLimit = s.okPerS();
+    r.hardRate = s.rate;
+  }
+  r.steps.push_back(s);
+}
+
+}  // namespace
+
 ProbeReport runProbe(const ProbeOptions& o) {
   if (std::string p = probeProblem(o); !p.empty()) throw std::invalid_argument(p);
   static std::once_flag init;
@@ -94,79 +281,54 @@ ProbeReport runProbe(const ProbeOptions& o) {
   std::call_once(init, [] { initRc = curl_global_init(CURL_GLOBAL_DEFAULT); });
   if (initRc != CURLE_OK) throw std::runtime_error(std::string("probe: curl_global_init: ") + curl_easy_strerror(initRc));
 
-  const std::string url = o.baseUrl + o.path;
-  SlistPtr headers;
-  append(headers, "Content-Type: application/json");
-  append(headers, "Expect:");
-  if (!o.key.secret.empty()) append(headers, o.key.header + ": " + o.key.prefix + o.key.secret);
-  if (!o.groupHeader.empty()) append(headers, o.groupHeader + ": " + o.group);
-  append(headers, "X-Tollgate-Tier: probe");
-
+  Prober prober(o);
   ProbeReport report;
-  MultiPtr multi(curl_multi_init());
-  if (!multi) throw std::runtime_error("probe: curl_multi_init failed");
-  for (int conc : o.steps) {
-    ProbeStep step;
-    step.concurrency = conc;
-    const auto start = Clock::now();
-    const TimePoint end = addSaturating(start, fromSeconds(o.stepS));
-    int active = 0;
-    for (int i = 0; i < conc; ++i) {
-      addHandle(multi.get(), makeEasy(url, headers.get()));
-      ++active;
-      ++step.sent;
+  double lastClean = 0, refused = 0;
+  char why[200];
+  for (double rate : o.rates) {
+    const ProbeStep s = prober.step(rate, false);
+    consider(report, s);
+    if (s.share429() > o.stop429) {
+      refused = rate;
+      std::snprintf(why, sizeof why, "%.1f%% 429s at %.1f req/s passed --stop-429 %.1f%%", 100 * s.share429(), rate,
+                    100 * o.stop429);
+      report.stopped = why;
+      break;
     }
-    while (active > 0) {
-      int running = 0;
-      if (CURLMcode rc = curl_multi_perform(multi.get(), &running); rc != CURLM_OK)
-        throw std::runtime_error(std::string("probe: curl_multi_perform: ") + curl_multi_strerror(rc));
-      int left = 0;
-      while (CURLMsg* m = curl_multi_info_read(multi.get(), &left)) {
-        if (m->msg != CURLMSG_DONE) continue;
-        CURL* e = m->easy_handle;
-        long status = 0;
-        if (m->data.result != CURLE_OK || curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK) status = 0;
-        if (status >= 200 && status < 300) ++step.ok;
-        else if (status == 429) ++step.r429;
-        else ++step.other;
-        curl_multi_remove_handle(multi.get(), e);
-        EasyPtr owned(e);
-        if (Clock::now() < end) {
-          addHandle(multi.get(), std::move(owned));  // closed loop: next request at once
-          ++step.sent;
-        } else {
-          --active;
-        }
-      }
-      if (active > 0)
-        if (CURLMcode rc = curl_multi_poll(multi.get(), nullptr, 0, kPollMs, nullptr); rc != CURLM_OK)
-          throw std::runtime_error(std::string("probe: curl_multi_poll: ") + curl_multi_strerror(rc));
+    if (s.sent > 0 && s.other * 2 > s.sent) {  // a refusal that is not a rate limit: nothing to learn here
+      std::snprintf(why, sizeof why,
+                    "%ld of %ld answers were neither 2xx nor 429 (a wrong --method, --path or --body?)", s.other, s.sent);
+      report.stopped = why;
+      return report;
     }
-    step.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (step.share429() < 0.01 && step.okPerS() > report.softLimit) {
-      report.softLimit = step.okPerS();
-      report.softConcurrency = conc;
-    }
-    if (step.okPerS() > report.hardLimit) {
-      report.hardLimit = step.okPerS();
-      report.hardConcurrency = conc;
-    }
-    report.steps.push_back(step);
+    if (s.clean()) lastClean = rate;
+  }
+  if (report.stopped.empty()) report.stopped = "every rate passed (the limit is above the last one)";
+  // Bisect between the last clean rate and the refused one: the soft limit lies between them.
+  for (int i = 0; i < o.refineSteps && lastClean > 0 && refused > lastClean * 1.05; ++i) {
+    const double mid = (lastClean + refused) / 2;
+    const ProbeStep s = prober.step(mid, true);
+    consider(report, s);
+    if (s.clean()) lastClean = mid;
+    else refused = mid;
   }
   return report;
 }
+
 std::string formatProbeTable(const ProbeReport& r) {
-  std::string out = "concurrency  seconds     sent   qps_sent    ok/s   429_share  other\n";
-  char buf[160];
+  std::string out = "  rate/s  step    waited_s  seconds     sent    ok/s  429_share  other  skipped\n";
+  char buf[200];
   for (const auto& s : r.steps) {
-    std::snprintf(buf, sizeof buf, "%11d  %7.1f  %7ld  %9.1f  %6.1f  %9.1f%%  %5ld\n", s.concurrency, s.seconds, s.sent,
-                  s.qps(), s.okPerS(), 100 * s.share429(), s.other);
+    std::snprintf(buf, sizeof buf, "%8.1f  %-6s  %8.1f  %7.1f  %7ld  %6.1f  %8.1f%%  %5ld  %7ld\n", s.rate,
+                  s.refine ? "refine" : "rise", s.waitedS, s.seconds, s.sent, s.okPerS(), 100 * s.share429(), s.other,
+                  s.skipped);
     out += buf;
   }
+  out += "stopped: " + r.stopped + "\n";
   std::snprintf(buf, sizeof buf,
-                "soft limit (highest ok/s with <1%% 429s): %.1f req/s at concurrency %d\n"
-                "hard limit (highest ok/s reached):        %.1f req/s at concurrency %d\n",
-                r.softLimit, r.softConcurrency, r.hardLimit, r.hardConcurrency);
+                "soft limit (highest ok/s with <1%% 429s): %.1f req/s (offered %.1f/s)\n"
+                "hard limit (highest ok/s reached):        %.1f req/s (offered %.1f/s)\n",
+                r.softLimit, r.softRate, r.hardLimit, r.hardRate);
   out += buf;
   return out;
 }

@@ -170,16 +170,39 @@ class TestCli : public QObject {
       QVERIFY2(g.contains(k), k);
   }
 
+  // Rate steps open loop: clean below the simulator's 40/s (burst 40), refused at 80/s, then bisected; the
+  // probe waits a second after 429s before the next step. (Accuracy is measured in a benchmark, not here.)
   void probeFindsTheLimit() {
     QTemporaryDir dir;
     const QString cfg = dir.filePath("cfg.json");
     writeFile(cfg, slowConfig());
     QByteArray out, err;
-    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "batch", "--steps", "1,8", "--step-s", "1.5"}, &out, &err), 0);
-    QVERIFY2(out.contains("soft limit"), out.constData());
-    QVERIFY2(out.contains("hard limit"), out.constData());
-    // At concurrency 8 with 5 ms latency the 40/s quota is far exceeded: 429s must show.
-    QVERIFY2(out.split('\n').size() >= 4, out.constData());
+    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "batch", "--rates", "10,80", "--step-s", "1.5"}, &out, &err), 0);
+    const QList<QByteArray> lines = out.split('\n');
+    QVERIFY2(lines.size() >= 1 + 2 + 4 + 3, out.constData());  // head, 2 rising, 4 refining, stopped + 2 limits
+    QVERIFY2(lines[1].contains("10.0") && lines[1].contains("rise") && lines[1].contains(" 0.0%"), out.constData());
+    QVERIFY2(lines[2].contains("80.0") && lines[2].contains("rise") && !lines[2].contains(" 0.0%"), out.constData());
+    QVERIFY2(lines[3].contains("refine") && lines[3].contains("45.0"), out.constData());  // halfway
+    QVERIFY2(lines[3].contains("     1.0  "), out.constData());  // waited a second after the 429s
+    QVERIFY2(out.contains("stopped: ") && out.contains("passed --stop-429 10.0%"), out.constData());
+    // The hard limit is the most that got through: above the clean 10/s, not above what was offered.
+    const int at = out.indexOf("hard limit");
+    QVERIFY(at >= 0);
+    const double hard = out.mid(at).split(':').at(1).trimmed().split(' ').at(0).toDouble();
+    QVERIFY2(hard > 15 && hard < 80, out.constData());
+  }
+
+  void probeStopsWhenTheUpstreamRefusesTheMethod() {
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json");
+    writeFile(cfg, slowConfig());
+    QByteArray out, err;
+    // The simulator's control endpoint answers a GET 405: no rate can be learnt, and the probe says why
+    // instead of reporting "0 req/s".
+    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "batch", "--rates", "5,10", "--step-s", "0.5", "--method",
+                          "GET", "--path", "/__sim/control"}, &out, &err), 0);
+    QVERIFY2(out.contains("neither 2xx nor 429") && out.contains("--method"), out.constData());
+    QCOMPARE(out.count(" rise "), 1);
   }
 };
 

@@ -31,9 +31,14 @@ class TestCliHostile : public QObject {
     QTest::newRow("duration 1e400") << QStringList{"run", "--headless", "--duration", "1e400"} << "--duration";
     QTest::newRow("duration 5s") << QStringList{"run", "--headless", "--duration", "5s"} << "--duration";
     QTest::newRow("duration blank") << QStringList{"run", "--headless", "--duration", " 5"} << "--duration";
-    QTest::newRow("steps 4abc") << QStringList{"probe", "--group", "g", "--steps", "4abc"} << "\"4abc\"";
-    QTest::newRow("steps 2^31") << QStringList{"probe", "--group", "g", "--steps", "1,2147483648"} << "--steps";
-    QTest::newRow("steps empty item") << QStringList{"probe", "--group", "g", "--steps", "1,,2"} << "--steps";
+    QTest::newRow("rates 4abc") << QStringList{"probe", "--group", "g", "--rates", "4abc"} << "\"4abc\"";
+    QTest::newRow("rates 2^31") << QStringList{"probe", "--group", "g", "--rates", "1,2147483648"} << "--rates";
+    QTest::newRow("rates empty item") << QStringList{"probe", "--group", "g", "--rates", "1,,2"} << "--rates";
+    QTest::newRow("rates nan") << QStringList{"probe", "--group", "g", "--rates", "nan"} << "--rates";
+    QTest::newRow("rates falling") << QStringList{"probe", "--group", "g", "--rates", "10,5"} << "higher";
+    QTest::newRow("method with CRLF") << QStringList{"probe", "--group", "g", "--method", "GET\r\nX: 1"} << "method";
+    QTest::newRow("stop-429 2") << QStringList{"probe", "--group", "g", "--stop-429", "2"} << "--stop-429";
+    QTest::newRow("max-per-step 0") << QStringList{"probe", "--group", "g", "--max-per-step", "0"} << "--max-per-step";
     QTest::newRow("step-s nan") << QStringList{"probe", "--group", "g", "--step-s", "nan"} << "--step-s";
   }
   void commandLineNumbersAreWholeAndFinite() {

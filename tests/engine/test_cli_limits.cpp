@@ -84,7 +84,7 @@ class TestCliLimits : public QObject {
     const QString cfg = dir.filePath("c.json");
     writeFile(cfg, probeConfig(home.url()));
     QByteArray err;
-    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "g", "--steps", "1", "--step-s", "0.2", "--path",
+    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "g", "--rates", "5", "--step-s", "0.2", "--path",
                           path.arg(other.port())},
                          nullptr, &err),
              kExitUsage);
@@ -100,7 +100,7 @@ class TestCliLimits : public QObject {
     const QString cfg = dir.filePath("c.json");
     writeFile(cfg, probeConfig(home.url(), "Bearer \r\nX-Smuggled: 1\r\nX: "));
     QByteArray err;
-    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "g", "--steps", "1", "--step-s", "0.2"}, nullptr, &err),
+    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "g", "--rates", "5", "--step-s", "0.2"}, nullptr, &err),
              kExitUsage);
     QVERIFY2(err.contains("key \"k\""), err.constData());
     QVERIFY2(!err.contains(kSecret), err.constData());  // the secret is never in the message
@@ -113,7 +113,7 @@ class TestCliLimits : public QObject {
     const QString cfg = dir.filePath("c.json");
     writeFile(cfg, probeConfig(home.url()));
     QByteArray err;
-    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "g", "--steps", "1", "--step-s", "1e15"}, nullptr, &err),
+    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "g", "--rates", "5", "--step-s", "1e15"}, nullptr, &err),
              kExitUsage);
     QVERIFY2(err.contains("--step-s"), err.constData());
     QCOMPARE(home.count(), 0);

@@ -24,7 +24,7 @@ ProbeOptions probeOptions(const RawHttpServer& home) {
   o.group = "g";
   o.key.name = "k";
   o.key.secret = kSecret;
-  o.steps = {1};
+  o.rates = {5};
   o.stepS = 0.2;
   return o;
 }
