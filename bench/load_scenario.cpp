@@ -68,7 +68,8 @@ RunLog runStrategy(const std::string& strategy, const Scenario& s, const std::ve
   const nlohmann::json simJson = s.simJson();
   tg::SimServer sim(tg::SimConfig::fromJson(simJson, "(bench sim)"));
   const int port = sim.start("127.0.0.1", 0);
-  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const std::string simUrl = "http://127.0.0.1:" + std::to_string(port);
+  const std::string url = s.front ? s.front(simUrl) : simUrl;
   std::vector<TimedAction> actions;
   for (const auto& a : simActions) actions.push_back({a.atS, [&sim, fn = a.fn] { fn(sim); }});
 
@@ -88,6 +89,7 @@ RunLog runStrategy(const std::string& strategy, const Scenario& s, const std::ve
     o.concurrencyPerGroup = s.concurrencyPerGroup;
     log = BaselineClient(o).run(arrivals, durationS, actions);
   }
+  if (s.frontStop) s.frontStop();
   sim.stop();
   return log;
 }
