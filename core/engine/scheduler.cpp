@@ -511,6 +511,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   }
 
   bool exhausted = false;
+  double floorS = -1;  // a Retry-After that said nothing of the quota: this request's own wait
   if (rateLimited) {
     ++g.counters.r429;
     if (verdict.kind == QuotaVerdict::Kind::Exhausted) {
@@ -522,7 +523,13 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
            "quota exhausted until " + formatClock(until) + " (key " + k.fingerprint + ")",
            {{"until_ms", until}, {"wait_s", verdict.waitS}, {"key", k.fingerprint}}, nowEpoch);
     } else if (verdict.kind == QuotaVerdict::Kind::Unknown429) {
-      k.quota.onBare429(cfg_.retry.default429WaitS, cfg_.retry.maxBackoffS, now, nowEpoch);
+      k.quota.onRefusal(f.sentAt, std::numeric_limits<double>::quiet_NaN(), cfg_.retry.default429WaitS,
+                        cfg_.retry.maxBackoffS, now, nowEpoch);
+    } else if (reading.scopes.empty()) {
+      // Retry-After alone (nginx, API gateways): a floor for this request's retry and a rate signal for the
+      // key, not a verdict on the whole window; the key is held only when nothing gets through at all.
+      floorS = std::max(verdict.waitS, cfg_.retry.baseBackoffS);
+      k.quota.onRefusal(f.sentAt, verdict.waitS, cfg_.retry.default429WaitS, cfg_.retry.maxBackoffS, now, nowEpoch);
     } else {
       // A server-directed wait below the floor (Retry-After: 0) still holds the key that long: the
       // upstream would otherwise be asked again at once, by every request queued on it.
@@ -607,6 +614,11 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       finish(std::move(p), now);
       break;
     case RetryAction::RetryAfterQuota: {
+      if (floorS >= 0) {  // not before the upstream's Retry-After; then at the learnt rate like the rest
+        p->queuedAt = now;
+        pushDelayed(Delayed{addSaturating(now, fromSeconds(floorS)), &g, std::move(p)});
+        break;
+      }
       // Back to the front of its tier: dispatch holds it until the quota picture allows it.
       p->queuedAt = now;
       const Tier tier = p->req.tier;  // read before the move: argument order is unspecified

@@ -70,6 +70,7 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
     return w;
   }
   exhausted_ = false;
+  applyLearnedRate(now);  // the learnt rate grows with time
   for (int i = 0; i < kDimensionCount; ++i) {
     Dim& d = dims_[i];
     const double c = cost[i];
@@ -205,38 +206,45 @@ void QuotaTracker::blockUntil(TimePoint until, EpochMs untilEpoch, std::string w
   exhausted_ = exhausted;
 }
 
-Duration QuotaTracker::onBare429(double baseS, double capS, TimePoint now, EpochMs nowEpoch) {
+void QuotaTracker::applyLearnedRate(TimePoint now) {
+  if (!learner_.active()) return;
   Dim& req = dims_[static_cast<int>(Dimension::Requests)];
-  if (now < blockedUntil_) return blockedUntil_ - now;  // same episode: already backing off
-  ++consecutiveBare429_;
-  if (!known(req.limit)) {
-    // Nothing reported: pace at just under the rate that was getting through.
-    const double rate = std::max(0.5, 0.9 * std::max(okRate_, static_cast<double>(okThisSecond_)));
-    if (!learnedRate_ || rate < req.bucket.rate()) req.bucket.configure(rate, std::max(1.0, rate * 0.25), now);
-    learnedRate_ = true;
-    lastRateIncrease_ = now;
+  double rate = learner_.rate(now);
+  // A configured or reported rate still bounds it: the learnt one only ever lowers what is sent.
+  if (known(req.limit) && req.limit > 0) {
+    const double window = req.windowS > 0 ? req.windowS : (windowHintS_ > 0 ? windowHintS_ : niceWindow(std::max(1.0, req.maxResetInS)));
+    rate = std::min(rate, fraction_ * req.limit / window);
   }
-  const double s = std::min(capS, baseS * std::pow(2.0, std::min(consecutiveBare429_ - 1, 20)));
-  blockUntil(now + fromSeconds(s), nowEpoch + static_cast<EpochMs>(s * 1000),
-             "bare 429: backing off " + formatDuration(s), false);
-  return fromSeconds(s);
+  // A small burst: releases are paced at the rate, never the whole concurrency at once.
+  const double burst = std::max(1.0, rate * 0.1);
+  if (std::abs(rate - req.bucket.rate()) > 1e-9 * std::max(1.0, rate) || std::abs(burst - req.bucket.burst()) > 1e-9) {
+    // A full bucket stays full as the rate (and with it the burst) grows: it is not emptier for growing.
+    const double oldBurst = req.bucket.burst();
+    const bool full = req.bucket.configured() && req.bucket.level(now) >= oldBurst - 1e-9;
+    req.bucket.configure(rate, burst, now);
+    if (full && burst > oldBurst) req.bucket.refund(burst - oldBurst, now);
+  }
+}
+
+Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double baseS, double capS, TimePoint now,
+                                 EpochMs nowEpoch) {
+  const bool fresh = learner_.onRefusal(std::min(sentAt, now), now);
+  applyLearnedRate(now);
+  const int n = learner_.refusedEpisodes();
+  if (fresh && n >= 2) {  // nothing got through since the last episode: hold the key, doubling
+    double s = std::min(capS, baseS * std::pow(2.0, std::min(n - 2, 20)));
+    if (std::isfinite(retryAfterS)) s = std::max(s, retryAfterS);
+    blockUntil(now + fromSeconds(s), nowEpoch + static_cast<EpochMs>(s * 1000),
+               (std::isfinite(retryAfterS) ? "refused, Retry-After: holding " : "bare 429s: backing off ") +
+                   formatDuration(s),
+               false);
+  }
+  return now < blockedUntil_ ? blockedUntil_ - now : Duration::zero();
 }
 
 void QuotaTracker::onSuccess(TimePoint now) {
-  consecutiveBare429_ = 0;
-  if (now - okSecondStart_ >= std::chrono::seconds(1)) {
-    okRate_ = okRate_ <= 0 ? okThisSecond_ : 0.5 * okRate_ + 0.5 * okThisSecond_;
-    okThisSecond_ = 0;
-    okSecondStart_ = now;
-  }
-  ++okThisSecond_;
-  // A learned rate creeps up (+2% a second) while nothing is refused, to find the limit again.
-  if (learnedRate_ && now - lastRateIncrease_ >= std::chrono::seconds(1)) {
-    Dim& req = dims_[static_cast<int>(Dimension::Requests)];
-    const double rate = req.bucket.rate() * 1.02;
-    req.bucket.configure(rate, std::max(1.0, rate * 0.25), now);
-    lastRateIncrease_ = now;
-  }
+  learner_.onSuccess(now);
+  applyLearnedRate(now);
 }
 
 void QuotaTracker::refund(Dimension dim, double amount, TimePoint now) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "quota_reading.h"
+#include "rate_learner.h"
 #include "snapshot.h"
 #include "token_bucket.h"
 
@@ -46,10 +47,14 @@ class QuotaTracker {
                                         EpochMs nowEpoch, std::optional<TimePoint> sentAt = std::nullopt);
   // Server-directed wait (Retry-After or an exhausted window). exhausted: beyond the cap.
   void blockUntil(TimePoint until, EpochMs untilEpoch, std::string why, bool exhausted);
-  // A bare 429 (nothing said): back off min(cap, base * 2^n) for the n-th episode in a row (429s of
-  // requests already in flight when the first came back belong to the same episode), and learn a rate:
-  // the request bucket is set just under the success rate seen before the 429, then creeps up.
-  Duration onBare429(double baseS, double capS, TimePoint now, EpochMs nowEpoch);
+  // A refusal that says nothing of the quota: a bare 429, or a Retry-After (`retryAfterS`, NaN when none)
+  // without quota headers. The request rate is learnt from such refusals (RateLearner) and paced by the
+  // request bucket; the key is not held, since other requests may go at the learnt rate. Only when nothing
+  // got through between episodes (a hard refusal, not a rate) is the key held: max(Retry-After,
+  // min(cap, base * 2^(n-2))) for the n-th such episode in a row. Refusals of requests sent before the last
+  // decrease (`sentAt`) belong to the same episode. Returns how long the key is held (zero when it is not).
+  Duration onRefusal(TimePoint sentAt, double retryAfterS, double baseS, double capS, TimePoint now, EpochMs nowEpoch);
+  const RateLearner& learner() const { return learner_; }
   void onSuccess(TimePoint now);
   void refund(Dimension d, double amount, TimePoint now);
 
@@ -97,13 +102,9 @@ class QuotaTracker {
   EpochMs blockedUntilEpoch_ = 0;
   std::string blockReason_;
   bool exhausted_ = false;
-  int consecutiveBare429_ = 0;
-  // Headerless upstreams: a learned request rate (AIMD on rate), from a 1-second success counter.
-  bool learnedRate_ = false;
-  TimePoint lastRateIncrease_{};
-  TimePoint okSecondStart_{};
-  int okThisSecond_ = 0;
-  double okRate_ = 0;  // successes per second, smoothed
+  // Upstreams that say nothing of their quota: the rate learnt from their refusals.
+  RateLearner learner_;
+  void applyLearnedRate(TimePoint now);
 };
 
 // "12:03:41" in UTC, for wait reasons.

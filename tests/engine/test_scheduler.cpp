@@ -56,7 +56,8 @@ class TestScheduler : public QObject {
     const auto& lines = *h.sent.back().headerLines;
     QCOMPARE(std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("Authorization:", 0) == 0; }), 1L);
     QVERIFY(std::find(lines.begin(), lines.end(), "Authorization: Bearer sk-client-A-0001") != lines.end());
-    h.respond(429, {{"Retry-After", "30"}}, t0 + 10ms);  // client A's key is held for 30 s...
+    h.respond(429, {{"X-RateLimit-Limit", "10"}, {"X-RateLimit-Remaining", "0"}, {"X-RateLimit-Reset", "30"}},
+              t0 + 10ms);  // client A's key is held for 30 s...
     QVERIFY(!h.results.count("a"));
     h.client = "svc-b";
     h.admitOwn("b", "sk-client-B-0002", t0 + 20ms);  // ...client B's is not
@@ -175,36 +176,58 @@ class TestScheduler : public QObject {
     QCOMPARE(h.group(retryAt).counters.retries, std::uint64_t{1});
   }
 
-  void retryAfterHoldsTheKey() {
-    Harness h;
-    h.admit("a");
-    QCOMPARE(h.dispatch(t0), 1);
-    h.respond(429, {{"Retry-After", "2"}}, t0);
-    QVERIFY(!h.results.count("a"));  // back at the front of its tier, waiting on the quota picture
-    QCOMPARE(h.dispatch(t0 + 1s), 0);
-    QVERIFY2(h.group(t0 + 1s).waitReason.find("Retry-After") != std::string::npos, h.group(t0 + 1s).waitReason.c_str());
-    QVERIFY(h.wake > t0 + 1s && h.wake <= t0 + 2s);
-    QCOMPARE(h.dispatch(t0 - 30s), 0);  // backwards: still held
-    QCOMPARE(h.dispatch(t0 + 2100ms), 1);
-    h.respond(200, {}, t0 + 2200ms);
+  // A Retry-After with no quota headers (nginx, API gateways) is a floor for that request's retry and a rate
+  // signal for the key, not a verdict on the whole window: the other requests go on, paced.
+  void retryAfterAloneIsAFloorForThatRequest() {
+    EngineConfig c = config();
+    c.tiers[1].capacity = 100;
+    Harness h(c);
+    for (int i = 0; i < 20; ++i) {  // 20/s getting through
+      const TimePoint at = t0 + std::chrono::milliseconds(50 * i);
+      h.admit("ok" + std::to_string(i), Tier::P1, 0, at);
+      QCOMPARE(h.dispatch(at), 1);
+      h.respond(200, {}, at);
+    }
+    const TimePoint t = t0 + 1s;
+    h.admit("a", Tier::P1, 0, t);
+    h.admit("b", Tier::P1, 0, t);
+    QCOMPARE(h.dispatch(t), 1);
+    h.respond(429, {{"Retry-After", "2"}}, t);
+    QVERIFY(!h.results.count("a"));
+    QVERIFY(h.s.nextDelayed() >= t + 2s);  // "a" retries no sooner than the upstream asked
+    QVERIFY2(h.dispatch(t + 100ms) == 1, h.group(t + 100ms).waitReason.c_str());  // "b" is not held for it
+    QCOMPARE(h.sent.back().url, std::string("http://127.0.0.1:9/v1/x"));
+    h.respond(200, {}, t + 110ms);
+    QCOMPARE(h.results.at("b").status, 200);
+    QVERIFY(known(h.group(t + 200ms).dims[0].localTokens));  // the key is paced at a learnt rate
+    h.s.releaseDelayed(t + 2s);
+    QCOMPARE(h.dispatch(t + 2s), 1);
+    h.respond(200, {}, t + 2100ms);
     QCOMPARE(h.results.at("a").attempts, 2);
-    QCOMPARE(h.group(t0 + 3s).counters.r429, std::uint64_t{1});
+    QCOMPARE(h.group(t + 3s).counters.r429, std::uint64_t{1});
     QCOMPARE(h.count(EventKind::Burst429Start), 1);
   }
 
+  // Retry-After: 0 never hammers: the refused request waits base_backoff_s at least, and when nothing gets
+  // through at all (a hard refusal) the whole key is held, doubling.
   void retryAfterZeroStillWaitsTheFloor() {
     Harness h;
     h.admit("a");
     h.admit("b");
     QCOMPARE(h.dispatch(t0), 1);
     h.respond(429, {{"Retry-After", "0"}}, t0);
-    // "b" may not go at once: the key is held for base_backoff_s (0.5 s).
-    QCOMPARE(h.dispatch(t0), 0);
-    QCOMPARE(h.dispatch(t0 + 400ms), 0);
-    QCOMPARE(h.dispatch(t0 + 600ms), 1);
-    QCOMPARE(h.sent.size(), std::size_t{2});
-    // "a" backs off at least the floor before its retry.
-    QVERIFY(h.s.nextDelayed() >= t0 + 500ms);
+    QVERIFY(h.s.nextDelayed() >= t0 + 500ms);  // "a" backs off at least the floor (0.5 s)
+    QCOMPARE(h.dispatch(t0 + 300ms), 1);       // "b" goes at the learnt rate (nothing said it may not)...
+    h.respond(429, {{"Retry-After", "0"}}, t0 + 310ms);
+    // ...and is refused too, with nothing accepted in between: the key is held a second.
+    h.admit("c", Tier::P1, 0, t0 + 320ms);
+    QCOMPARE(h.dispatch(t0 + 320ms), 0);
+    QVERIFY2(h.group(t0 + 320ms).waitReason.find("refused, Retry-After: holding 1") == 0,
+             h.group(t0 + 320ms).waitReason.c_str());
+    QCOMPARE(h.dispatch(t0 + 1200ms), 0);
+    // After the hold, at the rate the refusals left (half what was tried: ~0.4/s), not the backlog at once.
+    QCOMPARE(h.dispatch(t0 + 4s), 1);
+    QCOMPARE(h.sent.size(), std::size_t{3});
   }
 
   void exhaustedQuotaFailsFastAndHoldsTheKey() {
@@ -234,20 +257,24 @@ class TestScheduler : public QObject {
     QCOMPARE(h.dispatch(t0 + 5100ms), 1);
   }
 
-  void bare429BacksOffAndLearnsARate() {
+  // A bare 429 teaches a rate (the retry is paced by it, the key not held); a second one with nothing
+  // accepted in between is a hard refusal: the key is held, doubling.
+  void bare429LearnsARateAndHoldsOnlyHardRefusals() {
     Harness h;
     h.admit("a");
     QCOMPARE(h.dispatch(t0), 1);
     h.respond(429, {}, t0);
-    QVERIFY(!h.results.count("a"));  // waits on the quota picture
-    QCOMPARE(h.dispatch(t0 + 500ms), 0);
-    QVERIFY2(h.group(t0 + 500ms).waitReason.find("bare 429: backing off") == 0,
+    QVERIFY(!h.results.count("a"));  // back at the front, paced by the learnt rate
+    QVERIFY(known(h.group(t0).dims[0].localTokens));
+    QCOMPARE(h.dispatch(t0 + 300ms), 1);  // the bucket's token: not held
+    h.respond(429, {}, t0 + 310ms);
+    QCOMPARE(h.dispatch(t0 + 500ms), 0);  // a second episode with nothing accepted: held 1 s
+    QVERIFY2(h.group(t0 + 500ms).waitReason.find("bare 429s: backing off 1") == 0,
              h.group(t0 + 500ms).waitReason.c_str());
-    QCOMPARE(h.dispatch(t0 - 5s), 0);  // backwards: still backing off
-    QVERIFY(known(h.group(t0 + 500ms).dims[0].localTokens));  // a request rate was learned
+    QCOMPARE(h.dispatch(t0 - 5s), 0);  // backwards: still held
     QCOMPARE(h.dispatch(t0 + 3s), 1);
     h.respond(200, {}, t0 + 3s);
-    QCOMPARE(h.results.at("a").attempts, 2);
+    QCOMPARE(h.results.at("a").attempts, 3);
   }
 
   void breakerOpensProbesAndCloses() {

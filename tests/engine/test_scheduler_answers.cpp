@@ -120,7 +120,8 @@ class TestSchedulerAnswers : public QObject {
     Aborts aborts;
     h.admit("a");
     QCOMPARE(h.dispatch(t0), 1);
-    h.respond(429, {{"Retry-After", "2"}}, t0);  // back at the front of its tier
+    h.respond(429, {{"X-RateLimit-Limit", "10"}, {"X-RateLimit-Remaining", "0"}, {"X-RateLimit-Reset", "2"}},
+              t0);  // back at the front of its tier, waiting for the reset
     QCOMPARE(h.group(t0).queueDepth[1], 1);
     QVERIFY(h.s.cancel(h.handles.at("a"), "bye", t0 + 1s, aborts.fn()));
     QVERIFY(aborts.tickets.empty());

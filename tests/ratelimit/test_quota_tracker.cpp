@@ -4,6 +4,9 @@
 
 #include <QtTest>
 
+#include <cmath>
+#include <limits>
+
 #include <optional>
 
 using namespace tg;
@@ -60,36 +63,61 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(qt.check({1, 0}, t0 + 3s, 0).wait, Duration::zero());
   }
 
-  void quotaTrackerBare429BacksOffExponentially() {
+  // A refusal that says nothing of the quota teaches a rate; the key is held only when nothing gets through
+  // between episodes (a hard refusal), doubling, at least the Retry-After when one was given.
+  void quotaTrackerHoldsTheKeyOnlyOnHardRefusals() {
+    const double none = std::numeric_limits<double>::quiet_NaN();
     QuotaTracker qt(1.0, {0, 0}, t0);
-    QCOMPARE(qt.onBare429(1, 10, t0, 0), Duration(1s));
-    // 429s of requests that were already in flight belong to the same episode: no escalation.
-    QCOMPARE(qt.onBare429(1, 10, t0 + 100ms, 0), Duration(900ms));
-    QCOMPARE(qt.onBare429(1, 10, t0 + 1s, 0), Duration(2s));
-    QCOMPARE(qt.onBare429(1, 10, t0 + 3s, 0), Duration(4s));
-    QCOMPARE(qt.onBare429(1, 10, t0 + 7s, 0), Duration(8s));
-    QCOMPARE(qt.onBare429(1, 10, t0 + 15s, 0), Duration(10s));
-    qt.onSuccess(t0 + 30s);
-    QCOMPARE(qt.onBare429(1, 10, t0 + 1min, 0), Duration(1s));
+    QCOMPARE(qt.onRefusal(t0, none, 1, 10, t0, 0), Duration::zero());
+    QVERIFY(qt.learner().active());
+    // Sent before that episode began, or within its grace: the same episode, nothing changes.
+    QCOMPARE(qt.onRefusal(t0 - 10ms, none, 1, 10, t0 + 100ms, 0), Duration::zero());
+    QCOMPARE(qt.onRefusal(t0 + 200ms, none, 1, 10, t0 + 300ms, 0), Duration::zero());
+    QCOMPARE(qt.onRefusal(t0 + 1s, none, 1, 10, t0 + 1s, 0), Duration(1s));
+    QCOMPARE(qt.onRefusal(t0 + 2s, none, 1, 10, t0 + 2s, 0), Duration(2s));
+    QCOMPARE(qt.onRefusal(t0 + 4s, none, 1, 10, t0 + 4s, 0), Duration(4s));
+    QCOMPARE(qt.onRefusal(t0 + 8s, none, 1, 10, t0 + 8s, 0), Duration(8s));
+    QCOMPARE(qt.onRefusal(t0 + 16s, none, 1, 10, t0 + 16s, 0), Duration(10s));
+    QCOMPARE(qt.onRefusal(t0 + 26s, 30.0, 1, 10, t0 + 26s, 0), Duration(30s));  // Retry-After floors the hold
+    // Something got through: an ordinary refusal again, the key not held.
+    qt.onSuccess(t0 + 60s);
+    QCOMPARE(qt.onRefusal(t0 + 61s, 1.0, 1, 10, t0 + 61s, 0), Duration::zero());
   }
 
-  void quotaTrackerLearnsARateFromBare429s() {
+  // The learnt rate: slow start from below what got through, doubling; then the ceiling is what the limiter
+  // accepted over the last second, the rate drops to 85% of it and climbs back along a cubic.
+  void quotaTrackerLearnsARateFromRefusals() {
+    const double none = std::numeric_limits<double>::quiet_NaN();
     QuotaTracker qt(1.0, {0, 0}, t0);
     TimePoint t = t0;
-    for (int i = 0; i < 200; ++i) qt.onSuccess(t += 10ms);  // ~100/s getting through
-    qt.onBare429(0.01, 1, t, 0);
-    t += 20ms;
-    // Paced just under what got through: a burst of 100 cannot go at once any more.
+    for (int i = 0; i < 100; ++i) qt.onSuccess(t += 10ms);  // 100/s getting through
+    qt.onRefusal(t, none, 1, 10, t, 0);
+    const RateLearner& l = qt.learner();
+    QCOMPARE(l.rate(t), 85.0);
+    QVERIFY(std::abs(l.rate(t + 1s) - 340.0) < 1e-6);  // doubling every half second
+    // Paced: of 100 requests ready at once only the small burst goes now.
     int sent = 0;
-    for (int i = 0; i < 100; ++i) {
-      if (qt.check({1, 0}, t, 0).wait == Duration::zero()) {
-        qt.onSend({1, 0}, t);
-        ++sent;
-      }
+    for (int i = 0; i < 100; ++i)
+      if (qt.check({1, 0}, t, 0).wait == Duration::zero()) qt.onSend({1, 0}, t), ++sent;
+    QVERIFY2(sent <= 9, qPrintable(QString::number(sent)));
+    // Over the next second sends are spread at the (growing) rate: 85/s doubling each half second sends
+    // ~184 in that second (85 x 3 / (2 ln 2)), never the backlog at once.
+    sent = 0;
+    for (int ms = 1; ms <= 1000; ++ms) {
+      const TimePoint at = t + std::chrono::milliseconds(ms);
+      while (qt.check({1, 0}, at, 0).wait == Duration::zero() && sent < 1000) qt.onSend({1, 0}, at), ++sent;
     }
-    QVERIFY2(sent < 40, qPrintable(QString::number(sent)));
-    const double before = qt.state(Dimension::Requests, t).localTokens;
-    QVERIFY(known(before));
+    QVERIFY2(sent >= 160 && sent <= 215, qPrintable(QString::number(sent)));
+    // Now the limiter lets 50/s through while we send more: the next refusal measures it.
+    t += 1s;
+    for (int i = 0; i < 50; ++i) qt.onSuccess(t += 20ms);
+    qt.onRefusal(t, none, 1, 10, t, 0);
+    QCOMPARE(l.ceiling(), 50.0);
+    QVERIFY(std::abs(l.rate(t) - 42.5) < 1e-6);
+    const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
+    QVERIFY(std::abs(l.rate(t + fromSeconds(k)) - 50.0) < 1e-6);  // back at the ceiling, flat there
+    QVERIFY(l.rate(t + fromSeconds(k + 0.5)) < 51);
+    QVERIFY(l.rate(t + fromSeconds(k + 3)) > 100);  // then fast: a limit that doubled is found in seconds
   }
 
   void quotaTrackerContinuousRefillWaitsForTheShortfallOnly() {

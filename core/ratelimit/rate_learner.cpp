@@ -1,0 +1,58 @@
+#include "rate_learner.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tg {
+namespace {
+constexpr double kMaxRate = 1e6;
+constexpr auto kWindow = std::chrono::seconds(1);
+}  // namespace
+
+double RateLearner::rate(TimePoint now) const {
+  if (!active_) return 0;
+  const double t = std::max(0.0, toSeconds(now - t0_));
+  double r = 0;
+  if (slowStart_) {
+    r = start_ * std::pow(2.0, std::min(t / kSlowStartDoublingS, 40.0));
+  } else {
+    const double k = std::cbrt((1 - kBeta) / kCubic);
+    r = ceiling_ * (1 + kCubic * std::pow(std::min(t, 60.0) - k, 3));
+  }
+  return std::clamp(r, kFloor, kMaxRate);
+}
+
+double RateLearner::acceptedLastSecond(TimePoint now) {
+  while (!ok_.empty() && (ok_.front() + kWindow <= now || ok_.front() > now)) ok_.pop_front();
+  return static_cast<double>(ok_.size());
+}
+
+void RateLearner::onSuccess(TimePoint now) {
+  ok_.push_back(now);
+  if (ok_.size() > 200000) ok_.pop_front();  // bounded, whatever the rate
+  ++okSinceDecrease_;
+}
+
+bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now) {
+  if (active_ && sentAt < lastDecrease_ + fromSeconds(kEpisodeGraceS)) return false;  // the same episode
+  const double accepted = acceptedLastSecond(now);
+  refusedEpisodes_ = active_ && okSinceDecrease_ == 0 ? refusedEpisodes_ + 1 : 1;
+  if (!active_) {
+    // What got through before the first refusal may be a burst the limiter allowed: start below it, and
+    // double until the next refusal shows the real rate.
+    active_ = true;
+    slowStart_ = true;
+    start_ = std::max(kSlowStartFrom, kBeta * accepted);
+  } else {
+    // While we sent above the limit, what it accepted over the last second is its rate.
+    const double was = rate(now);
+    slowStart_ = false;
+    ceiling_ = accepted > 0 ? accepted : std::max(kFloor, 0.5 * was);
+  }
+  t0_ = now;
+  lastDecrease_ = now;
+  okSinceDecrease_ = 0;
+  return true;
+}
+
+}  // namespace tg

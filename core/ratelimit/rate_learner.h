@@ -1,0 +1,56 @@
+// A request rate learnt from refusals alone, for upstreams that say nothing of their quota (bare 429s, or a
+// Retry-After without quota headers: nginx limit_req, Envoy, API gateways), found the way TCP finds a path's
+// capacity:
+// - slow start: after the first refusal the rate starts at beta x what was accepted in the last second (at
+//   least 1/s) and doubles every half second until the next refusal;
+// - then each refusal episode sets the ceiling to what was being accepted over the last second (the
+//   limiter's real rate while we sent above it), drops to beta x that, and grows back along a cubic in time
+//   (CUBIC, as AWS's adaptive retry mode uses it): flat near the ceiling, where most of the time is spent,
+//   then faster beyond it, so a limit that rose is found again in a few seconds.
+// Refusals of requests sent before the last decrease, or within kEpisodeGraceS after it, belong to the same
+// episode: they left at the old rate, or before the limiter (a leaky bucket past its burst) had drained.
+// Time is an argument; not thread-safe.
+#pragma once
+
+#include "types.h"
+
+#include <deque>
+
+namespace tg {
+
+class RateLearner {
+ public:
+  static constexpr double kBeta = 0.85;   // the rate after a refusal, as a share of the accepted rate
+  static constexpr double kCubic = 0.1;   // growth: rate = ceiling x (1 + kCubic (t - K)^3), t in seconds
+  static constexpr double kFloor = 0.2;   // requests per second, never less
+  static constexpr double kSlowStartFrom = 1.0;     // requests per second at least, when slow start begins
+  static constexpr double kSlowStartDoublingS = 0.5;
+  static constexpr double kEpisodeGraceS = 0.25;
+
+  bool active() const { return active_; }
+  // Requests per second allowed at `now`; 0 while no refusal has been seen (nothing to pace by).
+  double rate(TimePoint now) const;
+  // The accepted rate the last episode measured (0 before the second one): what the limit seems to be.
+  double ceiling() const { return ceiling_; }
+  void onSuccess(TimePoint now);
+  // A refusal of a request sent at `sentAt`. True when it began a new episode (the rate went down).
+  bool onRefusal(TimePoint sentAt, TimePoint now);
+  // Episodes in a row with no success between them: 1 for an ordinary refusal, more when nothing gets
+  // through at all (a hard refusal, not a rate).
+  int refusedEpisodes() const { return refusedEpisodes_; }
+
+ private:
+  double acceptedLastSecond(TimePoint now);
+
+  std::deque<TimePoint> ok_;  // successes of the last second
+  bool active_ = false;
+  bool slowStart_ = true;
+  double start_ = 0;          // slow start: the rate at t0_
+  double ceiling_ = 0;        // cubic: the accepted rate at the last episode
+  TimePoint t0_{};
+  TimePoint lastDecrease_{};
+  long okSinceDecrease_ = 0;
+  int refusedEpisodes_ = 0;
+};
+
+}  // namespace tg
