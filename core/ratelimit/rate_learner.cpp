@@ -22,9 +22,10 @@ double RateLearner::rate(TimePoint now) const {
   return std::clamp(r, kFloor, kMaxRate);
 }
 
-double RateLearner::acceptedLastSecond(TimePoint now) {
+double RateLearner::acceptedWithin(TimePoint now, Duration window) {
   while (!ok_.empty() && (ok_.front() + kWindow <= now || ok_.front() > now)) ok_.pop_front();
-  return static_cast<double>(ok_.size());
+  if (window >= kWindow) return static_cast<double>(ok_.size());
+  return static_cast<double>(std::count_if(ok_.begin(), ok_.end(), [&](TimePoint t) { return t + window > now; }));
 }
 
 void RateLearner::onSuccess(TimePoint now) {
@@ -34,15 +35,16 @@ void RateLearner::onSuccess(TimePoint now) {
 }
 
 bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now) {
-  if (active_ && sentAt < lastDecrease_ + fromSeconds(kEpisodeGraceS)) return false;  // the same episode
-  const double accepted = acceptedLastSecond(now);
+  if (active_ && sentAt < lastDecrease_ + grace_) return false;  // the same episode
+  const double accepted = acceptedWithin(now, kWindow);
   refusedEpisodes_ = active_ && okSinceDecrease_ == 0 ? refusedEpisodes_ + 1 : 1;
   if (!active_) {
     // What got through before the first refusal may be a burst the limiter allowed: start below it, and
     // double until the next refusal shows the real rate.
     active_ = true;
     slowStart_ = true;
-    start_ = std::max(kSlowStartFrom, kBeta * accepted);
+    const double recent = 2 * acceptedWithin(now, std::chrono::milliseconds(500));
+    start_ = std::max(kSlowStartFrom, kBeta * std::min(accepted, recent));
   } else {
     // While we sent above the limit, what it accepted over the last second is its rate.
     const double was = rate(now);
@@ -51,6 +53,7 @@ bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now) {
   }
   t0_ = now;
   lastDecrease_ = now;
+  grace_ = std::max(fromSeconds(kEpisodeGraceS), (now - std::min(sentAt, now)) * 3 / 2);
   okSinceDecrease_ = 0;
   return true;
 }

@@ -1,14 +1,16 @@
 // A request rate learnt from refusals alone, for upstreams that say nothing of their quota (bare 429s, or a
 // Retry-After without quota headers: nginx limit_req, Envoy, API gateways), found the way TCP finds a path's
 // capacity:
-// - slow start: after the first refusal the rate starts at beta x what was accepted in the last second (at
-//   least 1/s) and doubles every half second until the next refusal;
+// - slow start: after the first refusal the rate starts at beta x what was accepted (the last second's count,
+//   or twice the last half second's when less: a limiter's initial burst inflates the first), at least 1/s,
+//   and doubles every half second until the next refusal;
 // - then each refusal episode sets the ceiling to what was being accepted over the last second (the
 //   limiter's real rate while we sent above it), drops to beta x that, and grows back along a cubic in time
 //   (CUBIC, as AWS's adaptive retry mode uses it): flat near the ceiling, where most of the time is spent,
 //   then faster beyond it, so a limit that rose is found again in a few seconds.
-// Refusals of requests sent before the last decrease, or within kEpisodeGraceS after it, belong to the same
-// episode: they left at the old rate, or before the limiter (a leaky bucket past its burst) had drained.
+// Refusals of requests sent before the last decrease, or within a grace after it (kEpisodeGraceS, or 1.5x the
+// refused request's latency when longer), belong to the same episode: they left at the old rate, or before the
+// limiter (a leaky bucket past its burst) had drained.
 // Time is an argument; not thread-safe.
 #pragma once
 
@@ -21,7 +23,8 @@ namespace tg {
 class RateLearner {
  public:
   static constexpr double kBeta = 0.85;   // the rate after a refusal, as a share of the accepted rate
-  static constexpr double kCubic = 0.1;   // growth: rate = ceiling x (1 + kCubic (t - K)^3), t in seconds
+  static constexpr double kCubic = 0.05;  // growth: rate = ceiling x (1 + kCubic (t - K)^3), t in seconds:
+                                          // back at the ceiling after K = 1.44 s, twice it 2.7 s later
   static constexpr double kFloor = 0.2;   // requests per second, never less
   static constexpr double kSlowStartFrom = 1.0;     // requests per second at least, when slow start begins
   static constexpr double kSlowStartDoublingS = 0.5;
@@ -40,7 +43,7 @@ class RateLearner {
   int refusedEpisodes() const { return refusedEpisodes_; }
 
  private:
-  double acceptedLastSecond(TimePoint now);
+  double acceptedWithin(TimePoint now, Duration window);
 
   std::deque<TimePoint> ok_;  // successes of the last second
   bool active_ = false;
@@ -49,6 +52,7 @@ class RateLearner {
   double ceiling_ = 0;        // cubic: the accepted rate at the last episode
   TimePoint t0_{};
   TimePoint lastDecrease_{};
+  Duration grace_{};          // of the last episode
   long okSinceDecrease_ = 0;
   int refusedEpisodes_ = 0;
 };
