@@ -34,12 +34,16 @@ QuotaTracker::QuotaTracker(double bucketFraction, std::array<double, kDimensionC
   }
 }
 
-void QuotaTracker::retuneBucket(Dim& d, TimePoint now) {
-  if (!known(d.limit) || d.limit <= 0) return;
-  double window = d.windowS;
+double QuotaTracker::windowOf(const Dim& d) const {
+  if (d.windowS > 0) return d.windowS;
   // No window reported: the configured one, else the longest reset seen rounded up to a provider's window
   // (a time-compressed what-if simulator has sub-second windows: it configures them).
-  if (window <= 0) window = windowHintS_ > 0 ? windowHintS_ : niceWindow(std::max(1.0, d.maxResetInS));
+  return windowHintS_ > 0 ? windowHintS_ : niceWindow(std::max(1.0, d.maxResetInS));
+}
+
+void QuotaTracker::retuneBucket(Dim& d, TimePoint now) {
+  if (!known(d.limit) || d.limit <= 0) return;
+  const double window = windowOf(d);
   const double rate = fraction_ * d.limit / window;
   const double burst = std::max(1.0, fraction_ * d.limit);
   if (std::abs(rate - d.bucket.rate()) > 1e-9 || std::abs(burst - d.bucket.burst()) > 1e-9)
@@ -212,8 +216,7 @@ void QuotaTracker::applyLearnedRate(TimePoint now) {
   double rate = learner_.rate(now);
   // A configured or reported rate still bounds it: the learnt one only ever lowers what is sent.
   if (known(req.limit) && req.limit > 0) {
-    const double window = req.windowS > 0 ? req.windowS : (windowHintS_ > 0 ? windowHintS_ : niceWindow(std::max(1.0, req.maxResetInS)));
-    rate = std::min(rate, fraction_ * req.limit / window);
+    rate = std::min(rate, fraction_ * req.limit / windowOf(req));
   }
   // A small burst: releases are paced at the rate, never the whole concurrency at once.
   const double burst = std::max(1.0, rate * 0.1);

@@ -93,6 +93,7 @@ class QuotaTracker {
   };
   void refill(Dim& d, TimePoint now);
   void retuneBucket(Dim& d, TimePoint now);
+  double windowOf(const Dim& d) const;  // the window the limit is per: reported, configured or inferred
   static const QuotaScope* pick(const QuotaReading& r, Dimension d);
 
   double fraction_;
