@@ -112,6 +112,7 @@ double RateLimitHeaderWriter::write(const RateLimitHeaderInput& in, HeaderList& 
                        "\"" + in.group + "\";r=" + whole(r.remaining) + ";t=" + whole(resetToldRequests));
       break;
     case SimDialect::None:
+    case SimDialect::RetryAfter:
       break;
   }
   if (!in.limited) return 0;
@@ -136,7 +137,7 @@ double RateLimitHeaderWriter::write(const RateLimitHeaderInput& in, HeaderList& 
       }
     }
   }
-  if (dialect_ == SimDialect::None) return 0;
+  if (dialect_ == SimDialect::None || dialect_ == SimDialect::RetryAfter) return 0;
   double told = 0;
   if (in.requestsBlocked) told = std::max(told, resetToldRequests);
   if (in.tokensBlocked) told = std::max(told, t ? resetToldTokens : 0.0);

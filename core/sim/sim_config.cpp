@@ -21,6 +21,7 @@ LimitAlgorithm parseAlgorithm(const std::string& s) {
   if (s == "sliding-window") return LimitAlgorithm::SlidingWindow;
   if (s == "token-bucket") return LimitAlgorithm::TokenBucket;
   if (s == "gcra") return LimitAlgorithm::Gcra;
+  if (s == "leaky-bucket") return LimitAlgorithm::LeakyBucket;
   return LimitAlgorithm::FixedWindow;
 }
 
@@ -31,6 +32,7 @@ SimDialect parseDialect(const std::string& s) {
   if (s == "ietf") return SimDialect::Ietf;
   if (s == "ietf-structured") return SimDialect::IetfStructured;
   if (s == "none") return SimDialect::None;
+  if (s == "retry-after") return SimDialect::RetryAfter;
   return SimDialect::XRateLimit;
 }
 
@@ -52,16 +54,27 @@ SimGroupConfig parseGroup(const std::string& name, const nlohmann::json& j, cons
   JsonObjectReader r(j, file, path);
   SimGroupConfig g;
   g.algorithm = parseAlgorithm(
-      r.string("algorithm", "fixed-window", {"fixed-window", "sliding-window", "token-bucket", "gcra"}));
+      r.string("algorithm", "fixed-window", {"fixed-window", "sliding-window", "token-bucket", "gcra", "leaky-bucket"}));
   g.limit = r.number("limit", 0, 0, kMaxLimit);
   g.windowS = r.number("window_s", 1, 0.001, kMaxWindowS);
   g.burst = r.number("burst", 0, 0, kMaxLimit);
   g.tokensPerWindow = r.number("tokens_per_window", 0, 0, kMaxLimit);
   g.perKey = r.boolean("per_key", true);
+  g.nodelay = r.boolean("nodelay", false);
+  g.countRejected = r.boolean("count_rejected", false);
+  const double maxConcurrent = r.number("max_concurrent", 0, 0, 1e6);
+  g.maxConcurrent = static_cast<int>(maxConcurrent);
   g.paths = stringArray(r.child("paths"), file, r.pathOf("paths"));
   g.userAgent = r.string("user_agent", name);
   if (g.userAgent.empty()) r.fail("user_agent", "expected a non-empty string");
   if (g.burst > 0 && g.limit == 0) r.fail("burst", "burst needs a limit > 0");
+  if (g.maxConcurrent != maxConcurrent)
+    r.fail("max_concurrent", "expected a whole number of requests");
+  if (j.contains("nodelay") && g.algorithm != LimitAlgorithm::LeakyBucket)
+    r.fail("nodelay", "only the leaky-bucket algorithm delays (nginx limit_req's nodelay)");
+  if (g.countRejected && g.algorithm != LimitAlgorithm::FixedWindow && g.algorithm != LimitAlgorithm::SlidingWindow)
+    r.fail("count_rejected", "only the window algorithms (fixed-window, sliding-window) count refused requests");
+  if (g.countRejected && g.limit == 0) r.fail("count_rejected", "count_rejected needs a limit > 0");
   r.finish();
   return g;
 }
@@ -85,6 +98,7 @@ std::string_view simDialectName(SimDialect d) {
     case SimDialect::Ietf: return "ietf";
     case SimDialect::IetfStructured: return "ietf-structured";
     case SimDialect::None: return "none";
+    case SimDialect::RetryAfter: return "retry-after";
   }
   return "?";
 }
@@ -142,8 +156,10 @@ SimConfig SimConfig::fromJson(const nlohmann::json& j, const std::string& file) 
     l.finish();
   }
   c.dialect = parseDialect(r.string(
-      "dialect", "x-ratelimit", {"x-ratelimit", "openai", "anthropic", "github", "ietf", "ietf-structured", "none"}));
+      "dialect", "x-ratelimit", {"x-ratelimit", "openai", "anthropic", "github", "ietf", "ietf-structured", "none", "retry-after"}));
   c.retryAfter = r.boolean("retry_after", true);
+  if (c.dialect == SimDialect::RetryAfter && !c.retryAfter)
+    r.fail("retry_after", "dialect \"retry-after\" sends Retry-After and nothing else; for bare 429s use dialect \"none\"");
   const auto fmt = r.string("retry_after_format", "seconds", {"seconds", "http-date", "ms"});
   c.retryAfterFormat = fmt == "ms" ? RetryAfterFormat::Ms
                        : fmt == "http-date" ? RetryAfterFormat::HttpDate

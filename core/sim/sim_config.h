@@ -6,7 +6,8 @@
 //                   "request_timeout_s": 30, // first byte of a request to its last; then 408 and close
 //                   "idle_timeout_s": 120,   // a keep-alive connection with nothing to do is closed
 //                   "write_timeout_s": 30},  // replies waiting and none of them sent for this long: reset
-//   "dialect": "x-ratelimit",          // x-ratelimit | openai | anthropic | github | ietf | ietf-structured | none
+//   "dialect": "x-ratelimit",          // x-ratelimit | openai | anthropic | github | ietf | ietf-structured |
+//                                      // none (bare 429s) | retry-after (no quota headers, Retry-After only)
 //   "retry_after": true,               // send Retry-After on 429 (never with dialect "none")
 //   "retry_after_format": "seconds",   // seconds (rounded up) | http-date | ms (Retry-After-Ms + Retry-After)
 //   "group_by": "header",              // header | path | user-agent
@@ -16,9 +17,16 @@
 //   "seed": 1,                         // for error shares, connection resets and latency draws
 //   "groups": {
 //     "interactive": {
-//       "algorithm": "token-bucket",   // fixed-window | sliding-window | token-bucket | gcra
+//       "algorithm": "token-bucket",   // fixed-window | sliding-window | token-bucket | gcra | leaky-bucket
 //       "limit": 100, "window_s": 1,   // requests per window; 0 = unlimited
-//       "burst": 0,                    // token-bucket/gcra capacity, 0 = limit
+//       "burst": 0,                    // token-bucket/gcra capacity, 0 = limit; leaky-bucket: nginx's burst
+//                                      // (requests of excess allowed beyond one per interval), default 0
+//       "nodelay": false,              // leaky-bucket: false = accepted excess is delayed to the rate, as
+//                                      // nginx limit_req without nodelay; true = answered at once
+//       "count_rejected": false,       // window algorithms: refused requests count against the window too,
+//                                      // so a client that keeps asking stays locked out
+//       "max_concurrent": 0,           // accepted requests in flight at once (per group); more get 429; 0 = none.
+//                                      // With limit 0 this is a concurrency-only limit
 //       "tokens_per_window": 0,        // token dimension, same algorithm and window; 0 = none
 //       "per_key": true,               // quota per API key (Authorization: Bearer / x-api-key) or shared
 //       "paths": ["/v1/chat"],         // group_by "path": path prefixes of this group
@@ -52,7 +60,8 @@
 
 namespace tg {
 
-enum class SimDialect { XRateLimit, OpenAi, Anthropic, GitHub, Ietf, IetfStructured, None };
+// RetryAfter: no quota headers, only Retry-After on a refusal (nginx with an error_page, API gateways).
+enum class SimDialect { XRateLimit, OpenAi, Anthropic, GitHub, Ietf, IetfStructured, None, RetryAfter };
 enum class RetryAfterFormat { Seconds, HttpDate, Ms };
 enum class GroupBy { Header, Path, UserAgent };
 enum class LatencyDistribution { Fixed, Uniform, Lognormal };
@@ -68,6 +77,9 @@ struct SimGroupConfig {
   double burst = 0;
   double tokensPerWindow = 0;  // 0 = no token dimension
   bool perKey = true;
+  bool nodelay = false;        // leaky-bucket only
+  bool countRejected = false;  // window algorithms only
+  int maxConcurrent = 0;       // 0 = no concurrency limit
   std::vector<std::string> paths;
   std::string userAgent;
 };

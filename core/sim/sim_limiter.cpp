@@ -13,6 +13,7 @@ std::string_view limitAlgorithmName(LimitAlgorithm a) {
     case LimitAlgorithm::SlidingWindow: return "sliding-window";
     case LimitAlgorithm::TokenBucket: return "token-bucket";
     case LimitAlgorithm::Gcra: return "gcra";
+    case LimitAlgorithm::LeakyBucket: return "leaky-bucket";
   }
   return "?";
 }
@@ -33,6 +34,12 @@ std::unique_ptr<SimLimiter> makeLimiter(LimitAlgorithm a, const LimiterParams& p
     case LimitAlgorithm::SlidingWindow: return std::make_unique<SlidingWindowLimiter>(p, now);
     case LimitAlgorithm::TokenBucket: return std::make_unique<TokenBucketLimiter>(p, now);
     case LimitAlgorithm::Gcra: return std::make_unique<GcraLimiter>(p, now);
+    case LimitAlgorithm::LeakyBucket: {
+      // nginx admits a request while the excess after it stays <= burst: GCRA with a tolerance of burst + 1.
+      LimiterParams g = p;
+      g.burst = p.burst + 1;
+      return std::make_unique<GcraLimiter>(g, now);
+    }
   }
   return nullptr;
 }

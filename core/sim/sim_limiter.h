@@ -27,13 +27,16 @@ struct LimitDecision {
   double retryAfterS = 0;  // when refused: seconds until the same cost would pass; kNever if it never can
 };
 
-enum class LimitAlgorithm { FixedWindow, SlidingWindow, TokenBucket, Gcra };
+// LeakyBucket is nginx's limit_req: GCRA with `burst` requests of excess allowed beyond the one being served
+// (nginx's burst; 0 = one request per interval). Whether accepted excess is delayed is the responder's business.
+enum class LimitAlgorithm { FixedWindow, SlidingWindow, TokenBucket, Gcra, LeakyBucket };
 std::string_view limitAlgorithmName(LimitAlgorithm a);
 
 struct LimiterParams {
   double limit = 1;    // units per window, > 0
   double windowS = 1;  // > 0
-  double burst = 0;    // token bucket / GCRA capacity; 0 = same as limit. Ignored by the window algorithms.
+  double burst = 0;    // token bucket / GCRA capacity, 0 = same as limit; leaky bucket: excess (nginx burst).
+                       // Ignored by the window algorithms.
 };
 
 class SimLimiter {

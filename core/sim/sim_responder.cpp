@@ -174,7 +174,8 @@ SimResponder::Quota& SimResponder::quotaFor(Group& g, const std::string& keyId, 
     const double burst = g.cfg.burst > 0 ? g.cfg.burst * g.scale : 0;
     q.requests = makeLimiter(g.cfg.algorithm, {g.requestLimit(), g.cfg.windowS, burst}, now);
     if (g.cfg.tokensPerWindow > 0)
-      q.tokens = makeLimiter(g.cfg.algorithm, {g.tokenLimit(), g.cfg.windowS, 0}, now);
+      q.tokens = makeLimiter(g.cfg.algorithm == LimitAlgorithm::LeakyBucket ? LimitAlgorithm::Gcra : g.cfg.algorithm,
+                             {g.tokenLimit(), g.cfg.windowS, 0}, now);
   }
   return q;
 }
@@ -260,6 +261,23 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
   const std::int64_t promptTokens = static_cast<std::int64_t>(req.body.size() / 4);
   const double tokenCost = static_cast<double>(maxTokens + promptTokens);
 
+  if (g.cfg.maxConcurrent > 0 && g.admitted >= g.cfg.maxConcurrent) {
+    // A concurrency limit knows no window: nothing to report but, when sent, a whole-second Retry-After.
+    if (config_.retryAfter && config_.dialect != SimDialect::None) {
+      h.emplace_back(simheader::kRetryAfter, "1");
+      reply.announcedS = 1;
+    }
+    count(g, k, tier, &Counters::r429, now);
+    const nlohmann::json body = {
+        {"error",
+         {{"type", "rate_limit_exceeded"},
+          {"dimension", "concurrency"},
+          {"message", "Too many requests in flight: group " + g.name + " allows " +
+                          std::to_string(g.cfg.maxConcurrent) + " at once"}}}};
+    reply.bytes = writer_.serialize(http::kTooManyRequests, h, dumpJson(body), reply.closeAfter, wallNowS);
+    return reply;
+  }
+
   if (g.limited()) {
     Quota& q = quotaFor(g, keyId, now);
     LimitDecision rd = q.requests->check(1, now);
@@ -278,7 +296,16 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
         in.tokens = q.tokens->check(0, now);
       }
       headers_.write(in, h);
+      if (g.cfg.algorithm == LimitAlgorithm::LeakyBucket && !g.cfg.nodelay) {
+        // nginx limit_req without nodelay: the excess waits its turn at the rate (one interval per request
+        // ahead of it) before it is served.
+        const double interval = g.cfg.windowS / std::max(1e-9, g.requestLimit());
+        reply.delayS += std::max(0.0, in.requests.resetInS - interval);
+      }
     } else {
+      // Some limiters charge refused requests too (a sliding log, nginx-style counters fed by every hit):
+      // a client that keeps asking stays refused.
+      if (g.cfg.countRejected && !rd.allowed) q.requests->consume(1, now);
       const bool tooLarge = (td && td->retryAfterS == kNever) || rd.retryAfterS == kNever;
       if (tooLarge) {
         count(g, k, tier, &Counters::other4xx, now);
@@ -316,6 +343,10 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
     }
   }
 
+  if (g.cfg.maxConcurrent > 0) {
+    ++g.admitted;
+    reply.holdsSlot = true;
+  }
   const std::int64_t completion = maxTokens / 2;
   count(g, k, tier, &Counters::ok, now);
   const auto total = static_cast<std::uint64_t>(promptTokens + completion);
@@ -384,6 +415,7 @@ void SimResponder::retire(const SimReply& reply) {
   auto& g = groups_[static_cast<std::size_t>(reply.group)];
   g.usage.inFlight = std::max(0, g.usage.inFlight - 1);
   total_.inFlight = std::max(0, total_.inFlight - 1);
+  if (reply.holdsSlot) g.admitted = std::max(0, g.admitted - 1);
 }
 
 void SimResponder::onSent(const SimReply& reply, TimePoint now) {
@@ -526,6 +558,10 @@ nlohmann::json SimResponder::stats(TimePoint now) const {
     j["limit"] = g.limited() ? nlohmann::json(g.requestLimit()) : nlohmann::json(nullptr);
     j["tokens_limit"] = g.cfg.tokensPerWindow > 0 ? nlohmann::json(g.tokenLimit()) : nlohmann::json(nullptr);
     j["window_s"] = g.cfg.windowS;
+    if (g.cfg.maxConcurrent > 0) {
+      j["concurrency_limit"] = g.cfg.maxConcurrent;
+      j["admitted_in_flight"] = g.admitted;
+    }
     j["scale"] = g.scale;
     j["tiers"] = tiersJson(g.tiers);
     j["history"] = g.history.toJson(nowS);

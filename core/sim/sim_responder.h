@@ -36,6 +36,7 @@ struct SimReply {
   double announcedS = 0;         // on a 429: wait the client was told (from decidedAt)
   TimePoint decidedAt{};
   int tierSlot = 3;              // P0, P1, P2, none
+  bool holdsSlot = false;        // holds one of its group's max_concurrent slots until sent or dropped
   // A streamed reply: `bytes` is the head, these follow it (offsets from when the head is written).
   std::vector<SimStreamStep> stream;
   bool streamed() const { return !stream.empty(); }
@@ -102,6 +103,7 @@ class SimResponder {
     Usage usage;
     std::array<Counters, kTierSlots> tiers{};
     History history;
+    int admitted = 0;  // accepted requests in flight, for max_concurrent
     bool limited() const { return cfg.limit > 0; }
     double requestLimit() const { return cfg.limit * scale; }
     double tokenLimit() const { return cfg.tokensPerWindow * scale; }
