@@ -23,6 +23,10 @@ constexpr std::string_view kXReset = "x-ratelimit-reset";
 constexpr std::string_view kXUsed = "x-ratelimit-used";
 constexpr std::string_view kXResource = "x-ratelimit-resource";
 constexpr std::string_view kXGroup = "x-ratelimit-group";
+// X (Twitter) API v2: x-rate-limit-{limit,remaining,reset}, the reset in epoch seconds.
+constexpr std::string_view kXApiLimit = "x-rate-limit-limit";
+constexpr std::string_view kXApiRemaining = "x-rate-limit-remaining";
+constexpr std::string_view kXApiReset = "x-rate-limit-reset";
 constexpr std::string_view kIetfLimit = "ratelimit-limit";
 constexpr std::string_view kIetfRemaining = "ratelimit-remaining";
 constexpr std::string_view kIetfReset = "ratelimit-reset";
@@ -39,6 +43,7 @@ constexpr const char* kMsRetryAfterMsName = "x-ms-retry-after-ms";
 
 constexpr std::string_view kDialectX = "x-ratelimit";
 constexpr std::string_view kDialectGithub = "github";
+constexpr std::string_view kDialectXApi = "x-rate-limit";
 constexpr std::string_view kDialectOpenAi = "openai";
 constexpr std::string_view kDialectAnthropic = "anthropic";
 constexpr std::string_view kDialectIetf = "ietf";
@@ -153,10 +158,56 @@ class Reader {
       } else if (key == hdr::kIetfPolicy || key == hdr::kIetfRateLimit) {
         it->second.value += ", " + f.value;  // list fields: repeated lines are one list
       } else if (it->second.value != f.value) {
-        warn(f, "repeats " + it->second.name + " with a different value; using the first, '" +
-                    it->second.value + "'");
+        // A response that states one field twice (proxies adding their own, two spellings of one name):
+        // the reading that risks fewer 429s wins, the lower count or the later reset.
+        const Role role = roleOf(key);
+        const bool second = role != Role::Other && moreConservative(role, f.value, it->second.value);
+        const std::string kept = second ? f.value : it->second.value;
+        warn(f, "repeats " + it->second.name + " with a different value; using " +
+                    (role == Role::Other ? "the first" : "the more conservative") + ", '" + kept + "'");
+        if (second) it->second.value = f.value;
       }
     }
+  }
+
+  enum class Role { Count, Used, Wait, Other };
+  static Role roleOf(std::string_view key) {
+    auto has = [&](std::string_view part) { return key.find(part) != std::string_view::npos; };
+    if (key == hdr::kDate || key == hdr::kXResource || key == hdr::kXGroup) return Role::Other;
+    if (has("reset") || has("retry-after")) return Role::Wait;
+    if (has("ratelimit-used")) return Role::Used;
+    if ((has("ratelimit") || has("rate-limit")) && (has("remaining") || has("limit-"))) return Role::Count;
+    if (key.ends_with("-limit")) return Role::Count;
+    return Role::Other;
+  }
+
+  // Seconds from now a wait or reset value stands for, in whichever form it came; nullopt when unreadable.
+  std::optional<double> waitOf(std::string_view v) const {
+    if (auto d = parseDecimal(v)) {
+      if (*d > kEpochMsAbove) return *d / 1000.0 - now_;
+      if (*d > kEpochSAbove) return *d - now_;
+      return *d;
+    }
+    if (auto d = parseGoDuration(v)) return *d;
+    if (auto t = parseHttpDate(v, now_)) return *t - now_;
+    if (auto t = parseRfc3339(v)) return *t - now_;
+    return std::nullopt;
+  }
+
+  // Whether `candidate` is the more conservative reading of a field already holding `kept`. A "used" count
+  // is conservative when higher; other counts (limit, remaining) when lower; waits when later. An unreadable
+  // value never replaces a readable one (its warning comes when the kept one is read, if that is bad too).
+  bool moreConservative(Role role, std::string_view candidate, std::string_view kept) const {
+    if (role == Role::Count || role == Role::Used) {
+      auto c = parseDecimal(candidate), k = parseDecimal(kept);
+      if (!c || *c < 0) return false;
+      if (!k || *k < 0) return true;
+      return role == Role::Used ? *c > *k : *c < *k;
+    }
+    auto c = waitOf(candidate), k = waitOf(kept);
+    if (!c || *c < 0) return false;
+    if (!k || *k < 0) return true;
+    return *c > *k;
   }
 
   QuotaReading read() {
@@ -164,6 +215,7 @@ class Reader {
     readRetryAfter();
     if (const Field* g = find(hdr::kXGroup); g && !g->value.empty()) r_.group = g->value;
     readXRateLimit();
+    readXApi();
     readOpenAi();
     readAnthropic();
     readIetf();
@@ -332,6 +384,18 @@ class Reader {
     applyReset(s, flexibleReset(resetF));
   }
 
+  // X (Twitter) API: x-rate-limit-{limit,remaining,reset} per endpoint, the reset as epoch seconds.
+  void readXApi() {
+    const Field* limitF = find(hdr::kXApiLimit);
+    const Field* remainingF = find(hdr::kXApiRemaining);
+    const Field* resetF = find(hdr::kXApiReset);
+    if (!limitF && !remainingF && !resetF) return;
+    QuotaScope& s = addScope(kRequestsScope, kDialectXApi);
+    s.limit = count(limitF).value_or(kUnknown);
+    s.remaining = count(remainingF).value_or(kUnknown);
+    applyReset(s, flexibleReset(resetF));
+  }
+
   // x-ratelimit-{limit,remaining,reset}-{requests,tokens}, resets as Go durations ("6m0s").
   void readOpenAi() {
     if (!hasPrefix(hdr::kOpenAiPrefix)) return;
@@ -436,10 +500,32 @@ class Reader {
     if (auto w = paramNumber(from, *chosen, "w")) s.windowS = *w;
   }
 
+  // RFC 8941 sf-integer: an optional minus and 1 to 15 digits.
+  static bool isSfInteger(std::string_view v) {
+    if (!v.empty() && v.front() == '-') v.remove_prefix(1);
+    if (v.empty() || v.size() > 15) return false;
+    return std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  }
+
+  // The structured form's numeric parameters are integers. A field with any other (10.5, 1e3, "10") does
+  // not parse as a structured field, and RFC 8941 has a field that fails to parse ignored as a whole.
+  const Field* wellFormedStructured(const Field* f, std::initializer_list<const char*> params) {
+    if (!f) return nullptr;
+    for (const auto& item : parseList(f->value)) {
+      if (isNumericItem(item) || item.value) continue;  // the older drafts' forms, read by readIetf
+      for (const char* key : params)
+        if (auto it = item.params.find(key); it != item.params.end() && !isSfInteger(it->second)) {
+          warn(*f, std::string("is malformed (") + key + "=" + it->second + " is not an integer); ignored");
+          return nullptr;
+        }
+    }
+    return f;
+  }
+
   // Structured form: RateLimit-Policy: "default";q=100;w=10 and RateLimit: "default";r=50;t=30.
   void readIetfStructured() {
-    const Field* policyF = find(hdr::kIetfPolicy);
-    const Field* stateF = find(hdr::kIetfRateLimit);
+    const Field* policyF = wellFormedStructured(find(hdr::kIetfPolicy), {"q", "w"});
+    const Field* stateF = wellFormedStructured(find(hdr::kIetfRateLimit), {"r", "t"});
     const size_t firstScope = r_.scopes.size();
     auto scopeNamed = [&](const std::string& name) -> QuotaScope& {
       for (size_t i = firstScope; i < r_.scopes.size(); ++i)

@@ -1,7 +1,10 @@
 // Reads the rate-limit headers of one HTTP response, whatever dialect the server speaks, into a
 // QuotaReading. Dialects: X-RateLimit-* (incl. GitHub), OpenAI/Azure style x-ratelimit-*-{requests,tokens},
-// Anthropic anthropic-ratelimit-*, the IETF RateLimit-* draft (old numeric and structured-field forms),
-// Retry-After (seconds or HTTP-date), retry-after-ms / x-ms-retry-after-ms, and Date.
+// Anthropic anthropic-ratelimit-*, X (Twitter) x-rate-limit-* (epoch reset), the IETF RateLimit-* draft (old
+// numeric and structured-field forms; a structured field with a non-integer parameter is malformed and ignored
+// whole, as RFC 8941 has it), Retry-After (seconds or HTTP-date), retry-after-ms / x-ms-retry-after-ms, Date.
+// A field stated twice with different values reads as the more conservative: the lower limit or remaining,
+// the higher used, the later reset or Retry-After (with a warning either way).
 #pragma once
 
 #include "quota_reading.h"

@@ -119,7 +119,9 @@ class TestHeaderParser : public QObject {
                                            << "requests[requests,openai] L=100 | warn=1"
                                            << "'1e300' is out of range";
     QTest::newRow("structured huge quota") << "RateLimit-Policy: \"d\";q=1e19;w=10"
-                                           << "d[requests,ietf-structured] W=10 | warn=1" << "has a bad q=1e19";
+                                           << "warn=1" << "is malformed (q=1e19 is not an integer); ignored";
+    QTest::newRow("structured quota beyond plausible") << "RateLimit-Policy: \"d\";q=9999999999999999;w=10"
+                                                       << "warn=1" << "is malformed (q=9999999999999999";
     QTest::newRow("overflowing limit") << "X-RateLimit-Limit: 1e999" << "requests[requests,x-ratelimit] | warn=1"
                                        << "X-RateLimit-Limit: '1e999' is not a number";
     QTest::newRow("negative reset") << "X-RateLimit-Reset: -5" << "requests[requests,x-ratelimit] | warn=1"
@@ -141,11 +143,45 @@ class TestHeaderParser : public QObject {
     QTest::newRow("group") << "X-RateLimit-Group: search\nX-RateLimit-Remaining: 5"
                            << "requests[requests,x-ratelimit] R=5 | group=search" << "";
     QTest::newRow("group alone makes no scope") << "x-ratelimit-group:  chat " << "group=chat" << "";
-    QTest::newRow("repeated header keeps the first")
+    QTest::newRow("repeated remaining: the lowest")
         << "X-RateLimit-Remaining: 5\nx-ratelimit-remaining: 0"
-        << "requests[requests,x-ratelimit] R=5 | warn=1" << "x-ratelimit-remaining: '0' repeats X-RateLimit-Remaining";
+        << "requests[requests,x-ratelimit] R=0 | warn=1"
+        << "x-ratelimit-remaining: '0' repeats X-RateLimit-Remaining with a different value; using the more "
+           "conservative, '0'";
+    QTest::newRow("repeated remaining: lower first stays") << "X-RateLimit-Remaining: 3\nX-RateLimit-Remaining: 9"
+                                                           << "requests[requests,x-ratelimit] R=3 | warn=1"
+                                                           << "using the more conservative, '3'";
+    QTest::newRow("repeated openai remaining, two spellings")
+        << "x-ratelimit-remaining-requests: 59\nX-RateLimit-Remaining-Requests: 58\nx-ratelimit-limit-requests: 60"
+        << "requests[requests,openai] L=60 R=58 | warn=1" << "using the more conservative, '58'";
+    QTest::newRow("repeated reset: the latest") << "X-RateLimit-Reset: 10\nX-RateLimit-Reset: 30\nX-RateLimit-Reset: 20"
+                                                << "requests[requests,x-ratelimit] T=30 | warn=2" << "'30'";
+    QTest::newRow("repeated reset, delta against epoch") << "X-RateLimit-Reset: 50\nX-RateLimit-Reset: " + n(kNow + 45)
+                                                         << "requests[requests,x-ratelimit] T=50 | warn=1" << "'50'";
+    QTest::newRow("repeated go-duration reset") << "x-ratelimit-reset-tokens: 6s\nx-ratelimit-reset-tokens: 1m0s"
+                                                << "tokens[tokens,openai] T=60 | warn=1" << "'1m0s'";
+    QTest::newRow("repeated Retry-After: the later") << "Retry-After: 1\nRetry-After: 4"
+                                                     << "retry=4(Retry-After) | warn=1" << "'4'";
+    QTest::newRow("repeated used: the higher") << "X-RateLimit-Limit: 60\nX-RateLimit-Used: 10\nX-RateLimit-Used: 12"
+                                               << "requests[requests,x-ratelimit] L=60 R=48 | warn=1" << "'12'";
+    QTest::newRow("repeated garbage never replaces a number")
+        << "X-RateLimit-Remaining: 5\nX-RateLimit-Remaining: none"
+        << "requests[requests,x-ratelimit] R=5 | warn=1" << "using the more conservative, '5'";
+    QTest::newRow("repeated non-quota field keeps the first") << "X-RateLimit-Resource: core\nX-RateLimit-Resource: search"
+                                                              << "core[requests,github] | gh=core | warn=1"
+                                                              << "using the first, 'core'";
     QTest::newRow("identical repeat is fine") << "X-RateLimit-Remaining: 5\nX-RateLimit-Remaining: 5"
                                               << "requests[requests,x-ratelimit] R=5" << "";
+
+    // --- X (Twitter) API v2 ---
+    QTest::newRow("x api epoch reset") << "x-rate-limit-limit: 900\nx-rate-limit-remaining: 899\nx-rate-limit-reset: " +
+                                              n(kNow + 600)
+                                       << "requests[requests,x-rate-limit] L=900 R=899 T@=600" << "";
+    QTest::newRow("x api exhausted") << "X-Rate-Limit-Remaining: 0\nX-Rate-Limit-Reset: " + n(kNow + 30)
+                                     << "requests[requests,x-rate-limit] R=0 T@=30" << "";
+    QTest::newRow("x api garbage remaining") << "x-rate-limit-limit: 50\nx-rate-limit-remaining: many"
+                                             << "requests[requests,x-rate-limit] L=50 | warn=1"
+                                             << "x-rate-limit-remaining: 'many' is not a number";
 
     // --- Retry-After and the ms forms ---
     QTest::newRow("Retry-After seconds") << "Retry-After: 20" << "retry=20(Retry-After)" << "";
@@ -266,14 +302,22 @@ class TestHeaderParser : public QObject {
            "RateLimit: permin;r=59;t=12, tokens;r=0;t=48;pk=:cHsdsRa894==:"
         << "permin[requests,ietf-structured] L=60 R=59 T=12 W=60 | tokens[tokens,ietf-structured] L=90000 R=0 T=48 W=60"
         << "";
+    QTest::newRow("structured fractional window is malformed")
+        << "RateLimit-Policy: \"default\";q=100;w=1.5\nRateLimit: \"default\";r=50;t=30"
+        << "default[requests,ietf-structured] R=50 T=30 | warn=1"
+        << "RateLimit-Policy: '\"default\";q=100;w=1.5' is malformed (w=1.5 is not an integer); ignored";
+    QTest::newRow("structured fractional remaining ignores the field")
+        << "RateLimit-Policy: \"a\";q=10;w=1, \"b\";q=20;w=60\nRateLimit: \"a\";r=5;t=1, \"b\";r=2.5;t=9"
+        << "a[requests,ietf-structured] L=10 W=1 | b[requests,ietf-structured] L=20 W=60 | warn=1"
+        << "RateLimit: '\"a\";r=5;t=1, \"b\";r=2.5;t=9' is malformed (r=2.5";
     QTest::newRow("structured state without a policy") << "RateLimit: \"hourly\";r=3;t=100"
                                                        << "hourly[requests,ietf-structured] R=3 T=100" << "";
     QTest::newRow("structured repeated lines form one list")
         << "RateLimit-Policy: \"a\";q=10;w=1\nRateLimit-Policy: \"b\";q=20;w=2\nRateLimit: \"b\";r=5;t=1"
         << "a[requests,ietf-structured] L=10 W=1 | b[requests,ietf-structured] L=20 R=5 T=1 W=2" << "";
     QTest::newRow("structured bad q and r") << "RateLimit-Policy: \"x\";q=lots;w=10\nRateLimit: \"x\";r=-1;t=5"
-                                            << "x[requests,ietf-structured] T=5 W=10 | warn=2"
-                                            << "RateLimit-Policy: '\"x\";q=lots;w=10' has a bad q=lots";
+                                            << "x[requests,ietf-structured] T=5 | warn=2"
+                                            << "RateLimit-Policy: '\"x\";q=lots;w=10' is malformed (q=lots";
     QTest::newRow("structured item without a name") << "RateLimit: ;r=5" << "warn=1" << "without a policy name";
     QTest::newRow("structured quoted comma in name")
         << "RateLimit-Policy: \"a,b\";q=5\nRateLimit: \"a,b\";r=1" << "a,b[requests,ietf-structured] L=5 R=1" << "";
