@@ -12,8 +12,10 @@ std::string keyName(std::size_t g) { return "k" + std::to_string(g); }
 
 nlohmann::json Scenario::simJson() const {
   nlohmann::json groupsJson = nlohmann::json::object();
-  for (const auto& g : groups)
+  for (const auto& g : groups) {
     groupsJson[g.name] = {{"algorithm", algorithm}, {"limit", g.quotaPerS}, {"window_s", 1}};
+    for (auto it = simGroupExtra.begin(); it != simGroupExtra.end(); ++it) groupsJson[g.name][it.key()] = it.value();
+  }
   groupsJson["default"] = {{"limit", 0}};
   return {{"dialect", dialect},
           {"retry_after", dialect != "none" && retryAfter},

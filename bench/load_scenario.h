@@ -30,6 +30,7 @@ struct Scenario {
   int concurrencyPerGroup = 16;  // Tollgate's ceiling and the baselines' fixed concurrency
   nlohmann::json engineExtra = nlohmann::json::object();  // merged into the Tollgate config (top level)
   nlohmann::json groupExtra = nlohmann::json::object();   // merged into each Tollgate group
+  nlohmann::json simGroupExtra = nlohmann::json::object();  // merged into each simulator group (burst, nodelay, ...)
   // A limiter in front of the simulator (e.g. a real nginx): given the simulator's URL, starts it and returns
   // the URL every client then uses; frontStop ends it after the run. Empty: clients call the simulator.
   std::function<std::string(const std::string& simUrl)> front;

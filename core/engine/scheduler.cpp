@@ -389,7 +389,8 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
           g.waitReason = shortest.reason;
           // Exhausted beyond the cap: shed is left to the deadline sweep, but don't spin on it.
           wake = std::min(wake, addSaturating(now, shortest.wait));
-          tw = TierWait{TierWait::Cause::Quota, addSaturating(now, shortest.wait), shortest.exhausted};
+          tw = TierWait{TierWait::Cause::Quota, addSaturating(now, std::max(shortest.wait, shortest.backIn)),
+                        shortest.exhausted};
           blockedBy[gi] = tw;
           blocked[gi] = true;
           break;
@@ -486,7 +487,13 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   // A 503 with Retry-After is an overload, counted as 5xx, but its wait is honoured all the same.
   const bool serverWait = status >= 400 && (verdict.kind == QuotaVerdict::Kind::Throttled ||
                                             verdict.kind == QuotaVerdict::Kind::Exhausted);
-  if (auto change = k.quota.onResponse(reading, k.inFlight, now, nowEpoch, f.sentAt)) {
+  std::optional<QuotaChange> change = k.quota.onResponse(reading, k.inFlight, now, nowEpoch, f.sentAt);
+  // After onResponse: a probe answered with a new limit proves nothing about how capacity comes back.
+  k.quota.settleProbe(f.sentAt, status >= 200 && status < 300 && !transportFailed ? QuotaTracker::ProbeAnswer::Accepted
+                               : rateLimited                                       ? QuotaTracker::ProbeAnswer::Refused
+                                                                                   : QuotaTracker::ProbeAnswer::Neither,
+                      now);
+  if (change) {
     const std::string dim(dimensionName(change->dimension));
     char text[96];  // %.0f: any double prints, where a cast to an integer of one out of range is undefined
     std::snprintf(text, sizeof text, "%.0f -> %.0f", change->before, change->after);
@@ -525,9 +532,10 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     } else if (verdict.kind == QuotaVerdict::Kind::Unknown429) {
       k.quota.onRefusal(f.sentAt, std::numeric_limits<double>::quiet_NaN(), cfg_.retry.default429WaitS,
                         cfg_.retry.maxBackoffS, now, nowEpoch);
-    } else if (reading.scopes.empty()) {
-      // Retry-After alone (nginx, API gateways): a floor for this request's retry and a rate signal for the
-      // key, not a verdict on the whole window; the key is held only when nothing gets through at all.
+    } else if (reading.scopes.empty() || k.quota.onQuotaRefusal(reading, {1.0, p->tokenCost}, now)) {
+      // Retry-After alone (nginx, API gateways), or one well short of the stated reset (a window that frees
+      // capacity gradually): a floor for this request's retry and a rate signal for the key, not a verdict on
+      // the whole window; the key is held only when nothing gets through at all.
       floorS = std::max(verdict.waitS, cfg_.retry.baseBackoffS);
       k.quota.onRefusal(f.sentAt, verdict.waitS, cfg_.retry.default429WaitS, cfg_.retry.maxBackoffS, now, nowEpoch);
     } else {

@@ -43,6 +43,9 @@ double QuotaTracker::windowOf(const Dim& d) const {
 
 void QuotaTracker::retuneBucket(Dim& d, TimePoint now) {
   if (!known(d.limit) || d.limit <= 0) return;
+  // A gradual dimension with no stated window: its resets tell the time to drain, not the window, so a rate
+  // from them would be a guess. The learnt rate paces it (applyLearnedRate).
+  if (&d == &dims_[static_cast<int>(Dimension::Requests)] && unpacedGradual(d)) return;
   const double window = windowOf(d);
   const double rate = fraction_ * d.limit / window;
   const double burst = std::max(1.0, fraction_ * d.limit);
@@ -69,6 +72,7 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
   QuotaWait w;
   if (now < blockedUntil_) {
     w.wait = blockedUntil_ - now;
+    w.backIn = w.wait;
     w.reason = blockReason_;
     w.exhausted = exhausted_;
     return w;
@@ -95,11 +99,36 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
       }
       continue;
     }
-    if (known(d.remaining) && d.hasReset && d.remaining + 1e-9 < need) {
-      const Duration until = d.resetAt - now;
+    // A gradual dimension is not held to its reset: capacity comes back before it. Until a refusal starts the
+    // learnt rate, remaining from the responses is all there is; after it, the learnt rate paces.
+    if (known(d.remaining) && d.hasReset && d.remaining + 1e-9 < need && !(d.gradual && !d.timeToFull)) {
+      const Duration reset = d.resetAt - now;
+      Duration until = reset;
+      if (!d.gradual && !d.probeRefuted && !d.probePending && known(d.limit) && d.resetAt > d.refilledAt) {
+        // Probe before the reset: after the request's own share of a steady refill when the reset means
+        // "until full", else halfway to the reset (a sliding window reporting its drain time frees half by
+        // then). One 429 at most, once, when it is a fixed window after all.
+        // The probe proves a refill only when it is answered before the window could have turned: before the
+        // reset counted from when the request that told it was sent (the server counted it later), less a
+        // second when the reset was told in whole seconds (maybe rounded up). So it goes early in that span.
+        const double spanS = toSeconds(d.earliestResetAt - d.refilledAt);
+        const double shareS = d.timeToFull ? spanS * std::min(1.0, (need - d.remaining) / std::max(1e-9, d.limit - d.remaining))
+                                           : spanS / 2;
+        const TimePoint probeAt = d.refilledAt + fromSeconds(shareS);
+        if (spanS > 0 && probeAt < d.earliestResetAt) {
+          if (now >= probeAt) {
+            d.probeDue = true;
+            w.backIn = std::max(w.backIn, reset);
+            continue;
+          }
+          until = probeAt - now;
+        }
+      }
+      w.backIn = std::max(w.backIn, reset);
       if (until > w.wait) {
         w.wait = until;
-        w.reason = std::string(dimensionName(dim)) + " exhausted, reset in " + formatDuration(toSeconds(until));
+        w.reason = std::string(dimensionName(dim)) + " exhausted, reset in " + formatDuration(toSeconds(reset));
+        if (until < reset) w.reason += " (one request tests it in " + formatDuration(toSeconds(until)) + ")";
       }
       continue;
     }
@@ -110,6 +139,7 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
     }
   }
   (void)nowEpoch;
+  w.backIn = std::max(w.backIn, w.wait);
   return w;
 }
 
@@ -117,6 +147,13 @@ void QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint no
   for (int i = 0; i < kDimensionCount; ++i) {
     Dim& d = dims_[i];
     if (cost[i] <= 0) continue;
+    if (d.probeDue) {
+      d.probeDue = false;
+      d.probePending = true;
+      d.probeSentAt = now;
+      d.probeDeadline = d.earliestResetAt;
+      d.probeLimit = d.limit;
+    }
     d.bucket.tryAcquire(cost[i], now);
     if (known(d.remaining)) d.remaining = std::max(0.0, d.remaining - cost[i]);
   }
@@ -154,31 +191,40 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     if (d.configuredPerMinute <= 0 || !known(d.limit)) d.limit = s->limit;
     else d.limit = std::min(d.limit, s->limit);  // the server's word beats our config when lower
     const bool timeToFull = s->dialect == "openai" || s->dialect == "anthropic";
+    d.timeToFull = timeToFull;
     // Within one fixed window, remaining never grows. So a response B showing more remaining than an
     // earlier response A, at the same limit, proves a continuous refill when B was certainly counted after A
     // (A came back before B was sent) and before A's window could have turned (B came back before A's send
     // time + the reset A told). Response latency can blur neither condition: a fixed window's turnover, seen
     // late, does not pass for a refill, and a token bucket holding steady under load (remaining flat while
     // we spend) does show one.
-    if (timeToFull && known(s->remaining) && d.refillEvidence < 3) {
+    // The rule holds for any dialect: a sliding window that reports the time to drain as its reset shows
+    // remaining growing before it too (then the dimension is gradual; continuous refill is for the
+    // time-to-full dialects, whose reset gives the rate). A reset in whole seconds may be rounded up by up to
+    // one: A's window could have turned up to a second before the reset it told.
+    if (known(s->remaining) && d.refillEvidence < 3) {
       for (const auto& a : d.seen)
-        if (a.receivedAt < sent && now + std::chrono::milliseconds(2) < a.earliestReset && a.limit == s->limit && s->remaining > a.remaining) {
+        if (a.receivedAt < sent && now + std::chrono::milliseconds(2) + a.rounding < a.earliestReset &&
+            a.limit == s->limit && s->remaining > a.remaining) {
           ++d.refillEvidence;
           d.seen.clear();  // one proof per batch of responses
           break;
         }
       if (s->resetInS && d.refillEvidence < 3) {
-        d.seen.push_back({sent, now, sent + fromSeconds(std::max(0.0, *s->resetInS)), s->remaining, s->limit});
+        const bool whole = s->resetFromAbsoluteTime || std::floor(*s->resetInS) == *s->resetInS;
+        d.seen.push_back({sent, now, sent + fromSeconds(std::max(0.0, *s->resetInS)), s->remaining, s->limit,
+                          whole ? Duration(std::chrono::seconds(1)) : Duration::zero()});
         while (d.seen.size() > 32 || (!d.seen.empty() && d.seen.front().earliestReset <= now)) d.seen.pop_front();
       }
       if (d.refillEvidence >= 3) d.seen.clear();
+      if (d.refillEvidence >= 2 && !timeToFull) d.gradual = true;
     }
     if (known(s->remaining)) {
       const double unseen = dim == Dimension::Requests ? inFlightOthers : 0;
       d.remaining = std::max(0.0, s->remaining - unseen);
       d.refilledAt = now;
     }
-    const bool continuous = timeToFull && d.refillEvidence >= 2;
+    const bool continuous = timeToFull && (d.refillEvidence >= 2 || d.gradual);
     if (continuous && s->resetInS && *s->resetInS > 0.001 && known(s->remaining) && s->remaining < s->limit) {
       // reset = time until full: the refill rate is what is missing over that time.
       const double rate = (s->limit - s->remaining) / *s->resetInS;
@@ -192,6 +238,8 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     }
     if (s->resetInS) {
       const double in = std::max(0.0, *s->resetInS);
+      const double rounding = s->resetFromAbsoluteTime || std::floor(in) == in ? 1.0 : 0.0;
+      d.earliestResetAt = sent + fromSeconds(std::max(0.0, in - rounding));
       d.hasReset = true;
       d.resetAt = now + fromSeconds(in);
       d.resetAtEpochMs = nowEpoch + static_cast<EpochMs>(in * 1000);
@@ -215,7 +263,7 @@ void QuotaTracker::applyLearnedRate(TimePoint now) {
   Dim& req = dims_[static_cast<int>(Dimension::Requests)];
   double rate = learner_.rate(now);
   // A configured or reported rate still bounds it: the learnt one only ever lowers what is sent.
-  if (known(req.limit) && req.limit > 0) {
+  if (known(req.limit) && req.limit > 0 && !unpacedGradual(req)) {
     rate = std::min(rate, fraction_ * req.limit / windowOf(req));
   }
   // A small burst: releases are paced at the rate, never the whole concurrency at once.
@@ -243,6 +291,45 @@ Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double ba
                false);
   }
   return now < blockedUntil_ ? blockedUntil_ - now : Duration::zero();
+}
+
+void QuotaTracker::settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint now) {
+  for (Dim& d : dims_) {
+    if (!d.probePending || sentAt != d.probeSentAt) continue;
+    d.probePending = false;
+    // Accepted after the window may have turned proves nothing; refused proves there was no refill.
+    if (answer == ProbeAnswer::Accepted && now < d.probeDeadline && d.limit == d.probeLimit) d.gradual = true;
+    else if (answer == ProbeAnswer::Refused) d.probeRefuted = true;
+  }
+}
+
+bool QuotaTracker::unpacedGradual(const Dim& d) const {
+  return d.gradual && !d.timeToFull && !d.windowReported && d.configuredPerMinute <= 0 && windowHintS_ <= 0;
+}
+
+bool QuotaTracker::onQuotaRefusal(const QuotaReading& r, std::array<double, kDimensionCount> cost, TimePoint now) {
+  if (!r.retryAfterS) return false;
+  const double ra = *r.retryAfterS;
+  bool any = false;
+  for (int i = 0; i < kDimensionCount; ++i) {
+    const QuotaScope* s = pick(r, static_cast<Dimension>(i));
+    if (!s || !known(s->remaining) || !s->resetInS) continue;
+    Dim& d = dims_[i];
+    if (s->remaining >= std::max(1.0, cost[i]) && !d.gradual) continue;  // not the dimension that refused
+    // Well short: a fixed window states the same time twice (give or take a second of rounding when one is
+    // an epoch), so the reset must be a second or more beyond Retry-After, and a quarter again.
+    if (!d.gradual && *s->resetInS >= ra + 1.0 - 1e-9 && *s->resetInS > ra * 1.25) {
+      d.gradual = true;
+      if (d.timeToFull && *s->resetInS > 0.001 && s->remaining < s->limit) {
+        d.refillRate = (s->limit - s->remaining) / *s->resetInS;
+        d.refilledAt = now;
+        d.windowS = s->limit / d.refillRate;
+        d.windowReported = true;
+      }
+    }
+    if (d.gradual && !d.timeToFull) any = true;
+  }
+  return any;
 }
 
 void QuotaTracker::onSuccess(TimePoint now) {

@@ -20,6 +20,9 @@ struct QuotaWait {
   Duration wait = Duration::zero();  // zero = may send now
   std::string reason;                // "Retry-After until 12:03:41", "tokens: 3.2 s", "requests: reset in 0.4 s"
   bool exhausted = false;            // blocked beyond the cap (daily quota): surfaced, not retried early
+  // When the quota is back for every request: >= wait, longer when one request (a probe) may go before the
+  // reset. What a shed request is told.
+  Duration backIn = Duration::zero();
 };
 
 struct QuotaChange {
@@ -54,6 +57,21 @@ class QuotaTracker {
   // min(cap, base * 2^(n-2))) for the n-th such episode in a row. Refusals of requests sent before the last
   // decrease (`sentAt`) belong to the same episode. Returns how long the key is held (zero when it is not).
   Duration onRefusal(TimePoint sentAt, double retryAfterS, double baseS, double capS, TimePoint now, EpochMs nowEpoch);
+  // A 429 whose headers state the quota. When its Retry-After is well short of the exhausted dimension's
+  // reset, the upstream itself says capacity returns before the reset: a sliding window, a token bucket or
+  // GCRA reporting "until full", not a fixed window. Such a dimension is marked gradual: a time-to-full dialect
+  // (OpenAI, Anthropic) then refills continuously at (limit - remaining) / reset at once, without waiting for
+  // responses that prove it (none come while exhausted); any other is paced by the learnt rate instead of
+  // being held to its reset, and Retry-After is this request's floor. Returns true when the refusal is of
+  // such a dimension (the caller then treats it like a refusal that says nothing of the window: onRefusal).
+  // `cost`: the refused request's, to tell which dimension refused it.
+  bool onQuotaRefusal(const QuotaReading& r, std::array<double, kDimensionCount> cost, TimePoint now);
+  bool gradual(Dimension d) const { return dims_[static_cast<int>(d)].gradual; }
+  // The answer to a request sent at `sentAt`, after onResponse took its headers. When it was a probe (see check), an accepted one proves the
+  // dimension gradual and a refused one that it waits for its reset (no more probes of it); any other answer
+  // (an error, a lost connection) proves nothing and the next exhaustion may probe again.
+  enum class ProbeAnswer { Accepted, Refused, Neither };
+  void settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint now);
   const RateLearner& learner() const { return learner_; }
   void onSuccess(TimePoint now);
   void refund(Dimension d, double amount, TimePoint now);
@@ -82,10 +100,22 @@ class QuotaTracker {
     // refills at once at the reset. Continuous refill is assumed only after responses showed remaining
     // growing back before the reset, beyond what requests in flight explain.
     int refillEvidence = 0;
+    bool timeToFull = false;  // the last reading's reset meant "until full" (its dialect says so)
+    bool gradual = false;     // capacity comes back before the reset (see onQuotaRefusal)
+    // Exhausted with the reset far off, one request (the probe) goes before it: a fixed window refuses it
+    // (probeRefuted: wait for resets from then on), anything that refills before the reset lets it through.
+    bool probeRefuted = false;
+    TimePoint earliestResetAt{};    // the soonest the window can turn: sent + reset (- 1 s if told whole)
+    TimePoint probeDeadline{};      // the probe proves a refill only when answered before this
+    double probeLimit = kUnknown;   // ... and at the limit it was sent under (a raised limit is no refill)
+    bool probeDue = false;          // check() let the next request go as the probe
+    bool probePending = false;      // sent, not answered yet
+    TimePoint probeSentAt{};
     // Recent responses, oldest first, for that judgement (a few dozen; older ones age out).
     struct Seen {
       TimePoint sentAt, receivedAt, earliestReset;  // earliestReset: send + the reset it told
       double remaining, limit;
+      Duration rounding;  // a reset told in whole seconds may be up to a second late
     };
     std::deque<Seen> seen;
     TimePoint refilledAt{};
@@ -106,6 +136,7 @@ class QuotaTracker {
   // Upstreams that say nothing of their quota: the rate learnt from their refusals.
   RateLearner learner_;
   void applyLearnedRate(TimePoint now);
+  bool unpacedGradual(const Dim& d) const;  // gradual, no window known: the learnt rate alone paces it
 };
 
 // "12:03:41" in UTC, for wait reasons.

@@ -39,8 +39,18 @@ class TestQuotaTracker : public QObject {
     qt.onSend({1, 0}, t0);
     qt.onSend({1, 0}, t0);
     QuotaWait w = qt.check({1, 0}, t0, 0);
-    QVERIFY(w.wait > 3s && w.wait <= 4s);
+    QVERIFY(w.backIn > 3s && w.backIn <= 4s);  // back for everyone at the reset
     QVERIFY2(w.reason.find("requests exhausted") != std::string::npos, w.reason.c_str());
+    // One request may test the window halfway to the soonest it can turn (a whole-second reset may be a second
+    // early: 3 s); a sliding window would have freed capacity by then, a fixed window refuses it, and from
+    // then on every exhaustion waits for its reset.
+    QVERIFY2(w.wait > 1400ms && w.wait <= 1500ms, w.reason.c_str());
+    QCOMPARE(qt.check({1, 0}, t0 + 1500ms, 0).wait, Duration::zero());
+    qt.onSend({1, 0}, t0 + 1500ms);
+    const QuotaWait during = qt.check({1, 0}, t0 + 1600ms, 0);  // one probe at a time
+    QVERIFY2(during.wait > 2300ms && during.wait <= 2400ms, during.reason.c_str());
+    qt.settleProbe(t0 + 1500ms, QuotaTracker::ProbeAnswer::Refused, t0 + 1550ms);
+    QVERIFY(!qt.gradual(Dimension::Requests));
     QCOMPARE(qt.check({1, 0}, t0 + 4s, 0).wait, Duration::zero());  // window turned over
     QCOMPARE(qt.state(Dimension::Requests, t0 + 4s).remaining, 10.0);
   }
@@ -165,7 +175,8 @@ class TestQuotaTracker : public QObject {
     r.scopes.back().dialect = "openai";
     qt.onResponse(r, 0, t0 + 5s, 0, t0 + 5s - 300ms);
     const QuotaWait w = qt.check({1, 0}, t0 + 5s, 0);
-    QVERIFY2(w.reason.find("exhausted") != std::string::npos && w.wait >= 450ms, w.reason.c_str());
+    QVERIFY2(w.reason.find("exhausted") != std::string::npos && w.backIn >= 450ms, w.reason.c_str());
+    QVERIFY(!qt.gradual(Dimension::Requests));
   }
 
   // A token bucket holding steady under load: remaining stays flat (5, 6, 5, 6...) while we keep spending,
@@ -197,8 +208,82 @@ class TestQuotaTracker : public QObject {
     r.scopes.push_back(scope(Dimension::Requests, 60, 0, 2.0));
     r.scopes.back().dialect = "openai";
     qt.onResponse(r, 0, t0, 0);
-    QuotaWait w = qt.check({1, 0}, t0 + 500ms, 0);
-    QVERIFY2(w.wait >= 1400ms && w.wait <= 1500ms, w.reason.c_str());
+    // The probe: one request after its own share of a steady refill (2 s / 60); refused, as a fixed window
+    // refuses it, then the reset is waited for.
+    QCOMPARE(qt.check({1, 0}, t0 + 500ms, 0).wait, Duration::zero());
+    qt.onSend({1, 0}, t0 + 500ms);
+    qt.settleProbe(t0 + 500ms, QuotaTracker::ProbeAnswer::Refused, t0 + 520ms);
+    QuotaWait w = qt.check({1, 0}, t0 + 600ms, 0);
+    QVERIFY2(w.wait >= 1300ms && w.wait <= 1400ms, w.reason.c_str());
+    QVERIFY(!qt.gradual(Dimension::Requests));
+  }
+
+  // Issue 14's token case: OpenAI headers, a bucket of 60,000 tokens a minute emptied by the first burst. No
+  // response can show the refill while nothing is sent; the 429's Retry-After (1 s) well short of the reset
+  // (59 s, "until full") says capacity comes back gradually, so the next request waits for its own cost.
+  void exhaustedTokenBucketWaitsForItsOwnCostNotTheReset() {
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Tokens, 60000, 100, 59.0));
+    r.scopes.back().dialect = "openai";
+    r.retryAfterS = 1.0;
+    qt.onResponse(r, 0, t0, 0);
+    QVERIFY(!qt.onQuotaRefusal(r, {1, 315}, t0));  // time-to-full: a refill rate, no learning needed
+    QVERIFY(qt.gradual(Dimension::Tokens));
+    const QuotaWait w = qt.check({0, 315}, t0, 0);
+    const double expected = (315.0 - 100) / ((60000.0 - 100) / 59);  // ~0.21 s
+    QVERIFY2(std::abs(toSeconds(w.wait) - expected) <= 0.1 * expected, w.reason.c_str());
+    // The same headers on a 429 whose Retry-After matches the reset: a window, held to its reset.
+    QuotaTracker fixed(1.0, {0, 0}, t0);
+    r.retryAfterS = 59.0;
+    fixed.onResponse(r, 0, t0, 0);
+    QVERIFY(!fixed.onQuotaRefusal(r, {1, 315}, t0));
+    QVERIFY(!fixed.gradual(Dimension::Tokens));
+    QVERIFY2(fixed.check({0, 315}, t0, 0).backIn >= 58s, fixed.check({0, 315}, t0, 0).reason.c_str());
+  }
+
+  // A sliding window speaking x-ratelimit: reset = time to drain (up to two windows), Retry-After = when one
+  // request passes. Waiting for the reset halves the goodput; the refusal is learnt from instead.
+  // No refusal needed: an exhausted sliding window lets the probe through before its reset, which makes it
+  // gradual; from then on it is not held to its resets.
+  void acceptedProbeMakesTheDimensionGradual() {
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Requests, 50, 0, 2.0));
+    qt.onResponse(r, 0, t0, 0);
+    QuotaWait w = qt.check({1, 0}, t0, 0);
+    QVERIFY2(w.wait > 400ms && w.wait <= 500ms, w.reason.c_str());
+    QCOMPARE(qt.check({1, 0}, t0 + 500ms, 0).wait, Duration::zero());
+    qt.onSend({1, 0}, t0 + 500ms);
+    // Answered after the soonest the window could have turned (1 s): proves nothing.
+    QuotaTracker late = qt;
+    late.settleProbe(t0 + 500ms, QuotaTracker::ProbeAnswer::Accepted, t0 + 1100ms);
+    QVERIFY(!late.gradual(Dimension::Requests));
+    qt.settleProbe(t0 + 500ms, QuotaTracker::ProbeAnswer::Accepted, t0 + 520ms);
+    QVERIFY(qt.gradual(Dimension::Requests));
+    r.scopes.back().resetInS = 1.5;
+    qt.onResponse(r, 0, t0 + 1020ms, 0, t0 + 1s);
+    QCOMPARE(qt.check({1, 0}, t0 + 1030ms, 0).wait, Duration::zero());
+  }
+
+  void slidingWindowRefusalIsPacedNotHeldToTheReset() {
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    for (int i = 0; i < 50; ++i) {
+      QuotaReading ok;
+      ok.scopes.push_back(scope(Dimension::Requests, 50, 49 - i, 1.0 + 0.02 * i));
+      qt.onResponse(ok, 0, t0 + std::chrono::milliseconds(20 * i), 0);
+      qt.onSuccess(t0 + std::chrono::milliseconds(20 * i));
+    }
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Requests, 50, 0, 2.0));  // the simulator rounds both up
+    r.retryAfterS = 1.0;
+    const TimePoint at = t0 + 1s;
+    qt.onResponse(r, 0, at, 0);
+    QVERIFY(qt.onQuotaRefusal(r, {1, 0}, at));
+    qt.onRefusal(at - 20ms, 1.0, 1.0, 30.0, at, 0);
+    const QuotaWait w = qt.check({1, 0}, at + 100ms, 0);
+    QVERIFY2(w.reason.find("exhausted") == std::string::npos && w.wait < 500ms, w.reason.c_str());
+    QVERIFY(qt.learner().active());
   }
 
   void unreportedWindowComesFromTheConfigElseFromResetsRoundedUp() {

@@ -1,0 +1,184 @@
+// limiter_matrix: Tollgate (and, with --baselines, the baseline clients) against every limiter kind the
+// simulator has, in every way of answering an overflow, at two hidden limits and two concurrencies, each
+// run from a cold start. Issue 14's numbers: goodput >= 90% of the hidden limit, 429 share <= 2%,
+// amplification <= 1.05; and, in the `change` runs, back within 10% of a limit that halves or doubles in
+// <= 5 s.
+//
+//   limiter_matrix [--seconds 20] [--kinds all|k1,k2] [--styles bare,retry-after,headers] [--limits 50,500]
+//                  [--concurrency 16,64] [--baselines] [--change] [--latency-ms 20] [--json FILE]
+//
+// Kinds: fixed-window, sliding-window, sliding-counting (refused requests count too), token-bucket, gcra,
+// leaky-nodelay and leaky-delayed (nginx limit_req, burst = limit/5), concurrency (max_concurrent 8 and a
+// latency of 8/limit s, so the limit is 8 in flight; no rate limit). Styles: bare (no header at all), retry-after (whole seconds, no quota
+// headers), headers (x-ratelimit: limit, remaining, reset, and Retry-After). Arrivals: P1, open loop, at
+// twice the limit. The `change` runs (40 s) halve the limit at 10 s and double it back at 25 s.
+#include "load_scenario.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+using namespace tgbench;
+
+namespace {
+
+std::vector<std::string> list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+const std::vector<std::string> kAllKinds{"fixed-window", "sliding-window", "sliding-counting", "token-bucket",
+                                         "gcra",         "leaky-nodelay",  "leaky-delayed",    "concurrency"};
+
+// The simulator group for one kind at `limit` requests/s.
+void configureKind(Scenario& sc, const std::string& kind, double limit) {
+  sc.simGroupExtra = nlohmann::json::object();
+  if (kind == "sliding-counting") {
+    sc.algorithm = "sliding-window";
+    sc.simGroupExtra["count_rejected"] = true;
+  } else if (kind == "leaky-nodelay" || kind == "leaky-delayed") {
+    sc.algorithm = "leaky-bucket";
+    sc.simGroupExtra["burst"] = std::max(1.0, limit / 5);
+    sc.simGroupExtra["nodelay"] = kind == "leaky-nodelay";
+  } else if (kind == "concurrency") {
+    sc.algorithm = "fixed-window";
+    sc.groups[0].quotaPerS = 0;
+    // 8 requests at once, each answered in 8/limit s: the limit is reached only by keeping exactly 8 in flight.
+    sc.simGroupExtra["max_concurrent"] = 8;
+    sc.latency = {{"distribution", "fixed"}, {"mean", 8000.0 / limit}};
+  } else {
+    sc.algorithm = kind;
+  }
+}
+
+void configureStyle(Scenario& sc, const std::string& style) {
+  if (style == "bare") {
+    sc.dialect = "none";
+    sc.retryAfter = false;
+  } else if (style == "retry-after") {
+    sc.dialect = "retry-after";
+    sc.retryAfter = true;
+  } else {
+    sc.dialect = "x-ratelimit";
+    sc.retryAfter = true;
+  }
+}
+
+// First second (from `fromS`) after which the goodput of every 2-second span stays within 10% of `target`
+// until `toS`; -1 if it never settles.
+double settleS(const SecondSeries& s, double fromS, double toS, double target) {
+  const int from = static_cast<int>(fromS), to = std::min(static_cast<int>(toS), static_cast<int>(s.ok.size()));
+  for (int start = from; start + 1 < to; ++start) {
+    bool ok = true;
+    for (int t = start; t + 1 < to && ok; ++t) {
+      const double rate = (s.ok[t] + s.ok[t + 1]) / 2.0;
+      ok = std::abs(rate - target) <= 0.1 * target;
+    }
+    if (ok) return start + 1 - fromS;  // the span [start, start + 2) is settled by its end
+  }
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args(argc, argv);
+  const double seconds = args.number("seconds", 20);
+  const double latencyMs = args.number("latency-ms", 20);
+  const std::string kindsArg = args.text("kinds", "all");
+  const auto kinds = kindsArg == "all" ? kAllKinds : list(kindsArg);
+  const auto styles = list(args.text("styles", "bare,retry-after,headers"));
+  const auto limits = list(args.text("limits", "50,500"));
+  const auto concurrencies = list(args.text("concurrency", "16,64"));
+  const bool baselines = args.flag("baselines");
+  const bool change = args.flag("change");
+  const std::string jsonPath = args.text("json", "build/bench-results/limiter_matrix.json");
+  std::vector<std::string> strategies{"tollgate"};
+  if (baselines) strategies = strategyNames();
+
+  std::printf("limiter matrix: %s runs of %.0f s from a cold start, %.0f ms latency, P1 arrivals at 2x the limit\n\n",
+              change ? "change (limit halves at 10 s, doubles back at 25 s)" : "steady", change ? 40.0 : seconds,
+              latencyMs);
+  if (change)
+    std::printf("%-16s %-11s %5s %4s  %-15s %9s %8s %7s %7s %9s %9s\n", "kind", "answer", "limit", "C", "strategy",
+                "goodput/s", "of limit", "429s", "ampl.", "settle/2", "settle*2");
+  else
+    std::printf("%-16s %-11s %5s %4s  %-15s %9s %8s %7s %7s\n", "kind", "answer", "limit", "C", "strategy",
+                "goodput/s", "of limit", "429s", "ampl.");
+  nlohmann::json runs = nlohmann::json::array();
+  int met = 0, total = 0;
+  for (const auto& kind : kinds) {
+    for (const auto& style : styles) {
+      if (kind == "concurrency" && style == "headers") continue;  // a concurrency limit has no quota to state
+      for (const auto& limitText : limits) {
+        const double limit = std::atof(limitText.c_str());
+        for (const auto& cText : concurrencies) {
+          const int c = std::atoi(cText.c_str());
+          Scenario sc;
+          sc.groups = {{"hidden", limit}};
+          sc.latency = {{"distribution", "fixed"}, {"mean", latencyMs}};
+          sc.concurrencyPerGroup = c;
+          configureKind(sc, kind, limit);
+          configureStyle(sc, style);
+          const double runS = change ? 40 : seconds;
+          const auto arrivals = makeArrivals({{0, tg::Tier::P1, 2 * limit}}, runS, 42);
+          std::vector<TimedSimAction> actions;
+          if (change) {
+            const bool conc = kind == "concurrency";
+            actions.push_back({10, [conc](tg::SimServer& s) {
+                                 if (!conc) s.scaleQuota("hidden", 0.5);
+                               }});
+            actions.push_back({25, [conc](tg::SimServer& s) {
+                                 if (!conc) s.scaleQuota("hidden", 1.0);
+                               }});
+            if (conc) continue;  // max_concurrent does not scale: no change runs for it
+          }
+          for (const auto& name : strategies) {
+            const RunLog log = runStrategy(name, sc, arrivals, runS, actions);
+            const SecondSeries series = perSecond(log);
+            nlohmann::json row{{"kind", kind}, {"answer", style}, {"limit", limit}, {"concurrency", c},
+                               {"strategy", name}, {"per_second", toJson(series)}};
+            if (!change) {
+              const Figures f = computeFigures(log, limit, 0, seconds, -1);
+              std::printf("%-16s %-11s %5.0f %4d  %-15s %9.1f %7.0f%% %6.1f%% %7.2f\n", kind.c_str(), style.c_str(),
+                          limit, c, name.c_str(), f.goodputPerS, 100 * f.goodputRatio, 100 * f.share429,
+                          f.amplification);
+              if (name == "tollgate") {
+                ++total;
+                met += f.goodputRatio >= 0.9 && f.share429 <= 0.02 && f.amplification <= 1.05;
+              }
+              row["figures"] = toJson(f);
+            } else {
+              const Figures f = computeFigures(log, (limit * 10 + limit / 2 * 15 + limit * 15) / 40, 0, runS, -1);
+              const double down = settleS(series, 10, 25, limit / 2), up = settleS(series, 25, runS, limit);
+              std::printf("%-16s %-11s %5.0f %4d  %-15s %9.1f %7.0f%% %6.1f%% %7.2f %8.0fs %8.0fs\n", kind.c_str(),
+                          style.c_str(), limit, c, name.c_str(), f.goodputPerS, 100 * f.goodputRatio,
+                          100 * f.share429, f.amplification, down, up);
+              if (name == "tollgate") {
+                ++total;
+                met += down >= 0 && down <= 5 && up >= 0 && up <= 5;
+              }
+              row["figures"] = toJson(f);
+              row["settle_halved_s"] = down;
+              row["settle_doubled_s"] = up;
+            }
+            std::fflush(stdout);
+            runs.push_back(row);
+          }
+        }
+      }
+    }
+  }
+  if (change)
+    std::printf("\ngoal (issue 14): back within 10%% of the new limit in <= 5 s after it halves and after it doubles: "
+                "%d of %d tollgate rows\n", met, total);
+  else
+    std::printf("\ngoal (issue 14): goodput >= 90%% of the limit, <= 2%% 429s, amplification <= 1.05: %d of %d "
+                "tollgate rows\n", met, total);
+  writeJson(jsonPath, {{"benchmark", "limiter_matrix"}, {"change", change}, {"runs", runs}});
+  return 0;
+}
