@@ -157,13 +157,14 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
   window.setSource(&source);
   window.setCommands(&commands);
   window.setWorkloadController(&workload);
-  const std::string upstream = session->simulatorUrl().empty()
-                                   ? session->config().engine.name
-                                   : session->config().engine.name + " (simulator " + session->simulatorUrl() + ")";
-  window.setUpstreamName(QString::fromStdString(upstream));
+  const QString engineName = QString::fromStdString(session->config().engine.name);
+  const QString upstream = session->simulatorUrl().empty()
+                               ? engineName
+                               : QObject::tr("%1 (simulator %2)").arg(engineName, QString::fromStdString(session->simulatorUrl()));
+  window.setUpstreamName(upstream);
   Session* s = session.get();
   window.setHistoryInfoProvider([s] {
-    if (!s->history()) return ui::MainWindow::HistoryInfo{s->historyError().empty() ? QString() : QStringLiteral("off: ") + QString::fromStdString(s->historyError()), -1};
+    if (!s->history()) return ui::MainWindow::HistoryInfo{s->historyError().empty() ? QString() : QObject::tr("off: %1").arg(QString::fromStdString(s->historyError())), -1};
     const QString p = QString::fromStdString(s->history()->path());
     // Main file plus WAL: what the history really occupies on disk right now.
     return ui::MainWindow::HistoryInfo{p, static_cast<qint64>(s->history()->status().fileBytes)};
