@@ -14,6 +14,7 @@
 
 #include <QApplication>
 #include <QFileDialog>
+#include <QIcon>
 #include <QMenu>
 #include <QMenuBar>
 #include <QProcess>
@@ -103,6 +104,8 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
   QApplication app(argc, argv);
   QCoreApplication::setOrganizationName("Tollgate");
   QCoreApplication::setApplicationName("tollgate");
+  QGuiApplication::setDesktopFileName(QStringLiteral("io.github.tollgate.Tollgate"));
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/tollgate/io.github.tollgate.Tollgate-256.png")));
 
   // --replay FILE: a history file (e.g. copied from another machine) opened strictly read-only, no engine.
   if (auto file = a.value("--replay")) {
