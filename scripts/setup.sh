@@ -12,6 +12,7 @@ PACKAGES=(cmake ninja-build g++ pkg-config
           libbenchmark-dev xvfb xauth
           libmicrohttpd-dev prometheus-cpp-dev python3-requests
           nginx-light   # a real proxy/limiter to measure the gateway against (gateway_bench; issue 14 uses it too)
+          qt6-tools-dev qt6-l10n-tools qt6-translations-l10n  # Qt6LinguistTools, lupdate/lrelease; Qt's zh_CN
           desktop-file-utils appstream)  # test_packaging_files validates the desktop entry and the metainfo
 # TOLLGATE_EXTRA_PACKAGES: more packages for one caller (scripts/package adds dpkg-dev and lintian).
 read -r -a extra <<<"${TOLLGATE_EXTRA_PACKAGES:-}"
@@ -40,7 +41,7 @@ debian_package_for() {
   case "$1" in
     Qt6OpenGL) echo libqt6opengl6-dev ;;
     Qt6Charts) echo qt6-charts-dev ;;
-    Qt6LinguistTools) echo qt6-l10n-tools ;;
+    Qt6LinguistTools) echo qt6-tools-dev ;;
     Qt6*) echo qt6-base-dev ;;
     CURL) echo libcurl4-openssl-dev ;;
     nlohmann_json) echo nlohmann-json3-dev ;;
