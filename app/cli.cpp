@@ -10,7 +10,8 @@ namespace tg::cli {
 
 const char* const kUsage =
     "usage:\n"
-    "  tollgate [--config FILE] [--history FILE|off]   dashboard (default: embedded simulator + demo workload)\n"
+    "  tollgate [--config FILE] [--history FILE|off] [--lang en|zh_CN|system]\n"
+    "               dashboard (default: embedded simulator + demo workload)\n"
     "  tollgate --replay HISTORY.db          replay a history file read-only (e.g. copied from another machine)\n"
     "  tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--duration S]\n"
     "               [--report report.json] [--history FILE|off] [--quiet]\n"

@@ -11,9 +11,11 @@
 #include "session.h"
 #include "session_workload_controller.h"
 #include "snapshot_bridge.h"
+#include "translation_loader.h"
 
 #include <QApplication>
 #include <QFileDialog>
+#include <QIcon>
 #include <QMenu>
 #include <QMenuBar>
 #include <QProcess>
@@ -30,14 +32,21 @@ namespace {
 // The longest --screenshot-after: a day, far inside QTimer's int milliseconds.
 constexpr double kMaxScreenshotAfterS = 86400;
 
+// The options that carry over to the restarted window.
+struct Carried {
+  std::optional<std::string> history;
+  std::optional<std::string> lang;
+};
+
 // File > Switch upstream: validate the chosen config first (a bad one is reported with file, JSON path and
 // expectation, and the current session keeps running), then restart on it. A restart rather than an
 // in-place swap: the old session stops cleanly (history flushed, every request answered) and the new one
 // gets its own engine, simulator and keys; the window layout and chart choices carry over (settings).
-void restartWith(const std::optional<std::string>& config, const std::optional<std::string>& history) {
+void restartWith(const std::optional<std::string>& config, const Carried& carried) {
   QStringList args;
   if (config) args << QStringLiteral("--config") << QString::fromStdString(*config);
-  if (history) args << QStringLiteral("--history") << QString::fromStdString(*history);
+  if (carried.history) args << QStringLiteral("--history") << QString::fromStdString(*carried.history);
+  if (carried.lang) args << QStringLiteral("--lang") << QString::fromStdString(*carried.lang);
   if (!QProcess::startDetached(QCoreApplication::applicationFilePath(), args)) {
     QMessageBox::warning(nullptr, QObject::tr("Switch upstream"), QObject::tr("Could not start Tollgate again."));
     return;
@@ -45,12 +54,12 @@ void restartWith(const std::optional<std::string>& config, const std::optional<s
   QApplication::quit();
 }
 
-void addUpstreamMenu(ui::MainWindow& window, std::optional<std::string> history) {
+void addUpstreamMenu(ui::MainWindow& window, const Carried& carried) {
   QMenu* file = new QMenu(QObject::tr("&File"), &window);
   window.menuBar()->insertMenu(window.menuBar()->actions().value(0), file);
   QAction* open = file->addAction(QObject::tr("Switch &upstream config..."));
   open->setToolTip(QObject::tr("Run on another config: the simulator, or a real provider whose key comes from an environment variable"));
-  QObject::connect(open, &QAction::triggered, &window, [&window, history] {
+  QObject::connect(open, &QAction::triggered, &window, [&window, carried] {
     const QString path = QFileDialog::getOpenFileName(&window, QObject::tr("Upstream config"), QString(),
                                                       QObject::tr("Tollgate config (*.json)"));
     if (path.isEmpty()) return;
@@ -63,13 +72,13 @@ void addUpstreamMenu(ui::MainWindow& window, std::optional<std::string> history)
     if (QMessageBox::question(&window, QObject::tr("Switch upstream"),
                               QObject::tr("Stop this session and run on %1?").arg(path)) != QMessageBox::Yes)
       return;
-    restartWith(path.toStdString(), history);
+    restartWith(path.toStdString(), carried);
   });
   QAction* demo = file->addAction(QObject::tr("Switch to the built-in &simulator demo"));
-  QObject::connect(demo, &QAction::triggered, &window, [&window, history] {
+  QObject::connect(demo, &QAction::triggered, &window, [&window, carried] {
     if (QMessageBox::question(&window, QObject::tr("Switch upstream"),
                               QObject::tr("Stop this session and run the built-in simulator demo?")) == QMessageBox::Yes)
-      restartWith(std::nullopt, history);
+      restartWith(std::nullopt, carried);
   });
   file->addSeparator();
   QAction* quit = file->addAction(QObject::tr("&Quit"));
@@ -85,6 +94,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
                          {"--replay", "HISTORY.db", "open a history file read-only, no engine"},
                          {"--screenshot", "FILE", "grab the window to FILE after --screenshot-after seconds, then quit"},
                          {"--screenshot-after", "S", "seconds before the screenshot, 0..86400 (default: 30; 3 with --replay)"},
+                         {"--lang", "LANG", "language of the window: en, zh_CN or system (default: the setting, else system)"},
                          {"--version", "", "print the version"}});
   if (auto answered = a.parseOrAnswer(argvRest, "tollgate", std::cout, std::cerr)) return *answered;
   if (a.isSet("--version")) {
@@ -100,9 +110,19 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
                  afterError.empty() ? "--screenshot-after: expected seconds from 0 to 86400" : afterError.c_str());
     return kExitUsage;
   }
+  const std::optional<std::string> lang = a.value("--lang");
+  if (lang && !ui::TranslationLoader::isChoice(QString::fromStdString(*lang))) {
+    std::fprintf(stderr, "tollgate: --lang: expected %s, got \"%s\"\n",
+                 qPrintable(ui::TranslationLoader::choices().join(QStringLiteral(", "))), lang->c_str());
+    return kExitUsage;
+  }
   QApplication app(argc, argv);
   QCoreApplication::setOrganizationName("Tollgate");
   QCoreApplication::setApplicationName("tollgate");
+  QGuiApplication::setDesktopFileName(QStringLiteral("io.github.tollgate.Tollgate"));
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/tollgate/io.github.tollgate.Tollgate-256.png")));
+  ui::TranslationLoader translations;
+  translations.install(lang ? QString::fromStdString(*lang) : ui::TranslationLoader::savedChoice());
 
   // --replay FILE: a history file (e.g. copied from another machine) opened strictly read-only, no engine.
   if (auto file = a.value("--replay")) {
@@ -157,13 +177,14 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
   window.setSource(&source);
   window.setCommands(&commands);
   window.setWorkloadController(&workload);
-  const std::string upstream = session->simulatorUrl().empty()
-                                   ? session->config().engine.name
-                                   : session->config().engine.name + " (simulator " + session->simulatorUrl() + ")";
-  window.setUpstreamName(QString::fromStdString(upstream));
+  const QString engineName = QString::fromStdString(session->config().engine.name);
+  const QString upstream = session->simulatorUrl().empty()
+                               ? engineName
+                               : QObject::tr("%1 (simulator %2)").arg(engineName, QString::fromStdString(session->simulatorUrl()));
+  window.setUpstreamName(upstream);
   Session* s = session.get();
   window.setHistoryInfoProvider([s] {
-    if (!s->history()) return ui::MainWindow::HistoryInfo{s->historyError().empty() ? QString() : QStringLiteral("off: ") + QString::fromStdString(s->historyError()), -1};
+    if (!s->history()) return ui::MainWindow::HistoryInfo{s->historyError().empty() ? QString() : QObject::tr("off: %1").arg(QString::fromStdString(s->historyError())), -1};
     const QString p = QString::fromStdString(s->history()->path());
     // Main file plus WAL: what the history really occupies on disk right now.
     return ui::MainWindow::HistoryInfo{p, static_cast<qint64>(s->history()->status().fileBytes)};
@@ -192,7 +213,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
       });
     }
   }
-  addUpstreamMenu(window, a.value("--history"));
+  addUpstreamMenu(window, Carried{a.value("--history"), lang});
   window.show();
   // --screenshot FILE [--screenshot-after S]: grab the window after S seconds (default 30) and quit;
   // used for the README picture and to look at the app as an operator sees it.

@@ -8,27 +8,28 @@
 
 namespace tg::ui {
 namespace {
-const QString kProfile = QStringLiteral("synthetic profile (config)");
-}
+// The config's synthetic workload, the one profile; in the dashboard's language, so read after the translators are in.
+QString profileName() { return SessionWorkloadController::tr("synthetic profile (config)"); }
+}  // namespace
 
 SessionWorkloadController::SessionWorkloadController(Session& session, QObject* parent)
     : WorkloadController(parent), session_(session) {
-  if (session_.synthetic()) name_ = kProfile;
+  if (session_.synthetic()) name_ = profileName();
   rateClock_.start();
 }
 
 QStringList SessionWorkloadController::profiles() const {
-  return session_.hasSyntheticProfile() ? QStringList{kProfile} : QStringList{};
+  return session_.hasSyntheticProfile() ? QStringList{profileName()} : QStringList{};
 }
 
 bool SessionWorkloadController::startProfile(const QString& profile) {
-  if (profile != kProfile || !session_.hasSyntheticProfile()) {
+  if (profile != profileName() || !session_.hasSyntheticProfile()) {
     error_ = tr("no such profile: %1").arg(profile);
     return false;
   }
   if (session_.synthetic() && !session_.synthetic()->finished() && !cancelled_) return true;
   session_.restartSynthetic();
-  name_ = kProfile;
+  name_ = profileName();
   cancelled_ = false;
   lastDone_ = 0;
   error_.clear();

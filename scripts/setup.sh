@@ -11,10 +11,17 @@ PACKAGES=(cmake ninja-build g++ pkg-config
           libcurl4-openssl-dev nlohmann-json3-dev libsqlite3-dev sqlite3
           libbenchmark-dev xvfb xauth
           libmicrohttpd-dev prometheus-cpp-dev python3-requests
-          nginx-light)  # a real proxy/limiter to measure the gateway against (gateway_bench; issue 14 uses it too)
+          nginx-light   # a real proxy/limiter to measure the gateway against (gateway_bench; issue 14 uses it too)
+          qt6-tools-dev qt6-l10n-tools qt6-translations-l10n  # Qt6LinguistTools, lupdate/lrelease; Qt's zh_CN
+          desktop-file-utils appstream)  # test_packaging_files validates the desktop entry and the metainfo
+# TOLLGATE_EXTRA_PACKAGES: more packages for one caller (scripts/package adds dpkg-dev and lintian).
+read -r -a extra <<<"${TOLLGATE_EXTRA_PACKAGES:-}"
+PACKAGES+=("${extra[@]}")
+# TOLLGATE_SETUP_PACKAGES_ONLY=1: install the packages and stop (no node, no configure, no build).
+PACKAGES_ONLY=${TOLLGATE_SETUP_PACKAGES_ONLY:-0}
 # Node for the openai SDK tests (tests/gateway/node): Debian's only when there is no `node` at all, since a
 # nodesource nodejs (which bundles npm) conflicts with Debian's npm package.
-command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
+[ "$PACKAGES_ONLY" = 1 ] || command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -27,13 +34,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+[ "$PACKAGES_ONLY" = 1 ] && exit 0
 
 # The Debian package that ships a CMake package's config file, for the message below.
 debian_package_for() {
   case "$1" in
     Qt6OpenGL) echo libqt6opengl6-dev ;;
     Qt6Charts) echo qt6-charts-dev ;;
-    Qt6LinguistTools) echo qt6-l10n-tools ;;
+    Qt6LinguistTools) echo qt6-tools-dev ;;
     Qt6*) echo qt6-base-dev ;;
     CURL) echo libcurl4-openssl-dev ;;
     nlohmann_json) echo nlohmann-json3-dev ;;

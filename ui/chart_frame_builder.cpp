@@ -1,5 +1,7 @@
 #include "chart_frame_builder.h"
 
+#include "display_text.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -147,7 +149,7 @@ std::vector<Marker> ChartFrameBuilder::markers(const std::vector<Event>& events)
         break;
       default: continue;
     }
-    QString label = QString::fromUtf8(eventKindName(e.kind).data(), int(eventKindName(e.kind).size()));
+    QString label = eventKindText(e.kind);
     if (!e.group.empty()) label += QStringLiteral(" [%1]").arg(QString::fromStdString(e.group));
     if (!e.message.empty()) label += QStringLiteral(": ") + QString::fromStdString(e.message);
     out.push_back({e.tsMs, color, label});
@@ -181,14 +183,14 @@ ChartFrames ChartFrameBuilder::build(const SampleSource& source, EpochMs fromMs,
     const QString g = QString::fromStdString(groups[gi]);
     const QColor c = groupColor(int(gi));
     LineData reqRem = makeLine(g, g, c);
-    LineData reqLim = makeLine(g + QObject::tr(" limit"), g, c, Qt::DashLine, false);
-    LineData tokRem = makeLine(g + QObject::tr(" tokens"), g, c, Qt::DotLine, false, true);
-    LineData tokLim = makeLine(g + QObject::tr(" token limit"), g, c, Qt::DashDotLine, false, true);
+    LineData reqLim = makeLine(QObject::tr("%1 limit").arg(g), g, c, Qt::DashLine, false);
+    LineData tokRem = makeLine(QObject::tr("%1 tokens").arg(g), g, c, Qt::DotLine, false, true);
+    LineData tokLim = makeLine(QObject::tr("%1 token limit").arg(g), g, c, Qt::DashDotLine, false, true);
     LineData r429 = makeLine(g, g, c);
-    LineData p95 = makeLine(g + QObject::tr(" p95"), g, c);
-    LineData p50 = makeLine(g + QObject::tr(" p50"), g, c, Qt::DotLine, false);
+    LineData p95 = makeLine(QObject::tr("%1 p95").arg(g), g, c);
+    LineData p50 = makeLine(QObject::tr("%1 p50").arg(g), g, c, Qt::DotLine, false);
     LineData inFlight = makeLine(g, g, c);
-    LineData limit = makeLine(g + QObject::tr(" limit"), g, c, Qt::DashLine, false);
+    LineData limit = makeLine(QObject::tr("%1 limit").arg(g), g, c, Qt::DashLine, false);
     std::vector<BandSample> states;
     bool anyTokens = false;
     double lastInterval = 1000;

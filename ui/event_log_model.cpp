@@ -1,5 +1,6 @@
 #include "event_log_model.h"
 
+#include "display_text.h"
 #include "json_text.h"
 
 #include <QApplication>
@@ -7,12 +8,6 @@
 #include <QStyle>
 
 namespace tg::ui {
-
-namespace {
-
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
-
-}  // namespace
 
 EventLogModel::EventLogModel(QObject* parent, int capacity)
     : QAbstractTableModel(parent), capacity_(capacity > 0 ? capacity : 1) {}
@@ -43,8 +38,8 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole:
       switch (index.column()) {
         case Time: return QDateTime::fromMSecsSinceEpoch(e.tsMs).toString(QStringLiteral("HH:mm:ss.zzz"));
-        case Severity: return qs(severityName(e.severity));
-        case Kind: return qs(eventKindName(e.kind));
+        case Severity: return severityText(e.severity);
+        case Kind: return eventKindText(e.kind);
         case Group: return QString::fromStdString(e.group);
         case Classification: return classification(e);
         case Message: return QString::fromStdString(e.message);

@@ -1,5 +1,6 @@
 #include "event_log_widget.h"
 
+#include "display_text.h"
 #include "event_filter_proxy_model.h"
 #include "event_log_model.h"
 
@@ -9,6 +10,8 @@
 #include <QLabel>
 #include <QTableView>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace tg::ui {
 
@@ -25,7 +28,10 @@ EventLogWidget::EventLogWidget(EventLogModel* model, QWidget* parent)
   view_->horizontalHeader()->setStretchLastSection(true);
   view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   view_->setColumnWidth(EventLogModel::Time, fontMetrics().horizontalAdvance(QStringLiteral("00:00:00.000")) + 16);
-  view_->setColumnWidth(EventLogModel::Kind, fontMetrics().horizontalAdvance(QStringLiteral("BreakerTransition")) + 16);
+  int kindWidth = 0;  // the longest kind name in the language shown
+  for (int k = int(EventKind::EngineStart); k <= int(EventKind::HistoryGap); ++k)
+    kindWidth = std::max(kindWidth, fontMetrics().horizontalAdvance(eventKindText(EventKind(k))));
+  view_->setColumnWidth(EventLogModel::Kind, kindWidth + 16);
   view_->setWordWrap(false);
 
   groupCombo_->setObjectName(QStringLiteral("eventGroupFilter"));
@@ -33,8 +39,7 @@ EventLogWidget::EventLogWidget(EventLogModel* model, QWidget* parent)
   kindCombo_->setObjectName(QStringLiteral("eventKindFilter"));
   kindCombo_->addItem(tr("All kinds"), -1);
   for (int k = int(EventKind::EngineStart); k <= int(EventKind::HistoryGap); ++k) {
-    const auto name = eventKindName(EventKind(k));
-    kindCombo_->addItem(QString::fromLatin1(name.data(), int(name.size())), k);
+    kindCombo_->addItem(eventKindText(EventKind(k)), k);
   }
   severityCombo_->setObjectName(QStringLiteral("eventSeverityFilter"));
   severityCombo_->addItem(tr("Info and up"), int(Severity::Info));

@@ -1,6 +1,7 @@
 #include "group_card_widget.h"
 
 #include "chart_frame_builder.h"
+#include "display_text.h"
 #include "time_text.h"
 
 #include <QGridLayout>
@@ -152,8 +153,7 @@ void GroupCardWidget::setState(const GroupSnapshot& g, const Sample* last, Epoch
   field("waitReason")->setVisible(!wait.isEmpty());
 
   breaker_ = g.breaker;
-  const auto name = breakerStateName(g.breaker);
-  breakerBadge_->setText(QString::fromLatin1(name.data(), int(name.size())));
+  breakerBadge_->setText(breakerStateText(g.breaker));
   // The badge carries its own background and a text color chosen against it, so it reads in any palette.
   QPalette bp = breakerBadge_->palette();
   const QColor bg = ChartFrameBuilder::breakerColor(g.breaker);

@@ -6,6 +6,7 @@
 #include "event_log_widget.h"
 #include "group_card_widget.h"
 #include "sample_source.h"
+#include "translation_loader.h"
 #include "workload_controller.h"
 #include "workload_panel_widget.h"
 
@@ -92,6 +93,25 @@ MainWindow::MainWindow(QWidget* parent)
   });
   view->addSeparator();
   for (QDockWidget* d : {cardsDock, controlsDock, workloadDock_, eventsDock}) view->addAction(d->toggleViewAction());
+  view->addSeparator();
+  // The setting only: a running window keeps its language (every widget would have to be rebuilt), so the
+  // choice applies from the next start, as the status bar says.
+  auto* language = view->addMenu(tr("&Language"));
+  language->setObjectName(QStringLiteral("languageMenu"));
+  auto* languages = new QActionGroup(this);
+  const QString saved = TranslationLoader::savedChoice();
+  for (const QString& choice : TranslationLoader::choices()) {
+    auto* a = language->addAction(TranslationLoader::displayName(choice));
+    a->setCheckable(true);
+    a->setChecked(choice == saved);
+    a->setData(choice);
+    languages->addAction(a);
+    connect(a, &QAction::triggered, this, [this, choice] {
+      TranslationLoader::saveChoice(choice);
+      statusBar()->showMessage(tr("Language: %1 from the next start").arg(TranslationLoader::displayName(choice)),
+                               10000);
+    });
+  }
 
   auto* modeBar = addToolBar(tr("Mode"));
   modeBar->setObjectName(QStringLiteral("modeToolBar"));

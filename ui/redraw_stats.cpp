@@ -1,5 +1,7 @@
 #include "redraw_stats.h"
 
+#include <QCoreApplication>
+
 #include <algorithm>
 #include <chrono>
 
@@ -47,7 +49,7 @@ double RedrawStats::nsPerRedraw(std::int64_t nowNs) const {
 }
 
 QString RedrawStats::summary(std::int64_t nowNs) const {
-  return QStringLiteral("%1 ms/redraw, %2% UI thread busy")
+  return QCoreApplication::translate("tg::ui::RedrawStats", "%1 ms/redraw, %2% UI thread busy")
       .arg(nsPerRedraw(nowNs) / 1e6, 0, 'f', 2)
       .arg(busyShare(nowNs) * 100, 0, 'f', 1);
 }

@@ -1,6 +1,7 @@
 #include "time_chart_widget.h"
 
 #include "chart_frame_builder.h"
+#include "display_text.h"
 #include "min_max_decimator.h"
 #include "redraw_stats.h"
 
@@ -31,15 +32,6 @@ double niceCeiling(double v) {
   for (double step : {1.0, 2.0, 2.5, 5.0, 10.0})
     if (step * mag >= v) return step * mag;
   return 10 * mag;
-}
-
-QString stateLabel(BreakerState s) {
-  switch (s) {
-    case BreakerState::Closed: return QObject::tr("closed");
-    case BreakerState::HalfOpen: return QObject::tr("half-open");
-    case BreakerState::Open: return QObject::tr("open");
-  }
-  return {};
 }
 
 QString formatValue(double v) {
@@ -242,7 +234,7 @@ void TimeChartWidget::setBands(const std::vector<BandRow>& rows) {
         b.upper = new QLineSeries(this);
         b.lower = new QLineSeries(this);
         b.area = new QAreaSeries(b.upper, b.lower);
-        b.area->setName(stateLabel(st));
+        b.area->setName(breakerStateText(st));
         QColor fill = ChartFrameBuilder::breakerColor(st);
         b.area->setBrush(fill);
         b.area->setPen(Qt::NoPen);
@@ -302,7 +294,7 @@ QString TimeChartWidget::valuesAt(EpochMs tsMs) const {
     for (const BandRow& row : bandRows_) {
       QString state = QStringLiteral("–");
       for (const BandSpan& s : row.spans)
-        if (s.fromMs <= tsMs && tsMs < s.toMs) state = stateLabel(s.state);
+        if (s.fromMs <= tsMs && tsMs < s.toMs) state = breakerStateText(s.state);
       if (++entries > kMaxEntries) break;
       parts << row.group + QLatin1Char(' ') + state;
     }

@@ -230,8 +230,8 @@ void WhatIfDialog::showResult(WhatIfResult r) {
   for (const auto& s : scenario_->recorded) rec[s.group].push_back(s);
   for (const auto& s : r.samples)
     if (s.tsMs <= scenario_->toMs) red[s.group].push_back(s);
-  for (auto& [g, v] : rec) compare_->addSeries(g + " · recorded", std::move(v));
-  for (auto& [g, v] : red) compare_->addSeries(g + " · what-if", std::move(v));
+  for (auto& [g, v] : rec) compare_->addSeries(tr("%1 · recorded").arg(QString::fromStdString(g)).toStdString(), std::move(v));
+  for (auto& [g, v] : red) compare_->addSeries(tr("%1 · what-if").arg(QString::fromStdString(g)).toStdString(), std::move(v));
   compare_->setEvents(scenario_->events);
   QStringList key;
   const auto series = compare_->groups();
@@ -256,7 +256,7 @@ void WhatIfDialog::showResult(WhatIfResult r) {
     const bool total = names[std::size_t(row)] == "total";
     const Headline a = total ? r.recorded.total : r.recorded.groups[names[std::size_t(row)]];
     const Headline b = total ? r.redriven.total : r.redriven.groups[names[std::size_t(row)]];
-    const QStringList cells = {QString::fromStdString(names[std::size_t(row)]), QString::number(a.r429),
+    const QStringList cells = {total ? tr("total") : QString::fromStdString(names[std::size_t(row)]), QString::number(a.r429),
                                QString::number(b.r429), QString::number(a.shed), QString::number(b.shed),
                                num(a.completionS, 1), num(b.completionS, 1), num(a.p0P50Ms), num(b.p0P50Ms),
                                num(a.p0P95Ms), num(b.p0P95Ms)};

@@ -42,14 +42,15 @@ WorkloadPanelWidget::WorkloadPanelWidget(QWidget* parent)
   details_->setWordWrap(true);
   pause_->setCheckable(true);
 
+  // Open sits on the second row: beside the profile and Start it was cut short in a dock of the default width.
   auto* row = new QHBoxLayout;
   row->addWidget(profiles_, 1);
   row->addWidget(start_);
-  row->addWidget(open_);
   auto* row2 = new QHBoxLayout;
+  row2->addWidget(open_);
+  row2->addStretch(1);
   row2->addWidget(pause_);
   row2->addWidget(cancel_);
-  row2->addStretch(1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addLayout(row);

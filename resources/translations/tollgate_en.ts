@@ -1,0 +1,1071 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="en" sourcelanguage="en">
+<context>
+    <name>DisplayText</name>
+    <message>
+        <source>engine_start</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>engine_stop</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>burst_429_start</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>burst_429_end</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>breaker</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>quota_change</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>quota_exhausted</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>operator</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>config_reload</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shed</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>request_failed</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>history_gap</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>info</source>
+        <comment>event severity</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>warn</source>
+        <comment>event severity</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>error</source>
+        <comment>event severity</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>closed</source>
+        <comment>circuit breaker state</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>half-open</source>
+        <comment>circuit breaker state</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>open</source>
+        <comment>circuit breaker state</comment>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>QObject</name>
+    <message>
+        <source>Remaining quota</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429 per second</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Breaker state</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Queue depth per tier</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Responses per second</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Latency p50 / p95 (ms)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>In flight vs concurrency limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remaining</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Breaker</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Queues</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Responses</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Latency</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>In flight</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Requests left in the upstream window per group (solid); limit dashed; tokens dotted, right axis</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429 responses per second, per group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Circuit breaker per group: green closed, amber half-open, red open</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Requests waiting in each tier&apos;s queue, all groups</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Responses per second, all groups: 2xx, 429, 5xx</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Response latency per group: p95 solid, p50 dotted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Requests in flight per group (solid) against its effective limit (dashed)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>requests</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>queued</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>per s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 token limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 p95</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 p50</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>draining</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot write %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ETA –</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ETA %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switch upstream</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not start Tollgate again.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switch &amp;upstream config...</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run on another config: the simulator, or a real provider whose key comes from an environment variable</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Upstream config</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tollgate config (*.json)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop this session and run on %1?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switch to the built-in &amp;simulator demo</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop this session and run the built-in simulator demo?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> (replay, read-only)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (simulator %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>off: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gateway: off (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gateway: http://%1 · 1 connection</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gateway: http://%1 · %2 connections</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::ChartPanelWidget</name>
+    <message>
+        <source>&amp;Window:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>5 min</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>15 min</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>1 h</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>6 h</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Charts:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show or hide: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dashboard cost: not measured yet</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dashboard cost: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::ControlsWidget</name>
+    <message>
+        <source>Pause &amp;group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Drain queue…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Global concurrency</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Group concurrency</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>All groups</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Concurrency</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pause %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hold every group&apos;s %1 queue; requests wait until resumed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tiers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>One group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>G&amp;roup</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Co&amp;ncurrency</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Drain %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel every request queued for %1? Requests in flight finish.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Read-only: no engine attached</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>every group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pause P0</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pause the highest-priority tier (P0) for %1? Interactive traffic will wait.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resume %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resume &amp;group</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::EventLogModel</name>
+    <message>
+        <source>quota exhausted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>burst</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>other error</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Severity</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kind</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429 class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::EventLogWidget</name>
+    <message>
+        <source>All groups</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>All kinds</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Info and up</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Warnings and errors</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Errors</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Filter:</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::GroupCardWidget</name>
+    <message>
+        <source>Group %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>remaining –</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>reset in</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>req/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>p95</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>in flight</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>queue</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 / %2 requests</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 / %2 tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 requests left, limit unknown</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>remaining unknown</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tokens %1 / %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>reset in %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429/s %1 (%2%)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>req/s %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429/s –</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>req/s –</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>p95 %1 ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>in flight %1 / %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>queue P0 %1 · P1 %2 · P2 %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>group paused</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 paused</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>draining</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>waiting: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: breaker %2, %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::MainWindow</name>
+    <message>
+        <source>Tollgate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Groups</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Controls</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Workload</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Events</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last &amp;5 minutes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last 1&amp;5 minutes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last &amp;hour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last &amp;6 hours</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Language: %1 from the next start</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mode</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Live</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Replay</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Replay recorded history: incidents, any time range, what-if re-drive</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tollgate – replay</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Upstream: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>–</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Engine: %1 · in flight %2 / %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last snapshot: just now</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last snapshot: %1 s ago ⚠</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Engine: –</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last snapshot: none</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>History: off</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>History: %1 (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>size unknown</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::RedrawStats</name>
+    <message>
+        <source>%1 ms/redraw, %2% UI thread busy</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::ReplayPanelWidget</name>
+    <message>
+        <source>#</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start (UTC)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Duration</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Groups</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Peak 429/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Operator actions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show range</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Whole file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous incident</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step back 5 s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Play / pause</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step forward 5 s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next incident</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PNG…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Report…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What-if…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Re-drive this stretch&apos;s workload against its upstream with other settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>From</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>to</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export charts to</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export data</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV (*.csv)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export report</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Markdown (*.md)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reasons: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::ReplayScrubWidget</name>
+    <message>
+        <source>Playhead: click or drag. Red: incidents; blue: operator actions</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::SessionWorkloadController</name>
+    <message>
+        <source>synthetic profile (config)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no such profile: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::TranslationLoader</name>
+    <message>
+        <source>System language</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::WhatIfDialog</name>
+    <message>
+        <source>Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What-if re-drive</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Time compression: the re-drive runs this many times faster than the recording</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>as recorded</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Concurrency</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Bucket fraction</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Breaker share</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Breaker min calls</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot read the range: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Speed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Global concurrency</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Concurrency × (all groups)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Paused tiers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429s rec.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429s what-if</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shed rec.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shed what-if</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Done rec. (s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Done what-if (s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>P0 p50 rec.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>P0 p50 what-if</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>P0 p95 rec.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>P0 p95 what-if</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Re-driving %1 s of history at %2×…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Done in %1 s wall at %2×%3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> (cancelled)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · recorded</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · what-if</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Lines: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>total</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::WorkloadPanelWidget</name>
+    <message>
+        <source>&amp;Start</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Open JSONL…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pa&amp;use</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cance&amp;l</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open workload</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>JSON lines (*.jsonl *.ndjson);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Res&amp;ume</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 / %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 done</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> (paused)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 ok, %2 failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>results: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>error: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+</TS>

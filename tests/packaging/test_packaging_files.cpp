@@ -1,0 +1,135 @@
+// What the Debian package installs beside the binaries (packaging/): the desktop entry and the AppStream
+// metainfo pass their validators, every icon is the size its hicolor folder says, and each man page
+// documents every option the binary's --help lists, so a new option without a man page entry fails here.
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSet>
+#include <QTest>
+
+namespace {
+
+const QString kAppId = QStringLiteral("io.github.tollgate.Tollgate");
+
+QString sourcePath(const QString& rel) { return QStringLiteral(TOLLGATE_SOURCE_DIR "/") + rel; }
+QString binaryPath(const QString& rel) { return QStringLiteral(TOLLGATE_BINARY_DIR "/") + rel; }
+
+struct Run {
+  int exitCode = -1;
+  QString output;  // stdout and stderr together
+};
+
+Run run(const QString& program, const QStringList& args) {
+  QProcess p;
+  p.setProcessChannelMode(QProcess::MergedChannels);
+  p.start(program, args);
+  if (!p.waitForStarted(10000)) return {-1, program + QStringLiteral(": cannot start (") + p.errorString() + ")"};
+  p.waitForFinished(60000);
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAll())};
+}
+
+QString readText(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return QString::fromUtf8(f.readAll());
+}
+
+// "--config", "--history", ... in the order --help lists them (usage lines and option lines alike).
+QStringList optionsIn(const QString& help) {
+  QStringList out;
+  static const QRegularExpression option(QStringLiteral("(?<![\\w-])--[a-z][a-z0-9-]*"));
+  for (auto it = option.globalMatch(help); it.hasNext();) {
+    const QString o = it.next().captured(0);
+    if (!out.contains(o)) out << o;
+  }
+  return out;
+}
+
+}  // namespace
+
+class TestPackagingFiles : public QObject {
+  Q_OBJECT
+ private slots:
+  void desktopEntryValidates() {
+    const QString file = sourcePath(QStringLiteral("packaging/%1.desktop").arg(kAppId));
+    const Run r = run(QStringLiteral("desktop-file-validate"), {file});
+    QVERIFY2(r.exitCode == 0 && r.output.trimmed().isEmpty(),
+             qPrintable(QStringLiteral("desktop-file-validate (package desktop-file-utils) exit %1:\n%2")
+                            .arg(r.exitCode)
+                            .arg(r.output)));
+    const QString text = readText(file);
+    QVERIFY2(text.contains(QStringLiteral("\nIcon=%1\n").arg(kAppId)), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("\nExec=tollgate\n")), qPrintable(text));
+  }
+
+  void metainfoValidates() {
+    const QString file = binaryPath(QStringLiteral("packaging/%1.metainfo.xml").arg(kAppId));
+    const Run r = run(QStringLiteral("appstreamcli"), {QStringLiteral("validate"), QStringLiteral("--no-net"), file});
+    QVERIFY2(r.exitCode == 0, qPrintable(QStringLiteral("appstreamcli validate (package appstream) exit %1:\n%2")
+                                             .arg(r.exitCode)
+                                             .arg(r.output)));
+    const QString text = readText(file);
+    QVERIFY2(text.contains(QStringLiteral("<release version=\"%1\"").arg(QStringLiteral(TOLLGATE_VERSION))),
+             qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("<launchable type=\"desktop-id\">%1.desktop</launchable>").arg(kAppId)),
+             qPrintable(text));
+  }
+
+  void iconsAreTheSizeTheirFolderSays() {
+    for (int size : {48, 64, 128, 256}) {
+      const QString file = sourcePath(QStringLiteral("packaging/icons/%1-%2.png").arg(kAppId).arg(size));
+      const QImage image(file);
+      QVERIFY2(!image.isNull(), qPrintable(file + QStringLiteral(": not a readable PNG")));
+      QCOMPARE(image.size(), QSize(size, size));
+      QVERIFY2(image.hasAlphaChannel(), qPrintable(file + QStringLiteral(": no transparency around the rounded corners")));
+    }
+    const QString svg = readText(sourcePath(QStringLiteral("packaging/icons/%1.svg").arg(kAppId)));
+    QVERIFY2(svg.contains(QStringLiteral("viewBox=\"0 0 128 128\"")), "the SVG lost its square view box");
+  }
+
+  void manPagesDocumentEveryOption_data() {
+    QTest::addColumn<QString>("program");
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("page");
+    const QString tollgate = QStringLiteral(TOLLGATE_BIN);
+    const QString man = QStringLiteral("packaging/man/tollgate.1");
+    // `tollgate --help` is the overview; the dashboard's own options answer when a word comes first.
+    QTest::newRow("tollgate") << tollgate << QStringList{QStringLiteral("--help")} << man;
+    QTest::newRow("dashboard") << tollgate << QStringList{QStringLiteral("--history"), QStringLiteral("off"),
+                                                          QStringLiteral("--help")}
+                               << man;
+    for (const char* command : {"run", "serve", "headers", "probe", "replay"})
+      QTest::newRow(command) << tollgate << QStringList{QString::fromLatin1(command), QStringLiteral("--help")} << man;
+    for (const char* action : {"incidents", "show", "export", "check"})
+      QTest::newRow(qPrintable(QStringLiteral("history ") + QString::fromLatin1(action)))
+          << tollgate << QStringList{QStringLiteral("history"), QString::fromLatin1(action), QStringLiteral("--help")}
+          << man;
+    QTest::newRow("tollgate-sim") << QStringLiteral(TOLLGATE_SIM) << QStringList{QStringLiteral("--help")}
+                                  << QStringLiteral("packaging/man/tollgate-sim.1");
+  }
+
+  void manPagesDocumentEveryOption() {
+    QFETCH(QString, program);
+    QFETCH(QStringList, args);
+    QFETCH(QString, page);
+    const Run help = run(program, args);
+    QCOMPARE(help.exitCode, 0);
+    const QStringList options = optionsIn(help.output);
+    QVERIFY2(!options.isEmpty(), qPrintable(help.output));
+    const QString roff = readText(sourcePath(page));
+    QVERIFY2(!roff.isEmpty(), qPrintable(page + QStringLiteral(": missing")));
+    QStringList missing;
+    for (const QString& o : options) {
+      QString escaped = o;  // roff writes a literal hyphen as \-
+      escaped.replace(QLatin1Char('-'), QStringLiteral("\\-"));
+      if (!roff.contains(escaped)) missing << o;
+    }
+    QVERIFY2(missing.isEmpty(), qPrintable(page + QStringLiteral(" lacks ") + missing.join(QStringLiteral(", ")) +
+                                           QStringLiteral(" from:\n") + help.output));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestPackagingFiles)
+#include "test_packaging_files.moc"
