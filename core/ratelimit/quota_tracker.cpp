@@ -132,6 +132,9 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
       }
       continue;
     }
+    // Gradual with no window known and nothing learnt yet: a bucket from the resets would be a guess (they
+    // tell the time to drain, not the window); the first refusal starts the learnt rate.
+    if (unpacedGradual(d) && !learner_.active()) continue;
     const Duration b = d.bucket.timeUntil(c + (dim == Dimension::Requests ? reserve : 0.0), now);
     if (b > w.wait) {
       w.wait = b;
@@ -279,7 +282,9 @@ void QuotaTracker::applyLearnedRate(TimePoint now) {
 
 Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double baseS, double capS, TimePoint now,
                                  EpochMs nowEpoch) {
-  const bool fresh = learner_.onRefusal(std::min(sentAt, now), now);
+  const Dim& req = dims_[static_cast<int>(Dimension::Requests)];
+  const double hint = known(req.limit) && req.limit > 0 ? req.limit / windowOf(req) : 0;
+  const bool fresh = learner_.onRefusal(std::min(sentAt, now), now, hint);
   applyLearnedRate(now);
   const int n = learner_.refusedEpisodes();
   if (fresh && n >= 2) {  // nothing got through since the last episode: hold the key, doubling

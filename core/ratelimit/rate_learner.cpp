@@ -34,7 +34,7 @@ void RateLearner::onSuccess(TimePoint now) {
   ++okSinceDecrease_;
 }
 
-bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now) {
+bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now, double rateHint) {
   if (active_ && sentAt < lastDecrease_ + grace_) return false;  // the same episode
   const double accepted = acceptedWithin(now, kWindow);
   refusedEpisodes_ = active_ && okSinceDecrease_ == 0 ? refusedEpisodes_ + 1 : 1;
@@ -43,8 +43,11 @@ bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now) {
     // double until the next refusal shows the real rate.
     active_ = true;
     slowStart_ = true;
+    // Half of it: a token bucket's burst makes the first measure up to twice the rate, and one doubling
+    // (half a second) gets back what halving gives away. A rate the headers suggest is a floor: after a
+    // quiet wait nothing was accepted lately, and doubling up from 1/s would take seconds.
     const double recent = 2 * acceptedWithin(now, std::chrono::milliseconds(500));
-    start_ = std::max(kSlowStartFrom, kBeta * std::min(accepted, recent));
+    start_ = std::max({kSlowStartFrom, kSlowStartShare * std::min(accepted, recent), kBeta * rateHint});
   } else {
     // While we sent above the limit, what it accepted over the last second is its rate.
     const double was = rate(now);

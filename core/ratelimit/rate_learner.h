@@ -1,9 +1,9 @@
 // A request rate learnt from refusals alone, for upstreams that say nothing of their quota (bare 429s, or a
 // Retry-After without quota headers: nginx limit_req, Envoy, API gateways), found the way TCP finds a path's
 // capacity:
-// - slow start: after the first refusal the rate starts at beta x what was accepted (the last second's count,
-//   or twice the last half second's when less: a limiter's initial burst inflates the first), at least 1/s,
-//   and doubles every half second until the next refusal;
+// - slow start: after the first refusal the rate starts at half what was accepted (the last second's count,
+//   or twice the last half second's when less: a limiter's initial burst inflates the first), at least 1/s
+//   (or beta x a rate the headers suggest), and doubles every half second until the next refusal;
 // - then each refusal episode sets the ceiling to what was being accepted over the last second (the
 //   limiter's real rate while we sent above it), drops to beta x that, and grows back along a cubic in time
 //   (CUBIC, as AWS's adaptive retry mode uses it): flat near the ceiling, where most of the time is spent,
@@ -27,6 +27,7 @@ class RateLearner {
                                           // back at the ceiling after K = 1.44 s, twice it 2.7 s later
   static constexpr double kFloor = 0.2;   // requests per second, never less
   static constexpr double kSlowStartFrom = 1.0;     // requests per second at least, when slow start begins
+  static constexpr double kSlowStartShare = 0.5;    // of what was accepted before the first refusal
   static constexpr double kSlowStartDoublingS = 0.5;
   static constexpr double kEpisodeGraceS = 0.25;
 
@@ -37,7 +38,9 @@ class RateLearner {
   double ceiling() const { return ceiling_; }
   void onSuccess(TimePoint now);
   // A refusal of a request sent at `sentAt`. True when it began a new episode (the rate went down).
-  bool onRefusal(TimePoint sentAt, TimePoint now);
+  // rateHint: a rate the upstream's headers suggest (limit / window), 0 when none; slow start begins no
+  // lower than kBeta times it.
+  bool onRefusal(TimePoint sentAt, TimePoint now, double rateHint = 0);
   // Episodes in a row with no success between them: 1 for an ordinary refusal, more when nothing gets
   // through at all (a hard refusal, not a rate).
   int refusedEpisodes() const { return refusedEpisodes_; }

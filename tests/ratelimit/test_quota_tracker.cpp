@@ -103,21 +103,21 @@ class TestQuotaTracker : public QObject {
     for (int i = 0; i < 100; ++i) qt.onSuccess(t += 10ms);  // 100/s getting through
     qt.onRefusal(t, none, 1, 10, t, 0);
     const RateLearner& l = qt.learner();
-    QCOMPARE(l.rate(t), 85.0);
-    QVERIFY(std::abs(l.rate(t + 1s) - 340.0) < 1e-6);  // doubling every half second
+    QCOMPARE(l.rate(t), 50.0);  // half of what got through: a first burst may have doubled it
+    QVERIFY(std::abs(l.rate(t + 1s) - 200.0) < 1e-6);  // doubling every half second
     // Paced: of 100 requests ready at once only the small burst goes now.
     int sent = 0;
     for (int i = 0; i < 100; ++i)
       if (qt.check({1, 0}, t, 0).wait == Duration::zero()) qt.onSend({1, 0}, t), ++sent;
-    QVERIFY2(sent <= 9, qPrintable(QString::number(sent)));
-    // Over the next second sends are spread at the (growing) rate: 85/s doubling each half second sends
-    // ~184 in that second (85 x 3 / (2 ln 2)), never the backlog at once.
+    QVERIFY2(sent <= 6, qPrintable(QString::number(sent)));
+    // Over the next second sends are spread at the (growing) rate: 50/s doubling each half second sends
+    // ~108 in that second (50 x 3 / (2 ln 2)), never the backlog at once.
     sent = 0;
     for (int ms = 1; ms <= 1000; ++ms) {
       const TimePoint at = t + std::chrono::milliseconds(ms);
       while (qt.check({1, 0}, at, 0).wait == Duration::zero() && sent < 1000) qt.onSend({1, 0}, at), ++sent;
     }
-    QVERIFY2(sent >= 160 && sent <= 215, qPrintable(QString::number(sent)));
+    QVERIFY2(sent >= 90 && sent <= 130, qPrintable(QString::number(sent)));
     // Now the limiter lets 50/s through while we send more: the next refusal measures it.
     t += 1s;
     for (int i = 0; i < 50; ++i) qt.onSuccess(t += 20ms);
