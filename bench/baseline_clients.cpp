@@ -18,7 +18,6 @@ namespace {
 
 constexpr const char* kRetryAfter = "retry-after:";
 constexpr const char* kRetryAfterMs = "retry-after-ms:";  // OpenAI's; the SDKs read it before Retry-After
-constexpr const char* kBody = R"({"max_tokens":16})";
 constexpr double kMaxPollS = 0.02;
 
 struct Transfer {
@@ -27,6 +26,7 @@ struct Transfer {
   double startS = 0;
   double retryAfterS = -1;  // from the response, -1 = none
   bool retryAfterFromMs = false;  // retryAfterS came from retry-after-ms: a plain Retry-After does not replace it
+  std::string body;               // kept alive while libcurl sends it
 };
 
 size_t discardBody(char*, size_t size, size_t n, void*) { return size * n; }
@@ -118,7 +118,8 @@ RunLog BaselineClient::run(const std::vector<Arrival>& arrivals, double duration
     t->retryAfterFromMs = false;
     CURL* e = t->easy;
     check(curl_easy_setopt(e, CURLOPT_URL, url.c_str()), "CURLOPT_URL");
-    check(curl_easy_setopt(e, CURLOPT_POSTFIELDS, kBody), "CURLOPT_POSTFIELDS");
+    t->body = chatBody(a);
+    check(curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->body.c_str()), "CURLOPT_POSTFIELDS");
     check(curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers[static_cast<std::size_t>(a.group * tg::kTierCount + int(a.tier))]),
           "CURLOPT_HTTPHEADER");
     check(curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discardBody), "CURLOPT_WRITEFUNCTION");

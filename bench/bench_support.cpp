@@ -28,6 +28,8 @@ std::vector<Arrival> makeArrivals(const std::vector<StreamSpec>& streams, double
   return out;
 }
 
+std::string chatBody(const Arrival& a) { return "{\"max_tokens\":" + std::to_string(a.maxTokens) + "}"; }
+
 Figures computeFigures(const RunLog& run, double quotaPerS, double fromS, double toS, int p0Group) {
   Figures f;
   std::uint64_t okInWindow = 0;

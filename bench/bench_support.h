@@ -28,7 +28,11 @@ struct Arrival {
   double atS = 0;  // seconds from run start
   int group = 0;
   tg::Tier tier = tg::Tier::P1;
+  int maxTokens = 16;  // the request body's max_tokens: what a token limit charges (with the prompt)
 };
+
+// The chat body every client sends for an arrival.
+std::string chatBody(const Arrival& a);
 
 // Merged, time-ordered arrivals of every stream over [0, durationS); the same seed gives the same schedule.
 std::vector<Arrival> makeArrivals(const std::vector<StreamSpec>& streams, double durationS, std::uint64_t seed);

@@ -73,8 +73,8 @@ RunLog TollgateClient::run(const std::vector<Arrival>& arrivals, double duration
     r.group = groups[static_cast<std::size_t>(arrivals[i].group)];
     r.tier = arrivals[i].tier;
     r.url = "/v1/chat/completions";
-    r.body = R"({"max_tokens":16})";
-    r.maxTokens = 16;
+    r.body = chatBody(arrivals[i]);
+    r.maxTokens = arrivals[i].maxTokens;
     engine.submit(std::move(r), [&, i](const tg::Result& res) {
       if (res.error == tg::ErrorKind::Cancelled) return;
       std::lock_guard lock(mutex);

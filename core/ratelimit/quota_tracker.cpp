@@ -294,6 +294,18 @@ Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double ba
                (std::isfinite(retryAfterS) ? "refused, Retry-After: holding " : "bare 429s: backing off ") +
                    formatDuration(s),
                false);
+  } else if (const double r = learner_.rate(now); r > 0) {
+    // A refusal says "over the limit now": pause one interval of the learnt rate before the next request. One
+    // sent after that pause and refused again doubles it (a fixed window stays full until it turns; a window
+    // that counts refusals locks out whoever keeps asking); refusals of requests already in flight do not,
+    // and a success ends it. Bounded by a second.
+    if (sentAt >= pauseSetAt_) {
+      pauseLevel_ = pauseLevel_ == 0 ? 1 : std::min(pauseLevel_ * 2, 1 << 20);
+      pauseSetAt_ = now;
+    }
+    const double s = std::min(1.0, std::max(1, pauseLevel_) / r);
+    blockUntil(now + fromSeconds(s), nowEpoch + static_cast<EpochMs>(s * 1000),
+               "refused: pausing " + formatDuration(s), false);
   }
   return now < blockedUntil_ ? blockedUntil_ - now : Duration::zero();
 }
@@ -338,6 +350,7 @@ bool QuotaTracker::onQuotaRefusal(const QuotaReading& r, std::array<double, kDim
 }
 
 void QuotaTracker::onSuccess(TimePoint now) {
+  pauseLevel_ = 0;
   learner_.onSuccess(now);
   applyLearnedRate(now);
 }

@@ -135,6 +135,9 @@ class QuotaTracker {
   bool exhausted_ = false;
   // Upstreams that say nothing of their quota: the rate learnt from their refusals.
   RateLearner learner_;
+  // The pause after a refusal (onRefusal): its level doubles per refusal of a request sent after it began.
+  int pauseLevel_ = 0;
+  TimePoint pauseSetAt_{};
   void applyLearnedRate(TimePoint now);
   bool unpacedGradual(const Dim& d) const;  // gradual, no window known: the learnt rate alone paces it
 };

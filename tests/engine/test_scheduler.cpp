@@ -195,9 +195,13 @@ class TestScheduler : public QObject {
     h.respond(429, {{"Retry-After", "2"}}, t);
     QVERIFY(!h.results.count("a"));
     QVERIFY(h.s.nextDelayed() >= t + 2s);  // "a" retries no sooner than the upstream asked
-    QVERIFY2(h.dispatch(t + 100ms) == 1, h.group(t + 100ms).waitReason.c_str());  // "b" is not held for it
+    // "b" is not held for it: it waits only the pause of one interval at the learnt rate (10/s: half the 20/s
+    // that got through).
+    QCOMPARE(h.dispatch(t + 50ms), 0);
+    QVERIFY2(h.group(t + 50ms).waitReason.find("refused: pausing") == 0, h.group(t + 50ms).waitReason.c_str());
+    QVERIFY2(h.dispatch(t + 150ms) == 1, h.group(t + 150ms).waitReason.c_str());
     QCOMPARE(h.sent.back().url, std::string("http://127.0.0.1:9/v1/x"));
-    h.respond(200, {}, t + 110ms);
+    h.respond(200, {}, t + 160ms);
     QCOMPARE(h.results.at("b").status, 200);
     QVERIFY(known(h.group(t + 200ms).dims[0].localTokens));  // the key is paced at a learnt rate
     h.s.releaseDelayed(t + 2s);
@@ -217,14 +221,15 @@ class TestScheduler : public QObject {
     QCOMPARE(h.dispatch(t0), 1);
     h.respond(429, {{"Retry-After", "0"}}, t0);
     QVERIFY(h.s.nextDelayed() >= t0 + 500ms);  // "a" backs off at least the floor (0.5 s)
-    QCOMPARE(h.dispatch(t0 + 300ms), 1);       // "b" goes at the learnt rate (nothing said it may not)...
-    h.respond(429, {{"Retry-After", "0"}}, t0 + 310ms);
+    QCOMPARE(h.dispatch(t0 + 300ms), 0);       // a pause of one interval at the learnt rate (1/s from cold)
+    QCOMPARE(h.dispatch(t0 + 1s), 1);          // then "b" goes at the learnt rate (nothing said it may not)...
+    h.respond(429, {{"Retry-After", "0"}}, t0 + 1010ms);
     // ...and is refused too, with nothing accepted in between: the key is held a second.
-    h.admit("c", Tier::P1, 0, t0 + 320ms);
-    QCOMPARE(h.dispatch(t0 + 320ms), 0);
-    QVERIFY2(h.group(t0 + 320ms).waitReason.find("refused, Retry-After: holding 1") == 0,
-             h.group(t0 + 320ms).waitReason.c_str());
-    QCOMPARE(h.dispatch(t0 + 1200ms), 0);
+    h.admit("c", Tier::P1, 0, t0 + 1020ms);
+    QCOMPARE(h.dispatch(t0 + 1020ms), 0);
+    QVERIFY2(h.group(t0 + 1020ms).waitReason.find("refused, Retry-After: holding 1") == 0,
+             h.group(t0 + 1020ms).waitReason.c_str());
+    QCOMPARE(h.dispatch(t0 + 1900ms), 0);
     // After the hold, at the rate the refusals left (half what was tried: ~0.4/s), not the backlog at once.
     QCOMPARE(h.dispatch(t0 + 4s), 1);
     QCOMPARE(h.sent.size(), std::size_t{3});
@@ -266,11 +271,12 @@ class TestScheduler : public QObject {
     h.respond(429, {}, t0);
     QVERIFY(!h.results.count("a"));  // back at the front, paced by the learnt rate
     QVERIFY(known(h.group(t0).dims[0].localTokens));
-    QCOMPARE(h.dispatch(t0 + 300ms), 1);  // the bucket's token: not held
-    h.respond(429, {}, t0 + 310ms);
-    QCOMPARE(h.dispatch(t0 + 500ms), 0);  // a second episode with nothing accepted: held 1 s
-    QVERIFY2(h.group(t0 + 500ms).waitReason.find("bare 429s: backing off 1") == 0,
-             h.group(t0 + 500ms).waitReason.c_str());
+    QCOMPARE(h.dispatch(t0 + 300ms), 0);  // paused one interval at the learnt rate (1/s from cold), not held
+    QCOMPARE(h.dispatch(t0 + 1s), 1);
+    h.respond(429, {}, t0 + 1010ms);
+    QCOMPARE(h.dispatch(t0 + 1200ms), 0);  // a second episode with nothing accepted: held 1 s
+    QVERIFY2(h.group(t0 + 1200ms).waitReason.find("bare 429s: backing off 1") == 0,
+             h.group(t0 + 1200ms).waitReason.c_str());
     QCOMPARE(h.dispatch(t0 - 5s), 0);  // backwards: still held
     QCOMPARE(h.dispatch(t0 + 3s), 1);
     h.respond(200, {}, t0 + 3s);

@@ -78,20 +78,41 @@ class TestQuotaTracker : public QObject {
   void quotaTrackerHoldsTheKeyOnlyOnHardRefusals() {
     const double none = std::numeric_limits<double>::quiet_NaN();
     QuotaTracker qt(1.0, {0, 0}, t0);
-    QCOMPARE(qt.onRefusal(t0, none, 1, 10, t0, 0), Duration::zero());
+    // An ordinary refusal: a pause of one interval at the learnt rate (1/s from a cold start), no hold.
+    QCOMPARE(qt.onRefusal(t0, none, 1, 10, t0, 0), Duration(1s));
     QVERIFY(qt.learner().active());
-    // Sent before that episode began, or within its grace: the same episode, nothing changes.
-    QCOMPARE(qt.onRefusal(t0 - 10ms, none, 1, 10, t0 + 100ms, 0), Duration::zero());
-    QCOMPARE(qt.onRefusal(t0 + 200ms, none, 1, 10, t0 + 300ms, 0), Duration::zero());
+    // Sent before that pause began: in flight already, the pause does not grow (nor does the episode).
+    QVERIFY(qt.onRefusal(t0 - 10ms, none, 1, 10, t0 + 100ms, 0) <= Duration(900ms));
     QCOMPARE(qt.onRefusal(t0 + 1s, none, 1, 10, t0 + 1s, 0), Duration(1s));
     QCOMPARE(qt.onRefusal(t0 + 2s, none, 1, 10, t0 + 2s, 0), Duration(2s));
     QCOMPARE(qt.onRefusal(t0 + 4s, none, 1, 10, t0 + 4s, 0), Duration(4s));
     QCOMPARE(qt.onRefusal(t0 + 8s, none, 1, 10, t0 + 8s, 0), Duration(8s));
     QCOMPARE(qt.onRefusal(t0 + 16s, none, 1, 10, t0 + 16s, 0), Duration(10s));
     QCOMPARE(qt.onRefusal(t0 + 26s, 30.0, 1, 10, t0 + 26s, 0), Duration(30s));  // Retry-After floors the hold
-    // Something got through: an ordinary refusal again, the key not held.
+    // Something got through: an ordinary refusal again, the key not held, only paused one interval.
     qt.onSuccess(t0 + 60s);
-    QCOMPARE(qt.onRefusal(t0 + 61s, 1.0, 1, 10, t0 + 61s, 0), Duration::zero());
+    const Duration pause = qt.onRefusal(t0 + 61s, 1.0, 1, 10, t0 + 61s, 0);
+    QVERIFY2(pause > Duration::zero() && pause <= 1s, qPrintable(QString::number(toSeconds(pause))));
+  }
+
+  // The pause after a refusal doubles while requests sent after it are refused too (a fixed window full until
+  // it turns), and a success ends it.
+  void refusalPauseDoublesUntilSomethingPasses() {
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    TimePoint t = t0;
+    for (int i = 0; i < 100; ++i) qt.onSuccess(t += 10ms);  // 100/s getting through
+    const Duration first = qt.onRefusal(t, none, 1, 10, t, 0);  // learnt rate 50/s: 20 ms
+    QVERIFY2(first >= 19ms && first <= 21ms, qPrintable(QString::number(toSeconds(first))));
+    t += first;
+    const Duration second = qt.onRefusal(t, none, 1, 10, t + 5ms, 0);  // sent after the pause: doubled
+    QVERIFY2(second >= 38ms && second <= 42ms, qPrintable(QString::number(toSeconds(second))));
+    t += second;
+    const Duration third = qt.onRefusal(t, none, 1, 10, t + 5ms, 0);
+    QVERIFY2(third > second * 3 / 2, qPrintable(QString::number(toSeconds(third))));  // ~4 intervals of a rate still growing
+    for (int i = 0; i < 100; ++i) qt.onSuccess(t += 10ms);  // getting through again: the pause starts over
+    const Duration after = qt.onRefusal(t, none, 1, 10, t, 0);
+    QVERIFY2(after <= 30ms, qPrintable(QString::number(toSeconds(after))));
   }
 
   // The learnt rate: slow start from below what got through, doubling; then the ceiling is what the limiter
