@@ -24,6 +24,7 @@ struct KeyState {
   std::string fingerprint;
   QuotaTracker quota;
   int inFlight = 0;
+  double inFlightTokens = 0;  // tokens reserved by the requests in flight on this key
   std::string authLine;  // "Authorization: Bearer ..." (never logged)
   // A client's own key (pass-through): no auth line of ours; chosen only for requests carrying that key.
   bool own = false;

@@ -435,6 +435,7 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
   k.quota.onSend({1.0, p->tokenCost}, now);
   g.breaker.onSend();
   ++k.inFlight;
+  k.inFlightTokens += p->tokenCost;
   ++g.inFlight;
   ++globalInFlight_;
   ++g.counters.sends;
@@ -466,6 +467,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   GroupState& g = *f.group;
   KeyState& k = g.keys[static_cast<std::size_t>(f.key)];
   --k.inFlight;
+  k.inFlightTokens = std::max(0.0, k.inFlightTokens - f.pending->tokenCost);
   --g.inFlight;
   --globalInFlight_;
   PendingPtr p = std::move(f.pending);
@@ -487,7 +489,8 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   // A 503 with Retry-After is an overload, counted as 5xx, but its wait is honoured all the same.
   const bool serverWait = status >= 400 && (verdict.kind == QuotaVerdict::Kind::Throttled ||
                                             verdict.kind == QuotaVerdict::Kind::Exhausted);
-  std::optional<QuotaChange> change = k.quota.onResponse(reading, k.inFlight, now, nowEpoch, f.sentAt);
+  std::optional<QuotaChange> change =
+      k.quota.onResponse(reading, k.inFlight, now, nowEpoch, f.sentAt, k.inFlightTokens);
   // After onResponse: a probe answered with a new limit proves nothing about how capacity comes back.
   k.quota.settleProbe(f.sentAt, status >= 200 && status < 300 && !transportFailed ? QuotaTracker::ProbeAnswer::Accepted
                                : rateLimited                                       ? QuotaTracker::ProbeAnswer::Refused
@@ -592,7 +595,12 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   const bool success = status >= 200 && status < 300;
   const std::int64_t used = success ? usageTokens(r.body) : -1;
   if (used >= 0) {
-    if (used < p->tokenCost) k.quota.refund(Dimension::Tokens, p->tokenCost - static_cast<double>(used), now);
+    // What the reservation overstated comes back, unless the upstream stated its token count in this response:
+    // its figure already holds whatever it charged (many charge max_tokens up front and refund nothing).
+    bool tokensStated = false;
+    for (const auto& sc : reading.scopes) tokensStated = tokensStated || sc.dimension == Dimension::Tokens;
+    if (used < p->tokenCost && !tokensStated)
+      k.quota.refund(Dimension::Tokens, p->tokenCost - static_cast<double>(used), now);
     g.counters.tokensUsed += static_cast<std::uint64_t>(used);
     p->last.tokensUsed = used;
   } else if (success) {

@@ -181,7 +181,8 @@ const QuotaScope* QuotaTracker::pick(const QuotaReading& r, Dimension dim) {
 }
 
 std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int inFlightOthers, TimePoint now,
-                                                    EpochMs nowEpoch, std::optional<TimePoint> sentAt) {
+                                                    EpochMs nowEpoch, std::optional<TimePoint> sentAt,
+                                                    double inFlightOtherTokens) {
   const TimePoint sent = sentAt ? std::min(*sentAt, now) : now;
   std::optional<QuotaChange> change;
   for (int i = 0; i < kDimensionCount; ++i) {
@@ -223,10 +224,12 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       if (d.refillEvidence >= 2 && !timeToFull) d.gradual = true;
     }
     if (known(s->remaining)) {
-      const double unseen = dim == Dimension::Requests ? inFlightOthers : 0;
+      const double unseen = dim == Dimension::Requests ? inFlightOthers : std::max(0.0, inFlightOtherTokens);
       d.remaining = std::max(0.0, s->remaining - unseen);
       d.refilledAt = now;
     }
+    if (timeToFull && s->resetInS && *s->resetInS > 0.001 && known(s->remaining) && s->remaining < s->limit)
+      d.impliedRate = (s->limit - s->remaining) / *s->resetInS;
     const bool continuous = timeToFull && (d.refillEvidence >= 2 || d.gradual);
     if (continuous && s->resetInS && *s->resetInS > 0.001 && known(s->remaining) && s->remaining < s->limit) {
       // reset = time until full: the refill rate is what is missing over that time.
@@ -315,7 +318,16 @@ void QuotaTracker::settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint n
     if (!d.probePending || sentAt != d.probeSentAt) continue;
     d.probePending = false;
     // Accepted after the window may have turned proves nothing; refused proves there was no refill.
-    if (answer == ProbeAnswer::Accepted && now < d.probeDeadline && d.limit == d.probeLimit) d.gradual = true;
+    if (answer == ProbeAnswer::Accepted && now < d.probeDeadline && d.limit == d.probeLimit) {
+      d.gradual = true;
+      if (d.timeToFull && d.impliedRate > 0 && d.refillRate <= 0) {
+        // "Until full" then means a steady refill: its rate is what was missing over that time.
+        d.refillRate = d.impliedRate;
+        d.windowS = d.limit / d.refillRate;
+        d.windowReported = true;
+        d.refilledAt = now;
+      }
+    }
     else if (answer == ProbeAnswer::Refused) d.probeRefuted = true;
   }
 }

@@ -46,8 +46,10 @@ class QuotaTracker {
   // Applies what a response said. `inFlightOthers`: requests on this key still in flight, which the
   // server may not have counted yet. `sentAt`: when the request left (the server's figures were taken
   // somewhere between sentAt and now); defaults to now. Returns a limit change worth an event, if any.
+  // `inFlightOtherTokens`: the tokens those requests reserved, likewise not yet in the server's count.
   std::optional<QuotaChange> onResponse(const QuotaReading& r, int inFlightOthers, TimePoint now,
-                                        EpochMs nowEpoch, std::optional<TimePoint> sentAt = std::nullopt);
+                                        EpochMs nowEpoch, std::optional<TimePoint> sentAt = std::nullopt,
+                                        double inFlightOtherTokens = 0);
   // Server-directed wait (Retry-After or an exhausted window). exhausted: beyond the cap.
   void blockUntil(TimePoint until, EpochMs untilEpoch, std::string why, bool exhausted);
   // A refusal that says nothing of the quota: a bare 429, or a Retry-After (`retryAfterS`, NaN when none)
@@ -101,6 +103,7 @@ class QuotaTracker {
     // growing back before the reset, beyond what requests in flight explain.
     int refillEvidence = 0;
     bool timeToFull = false;  // the last reading's reset meant "until full" (its dialect says so)
+    double impliedRate = 0;   // time-to-full readings: (limit - remaining) / reset of the last one
     bool gradual = false;     // capacity comes back before the reset (see onQuotaRefusal)
     // Exhausted with the reset far off, one request (the probe) goes before it: a fixed window refuses it
     // (probeRefuted: wait for resets from then on), anything that refills before the reset lets it through.
