@@ -45,6 +45,9 @@ void printProgress(const EngineSnapshot& s, const EngineSnapshot* prev, double d
                 fmt(req.remaining).c_str(), fmt(req.limit).c_str(), std::string(breakerStateName(g.breaker)).c_str(),
                 g.waitReason.empty() ? "" : ("  waiting: " + g.waitReason).c_str());
   }
+  if (s.shared.enabled)
+    std::printf("shared quota: %s, %d instance(s)%s\n", s.shared.mode.c_str(), s.shared.live,
+                s.shared.why.empty() ? "" : (" (" + s.shared.why + ")").c_str());
   std::fflush(stdout);
 }
 

@@ -63,6 +63,35 @@ struct GroupConfig {
   BreakerConfig breaker;
 };
 
+// Quota shared by several Tollgate instances through a redis-server (core/shared). Admission of the shared
+// groups' keys is decided atomically on the Redis clock; each instance leases a little capacity at a time.
+struct SharedQuotaConfig {
+  bool enabled = false;
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  int database = 0;
+  std::string userEnv;      // environment variable holding the ACL user (empty: the default user)
+  std::string passwordEnv;  // environment variable holding the password (empty: no AUTH)
+  std::string user, password;  // read from those variables at load (never logged)
+  std::string ns = "tollgate";  // prefix of every key and channel, so fleets can share one server
+  std::vector<std::string> groups;  // groups whose keys share quota; empty = all
+  std::string instance;     // this instance's id in the fleet; empty = "<hostname>:<pid>"
+  double timeoutS = 0.05;   // every Redis call; beyond it Redis counts as unreachable
+  double heartbeatS = 0.5;  // an instance missing 3 heartbeats is gone: its lease returns to the others
+  double leaseS = 0.1;      // a lease holds this many seconds of the fleet's rate (at least one request)
+  double burstS = 0.2;      // the shared bucket holds this many seconds of the fleet's rate
+  double p0Reserve = 0.25;  // share of the shared bucket only P0 may take (fleet-wide tiers)
+  bool fleetActions = true; // operator actions (pause a tier, a group's concurrency) apply to the whole fleet
+
+  bool shares(const std::string& group) const {
+    if (!enabled) return false;
+    if (groups.empty()) return true;
+    for (const auto& g : groups)
+      if (g == group) return true;
+    return false;
+  }
+};
+
 struct EngineConfig {
   std::string name = "tollgate";  // instance name, recorded with operator actions
   std::vector<GroupConfig> groups;
@@ -75,6 +104,7 @@ struct EngineConfig {
   std::int64_t maxResponseBytes = 64 * 1024 * 1024;  // a longer response body fails the request (not retried)
   std::string tierHeader = "X-Tollgate-Tier";  // sent with every request, empty = none
   std::string groupHeader = "X-RateLimit-Group";  // sent with every request, empty = none
+  SharedQuotaConfig sharedQuota;
 
   const GroupConfig* findGroup(const std::string& n) const {
     for (const auto& g : groups)

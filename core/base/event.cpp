@@ -7,7 +7,7 @@
 
 namespace tg {
 namespace {
-constexpr std::array<std::pair<EventKind, std::string_view>, 12> kKindNames{{
+constexpr std::array<std::pair<EventKind, std::string_view>, 13> kKindNames{{
     {EventKind::EngineStart, "engine_start"},
     {EventKind::EngineStop, "engine_stop"},
     {EventKind::Burst429Start, "burst_429_start"},
@@ -20,6 +20,7 @@ constexpr std::array<std::pair<EventKind, std::string_view>, 12> kKindNames{{
     {EventKind::RequestShed, "shed"},
     {EventKind::RequestFailed, "request_failed"},
     {EventKind::HistoryGap, "history_gap"},
+    {EventKind::SharedQuota, "shared_quota"},
 }};
 constexpr std::array<std::string_view, 3> kSeverityNames{"info", "warn", "error"};
 }  // namespace

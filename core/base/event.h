@@ -25,6 +25,7 @@ enum class EventKind : std::uint8_t {
   RequestShed,       // aggregated: detail {"count", "reason"}
   RequestFailed,     // non-rate-limit errors (5xx, network) worth an operator's eye
   HistoryGap,        // history could not write for a while: detail {"from_ms", "to_ms", "reason"}
+  SharedQuota,       // the fleet's shared quota changed mode or held a key: detail {"mode", "live", "from", ...}
 };
 
 enum class Severity : std::uint8_t { Info = 0, Warn = 1, Error = 2 };

@@ -72,6 +72,29 @@ struct GroupSnapshot {
 
 enum class EngineState : std::uint8_t { Stopped, Running, Draining };
 
+// One instance of a fleet sharing quota through Redis, as its last heartbeat told.
+struct FleetMemberSnapshot {
+  std::string instance;
+  bool self = false;
+  std::string mode;         // "shared" | "fallback"
+  double okPerS = 0;        // successes per second on the shared groups since its previous heartbeat
+  double sendsPerS = 0;
+  std::uint64_t r429 = 0;   // 429s on the shared groups since it started
+  int inFlight = 0;
+};
+
+struct SharedQuotaSnapshot {
+  bool enabled = false;
+  std::string mode;         // "starting" | "shared" | "fallback"
+  std::string instance;     // this instance's id
+  std::string why;          // why in fallback (Redis's error, never a password)
+  int live = 0;             // instances alive at the last heartbeat
+  std::vector<FleetMemberSnapshot> members;
+  std::uint64_t redisCalls = 0;    // commands this instance sent to Redis (scripts, heartbeats, publishes)
+  double leaseP50Ms = 0, leaseP99Ms = 0;  // round trip of a lease call, recent ones
+  std::uint64_t leaseWaits = 0;    // dispatches where a request waited for a lease to arrive
+};
+
 struct EngineSnapshot {
   EpochMs tsMs = 0;
   std::uint64_t seq = 0;
@@ -80,6 +103,7 @@ struct EngineSnapshot {
   int globalConcurrencyLimit = 0;
   std::array<bool, kTierCount> tierPaused{};  // global tier pauses
   std::vector<GroupSnapshot> groups;
+  SharedQuotaSnapshot shared;
 
   const GroupSnapshot* find(const std::string& name) const {
     for (const auto& g : groups)

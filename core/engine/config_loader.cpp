@@ -86,6 +86,54 @@ GroupConfig readGroup(JsonObjectReader& r) {
   return g;
 }
 
+std::string envValue(JsonObjectReader& r, const char* field, const std::string& name, const char* holds) {
+  if (name.empty()) return {};
+  const char* v = std::getenv(name.c_str());
+  if (!v || !*v) r.fail(field, "environment variable " + name + " is not set (it holds " + holds + ")");
+  return v;
+}
+
+SharedQuotaConfig readSharedQuota(JsonObjectReader& r, const EngineConfig& e) {
+  SharedQuotaConfig s;
+  s.enabled = r.boolean("enabled", true);
+  const std::string address = r.string("redis", s.host + ":" + std::to_string(s.port));
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size())
+    r.fail("redis", "expected host:port, e.g. \"127.0.0.1:6379\"");
+  s.host = address.substr(0, colon);
+  char* end = nullptr;
+  const long port = std::strtol(address.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || port < 1 || port > 65535) r.fail("redis", "expected a port from 1 to 65535 after the colon");
+  s.port = static_cast<int>(port);
+  s.database = r.integer("database", 0, 0, 15);
+  s.userEnv = r.string("user_env", "");
+  s.passwordEnv = r.string("password_env", "");
+  s.ns = r.string("namespace", s.ns);
+  if (s.ns.empty() || s.ns.find_first_of(" \r\n\t") != std::string::npos)
+    r.fail("namespace", "expected a non-empty name without spaces");
+  s.instance = r.string("instance", "");
+  s.timeoutS = r.number("timeout_ms", s.timeoutS * 1000, 1, 10000) / 1000;
+  s.heartbeatS = r.number("heartbeat_ms", s.heartbeatS * 1000, 50, 60000) / 1000;
+  s.leaseS = r.number("lease_ms", s.leaseS * 1000, 1, 10000) / 1000;
+  s.burstS = r.number("burst_ms", s.burstS * 1000, 1, 60000) / 1000;
+  s.p0Reserve = r.number("p0_reserve", s.p0Reserve, 0, 0.9);
+  s.fleetActions = r.boolean("fleet_actions", s.fleetActions);
+  if (const auto* g = r.child("groups")) {
+    if (!g->is_array()) r.fail("groups", "expected an array of group names");
+    for (std::size_t i = 0; i < g->size(); ++i) {
+      const auto& n = (*g)[i];
+      if (!n.is_string() || !e.findGroup(n.get<std::string>()))
+        throw ConfigError(r.file(), r.pathOf("groups") + "/" + std::to_string(i),
+                          "expected the name of a group defined in /groups");
+      s.groups.push_back(n.get<std::string>());
+    }
+  }
+  r.finish();
+  s.user = envValue(r, "user_env", s.userEnv, "the Redis ACL user");
+  s.password = envValue(r, "password_env", s.passwordEnv, "the Redis password");
+  return s;
+}
+
 }  // namespace
 
 bool TollgateConfig::usesEmbeddedSimulator() const {
@@ -143,6 +191,10 @@ TollgateConfig ConfigLoader::fromJson(const nlohmann::json& j, const std::string
     GroupConfig g = readGroup(gr);
     if (e.findGroup(g.name)) gr.fail("name", "expected a unique group name (\"" + g.name + "\" appears twice)");
     e.groups.push_back(std::move(g));
+  }
+  if (const auto* sq = r.child("shared_quota")) {
+    JsonObjectReader sr(*sq, file, "/shared_quota");
+    e.sharedQuota = readSharedQuota(sr, e);
   }
   if (const auto* s = r.child("simulator")) c.simulator = *s;
   if (const auto* w = r.child("workload")) c.workload = *w;

@@ -5,10 +5,12 @@
 #include "log.h"
 #include "pending.h"
 #include "scheduler.h"
+#include "shared_quota_client.h"
 
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <tuple>
 #include <thread>
 #include <vector>
 
@@ -38,6 +40,7 @@ class EngineLoop {
         transport_(transportOptions(scheduler_.config())),
         latest_(std::make_shared<EngineSnapshot>()) {
     transport_.setResendGate([this](Ticket t) { return scheduler_.allowResend(t); });
+    if (scheduler_.config().sharedQuota.enabled) makeSharedQuota();
   }
   ~EngineLoop() { stop(); }
 
@@ -53,11 +56,13 @@ class EngineLoop {
       closed_ = false;
     }
     thread_ = std::thread([this] { run(); });
+    if (shared_) shared_->start();
   }
 
   // After stop() the command queue is closed: what was queued is answered (requests: Cancelled), and a
   // later submit is answered at once on the caller's thread, so every submit gets exactly one callback.
   void stop() {
+    if (shared_) shared_->stop();  // before the loop: it posts to the loop's queue
     if (thread_.joinable()) {
       post([this] { stopRequested_ = true; });
       thread_.join();  // run() closes the queue on its way out
@@ -134,6 +139,10 @@ class EngineLoop {
     s->seq = ++seq_;
     s->state = stopRequested_ ? EngineState::Stopped : EngineState::Running;
     scheduler_.fillSnapshot(*s, now);
+    if (shared_) {
+      s->shared.redisCalls = shared_->roundTrips();
+      std::tie(s->shared.leaseP50Ms, s->shared.leaseP99Ms) = shared_->leaseLatencyMs();
+    }
     SnapshotPtr ptr = std::move(s);
     {
       std::lock_guard lock(snapMutex_);
@@ -143,6 +152,7 @@ class EngineLoop {
   }
 
   void run();
+  void makeSharedQuota();
 
   EngineListeners listeners_;  // before scheduler_: it holds a reference
   Scheduler scheduler_;
@@ -159,7 +169,67 @@ class EngineLoop {
 
   mutable std::mutex snapMutex_;
   SnapshotPtr latest_;
+  std::unique_ptr<SharedQuotaClient> shared_;  // config shared_quota: the fleet's quota through Redis
 };
+
+void EngineLoop::makeSharedQuota() {
+  SharedQuotaCallbacks cb;
+  cb.post = [this](std::function<void()> fn) { post(std::move(fn)); };
+  cb.grant = [this](const LeaseGrant& g) { scheduler_.sharedGrant(g, Clock::now()); };
+  cb.mode = [this](SharedMode m, int live, const std::string& why) {
+    scheduler_.sharedMode(m, live, why, Clock::now(), nowEpochMs());
+  };
+  cb.hold = [this](const std::string& group, const std::string& fp, double waitS, const std::string& from,
+                   const std::string& reason) {
+    scheduler_.sharedHold(group, fp, waitS, from, reason, Clock::now(), nowEpochMs());
+  };
+  cb.action = [this](const nlohmann::json& a) { scheduler_.sharedAction(a, Clock::now(), nowEpochMs()); };
+  cb.fleet = [this](std::vector<FleetMember> fleet) {
+    std::vector<FleetMemberSnapshot> members;
+    for (const auto& f : fleet) {
+      FleetMemberSnapshot m;
+      m.instance = f.instance;
+      m.mode = f.stats.value("mode", "");
+      m.okPerS = f.stats.value("ok_per_s", 0.0);
+      m.sendsPerS = f.stats.value("sends_per_s", 0.0);
+      m.r429 = f.stats.value("r429", std::uint64_t{0});
+      m.inFlight = f.stats.value("in_flight", 0);
+      members.push_back(std::move(m));
+    }
+    scheduler_.sharedFleet(std::move(members));
+  };
+  // Worker thread: this instance's totals on the shared groups, per second since the previous heartbeat.
+  cb.stats = [this, prevOk = std::uint64_t{0}, prevSends = std::uint64_t{0}, prevAt = Clock::now()]() mutable {
+    const SnapshotPtr s = latest();
+    std::uint64_t ok = 0, sends = 0, r429 = 0;
+    int inFlight = 0;
+    for (const auto& g : s->groups) {
+      if (!config().sharedQuota.shares(g.group)) continue;
+      ok += g.counters.ok;
+      sends += g.counters.sends;
+      r429 += g.counters.r429;
+      inFlight += g.inFlight;
+    }
+    const auto now = Clock::now();
+    const double dt = std::max(1e-3, toSeconds(now - prevAt));
+    nlohmann::json j{{"ok_per_s", static_cast<double>(ok - std::min(ok, prevOk)) / dt},
+                     {"sends_per_s", static_cast<double>(sends - std::min(sends, prevSends)) / dt},
+                     {"r429", r429}, {"in_flight", inFlight}, {"ok", ok}, {"sends", sends}};
+    prevOk = ok;
+    prevSends = sends;
+    prevAt = now;
+    return j;
+  };
+  shared_ = std::make_unique<SharedQuotaClient>(config().sharedQuota, std::move(cb));
+  Scheduler::SharedHooks hooks;
+  SharedQuotaClient* client = shared_.get();
+  hooks.ask = [client](const LeaseAsk& a) { client->ask(a); };
+  hooks.word = [client](const std::string& group, const std::string& fp, double waitS, const std::string& reason,
+                        bool refusal) { client->word(group, fp, waitS, reason, refusal); };
+  hooks.action = [client](const nlohmann::json& a) { client->publishAction(a); };
+  hooks.instance = client->instance();
+  scheduler_.shareQuota(std::move(hooks));
+}
 
 void EngineLoop::run() {
   const auto& cfg = scheduler_.config();

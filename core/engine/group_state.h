@@ -26,6 +26,7 @@ struct KeyState {
   int inFlight = 0;
   double inFlightTokens = 0;  // tokens reserved by the requests in flight on this key
   std::string authLine;  // "Authorization: Bearer ..." (never logged)
+  int sharedScope = -1;  // its scope in the fleet's shared quota (SharedLedger), -1 = not shared
   // A client's own key (pass-through): no auth line of ours; chosen only for requests carrying that key.
   bool own = false;
   int users = 0;          // requests holding this slot (queued, backing off or in flight)

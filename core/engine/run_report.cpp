@@ -54,7 +54,16 @@ nlohmann::json RunReport::toJson(const EngineSnapshot& snap, double elapsedS) co
     total["retries"] = total["retries"].get<std::uint64_t>() + c.retries;
     total["shed"] = total["shed"].get<std::uint64_t>() + c.shed;
   }
-  return {{"elapsed_s", std::round(elapsedS * 100) / 100}, {"groups", groups}, {"total", total}};
+  nlohmann::json out{{"elapsed_s", std::round(elapsedS * 100) / 100}, {"groups", groups}, {"total", total}};
+  if (snap.shared.enabled) {
+    const auto& sq = snap.shared;
+    out["shared_quota"] = {{"instance", sq.instance},         {"mode", sq.mode},
+                           {"live", sq.live},                 {"redis_calls", sq.redisCalls},
+                           {"lease_p50_ms", std::round(sq.leaseP50Ms * 1000) / 1000},
+                           {"lease_p99_ms", std::round(sq.leaseP99Ms * 1000) / 1000},
+                           {"lease_waits", sq.leaseWaits}};
+  }
+  return out;
 }
 
 }  // namespace tg

@@ -28,6 +28,18 @@ std::string endpointOf(const std::string& url) {
   return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
+}  // namespace
+
+// A fleet's shared bucket holds what the limit leaves room for beyond the paced rate, and no more than
+// burst_ms of the rate (a burst of requests is a burst for the upstream whichever instance sends it).
+SharedHint Scheduler::sharedHint(const QuotaTracker& q, Dimension d) const {
+  const QuotaTracker::StatedLimit s = q.stated(d);
+  if (s.rate <= 0) return {};
+  return {s.rate, std::max(1.0, std::min(s.burst, s.rate * cfg_.sharedQuota.burstS))};
+}
+
+namespace {
+
 QuotaTracker makeQuota(const GroupConfig& gc, TimePoint now) {
   return QuotaTracker(gc.bucketFraction, {gc.requestsPerMinute, gc.tokensPerMinute}, now, gc.quotaWindowS);
 }
@@ -239,6 +251,7 @@ ShedReason Scheduler::deadlineShedReason(const TierWait& w) {
 }
 
 void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
+  if (shared_) shared_->sweep(now);
   for (auto& gp : groups_) {
     GroupState& g = *gp;
     g.queues.shedExpired(now, [&](PendingPtr p) {
@@ -290,7 +303,19 @@ int Scheduler::chooseKey(GroupState& g, Tier tier, const Pending& p, TimePoint n
     // A request with its own key goes with that key alone; the group's keys never carry it, nor it theirs.
     if (p.ownKey >= 0 ? static_cast<int>(k) != p.ownKey : g.keys[k].own) continue;
     const double reserve = tier == Tier::P0 ? 0.0 : g.keys[k].quota.reserveTokens();
-    QuotaWait w = g.keys[k].quota.check(cost, now, nowEpoch, reserve);
+    const bool fleetPaced = shared_ && g.keys[k].sharedScope >= 0 && shared_->mode() == SharedMode::Shared;
+    QuotaWait w = g.keys[k].quota.check(cost, now, nowEpoch, reserve, fleetPaced);
+    if (w.wait == Duration::zero() && shared_ && g.keys[k].sharedScope >= 0) {
+      KeyState& ks = g.keys[k];
+      Duration wait{};
+      std::string why;
+      if (!shared_->ready(ks.sharedScope, tier, p.tokenCost, sharedHint(ks.quota, Dimension::Requests),
+                          sharedHint(ks.quota, Dimension::Tokens), now, wait, why)) {
+        w.wait = std::max(wait, Duration(std::chrono::milliseconds(1)));
+        w.backIn = w.wait;
+        w.reason = std::move(why);
+      }
+    }
     if (w.wait == Duration::zero()) {
       const double h = g.keys[k].quota.headroom(now) - g.keys[k].inFlight;
       if (h > bestHeadroom) {
@@ -433,6 +458,7 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
     return;
   }
   k.quota.onSend({1.0, p->tokenCost}, now);
+  if (shared_ && k.sharedScope >= 0) shared_->take(k.sharedScope, p->tokenCost, now);
   g.breaker.onSend();
   ++k.inFlight;
   k.inFlightTokens += p->tokenCost;
@@ -522,6 +548,10 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
 
   bool exhausted = false;
   double floorS = -1;  // a Retry-After that said nothing of the quota: this request's own wait
+  // What this refusal holds the key for, told to the fleet when the key's quota is shared.
+  double holdS = 0;
+  bool bareRefusal = false;
+  std::string holdWhy;
   if (rateLimited) {
     ++g.counters.r429;
     if (verdict.kind == QuotaVerdict::Kind::Exhausted) {
@@ -529,18 +559,25 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       const auto until = static_cast<EpochMs>(verdict.untilEpochS * 1000);
       k.quota.blockUntil(addSaturating(now, fromSeconds(verdict.waitS)), until,
                          "quota exhausted until " + formatClock(until), true);
+      holdS = verdict.waitS;
+      holdWhy = "quota exhausted";
       emit(EventKind::QuotaExhausted, Severity::Error, g.cfg.name,
            "quota exhausted until " + formatClock(until) + " (key " + k.fingerprint + ")",
            {{"until_ms", until}, {"wait_s", verdict.waitS}, {"key", k.fingerprint}}, nowEpoch);
     } else if (verdict.kind == QuotaVerdict::Kind::Unknown429) {
-      k.quota.onRefusal(f.sentAt, std::numeric_limits<double>::quiet_NaN(), cfg_.retry.default429WaitS,
-                        cfg_.retry.maxBackoffS, now, nowEpoch);
+      holdS = toSeconds(k.quota.onRefusal(f.sentAt, std::numeric_limits<double>::quiet_NaN(),
+                                          cfg_.retry.default429WaitS, cfg_.retry.maxBackoffS, now, nowEpoch));
+      bareRefusal = true;
+      holdWhy = "429 without quota headers";
     } else if (reading.scopes.empty() || k.quota.onQuotaRefusal(reading, {1.0, p->tokenCost}, now)) {
       // Retry-After alone (nginx, API gateways), or one well short of the stated reset (a window that frees
       // capacity gradually): a floor for this request's retry and a rate signal for the key, not a verdict on
       // the whole window; the key is held only when nothing gets through at all.
       floorS = std::max(verdict.waitS, cfg_.retry.baseBackoffS);
-      k.quota.onRefusal(f.sentAt, verdict.waitS, cfg_.retry.default429WaitS, cfg_.retry.maxBackoffS, now, nowEpoch);
+      holdS = toSeconds(
+          k.quota.onRefusal(f.sentAt, verdict.waitS, cfg_.retry.default429WaitS, cfg_.retry.maxBackoffS, now, nowEpoch));
+      bareRefusal = reading.scopes.empty();
+      holdWhy = "429 with Retry-After";
     } else {
       // A server-directed wait below the floor (Retry-After: 0) still holds the key that long: the
       // upstream would otherwise be asked again at once, by every request queued on it.
@@ -548,7 +585,11 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       const auto until = nowEpoch + static_cast<EpochMs>(waitS * 1000);
       k.quota.blockUntil(now + fromSeconds(waitS), until,
                          (reading.retryAfterS ? "Retry-After until " : "reset at ") + formatClock(until), false);
+      holdS = waitS;
+      holdWhy = reading.retryAfterS ? "429 with Retry-After" : "429, window exhausted";
     }
+    if (shared_ && k.sharedScope >= 0 && sharedHooks_.word && (holdS > 0 || bareRefusal))
+      sharedHooks_.word(g.cfg.name, k.fingerprint, holdS, holdWhy, bareRefusal);
     g.concurrency.onRateLimited(now);
     if (auto startEvent = g.bursts.onRateLimited(reading, verdict, now)) {
       emit(startEvent->kind, startEvent->severity, g.cfg.name, std::move(startEvent->message),
@@ -684,8 +725,96 @@ void Scheduler::fillSnapshot(EngineSnapshot& s, TimePoint now) {
   s.globalInFlight = globalInFlight_;
   s.globalConcurrencyLimit = globalLimit_;
   s.tierPaused = globalTierPaused_;
+  s.shared = sharedView_;
+  if (shared_) {
+    s.shared.enabled = true;
+    s.shared.mode = std::string(sharedModeName(shared_->mode()));
+    s.shared.live = shared_->live();
+    s.shared.leaseWaits = shared_->leaseWaits();
+  }
   s.groups.reserve(groups_.size());
   for (auto& gp : groups_) s.groups.push_back(gp->snapshot(now, globalTierPaused_));
+}
+
+void Scheduler::shareQuota(SharedHooks hooks) {
+  sharedHooks_ = std::move(hooks);
+  shared_ = std::make_unique<SharedLedger>(cfg_.sharedQuota, sharedHooks_.ask);
+  sharedView_.instance = sharedHooks_.instance;
+  for (auto& g : groups_) {
+    if (!cfg_.sharedQuota.shares(g->cfg.name)) continue;
+    // Clients' own keys (pass-through) are theirs, not the fleet's: only configured keys share.
+    for (auto& k : g->keys)
+      if (!k.own) k.sharedScope = shared_->addScope(g->cfg.name, k.fingerprint);
+  }
+}
+
+void Scheduler::sharedGrant(const LeaseGrant& g, TimePoint now) {
+  if (shared_) shared_->onGrant(g, now);
+}
+
+void Scheduler::sharedMode(SharedMode m, int live, const std::string& why, TimePoint now, EpochMs nowEpoch) {
+  if (!shared_) return;
+  const SharedMode before = shared_->mode();
+  shared_->setMode(m, live, now);
+  sharedView_.why = m == SharedMode::Fallback ? why : std::string();
+  if (before == m) return;
+  const std::string mode(sharedModeName(m));
+  std::string text = m == SharedMode::Fallback
+                         ? "shared quota: Redis unreachable, this instance takes 1/" + std::to_string(shared_->live()) +
+                               " of each shared limit (" + why + ")"
+                         : "shared quota: shared with the fleet through Redis";
+  emit(EventKind::SharedQuota, m == SharedMode::Fallback ? Severity::Warn : Severity::Info, "", std::move(text),
+       {{"mode", mode}, {"live", shared_->live()}, {"instance", sharedHooks_.instance}}, nowEpoch);
+}
+
+void Scheduler::sharedHold(const std::string& group, const std::string& fp, double waitS, const std::string& from,
+                           const std::string& reason, TimePoint now, EpochMs nowEpoch) {
+  GroupState* g = findGroup(group);
+  if (!g || waitS <= 0) return;
+  for (auto& k : g->keys) {
+    if (k.sharedScope < 0 || k.fingerprint != fp) continue;
+    const auto until = nowEpoch + static_cast<EpochMs>(waitS * 1000);
+    if (k.quota.blockedUntil() >= now + fromSeconds(waitS)) return;  // already held as long
+    k.quota.blockUntil(now + fromSeconds(std::min(waitS, cfg_.retry.maxServerWaitS)), until,
+                       "fleet: " + reason + " on " + from + ", until " + formatClock(until), false);
+    std::string text = "key " + fp + " held until " + formatClock(until) + ": " + reason + " on instance " + from;
+    logInfo(group, text);
+    emit(EventKind::SharedQuota, Severity::Info, group, std::move(text),
+         {{"key", fp}, {"wait_s", waitS}, {"from", from}, {"reason", reason}}, nowEpoch);
+  }
+}
+
+void Scheduler::sharedFleet(std::vector<FleetMemberSnapshot> members) {
+  for (auto& m : members) m.self = m.instance == sharedHooks_.instance;
+  if (shared_ && !members.empty()) shared_->setLive(static_cast<int>(members.size()));
+  sharedView_.members = std::move(members);
+}
+
+void Scheduler::publishAction(nlohmann::json a, const std::string& actor) {
+  if (!shared_ || applyingFleetAction_ || !cfg_.sharedQuota.fleetActions || !sharedHooks_.action) return;
+  a["actor"] = actor;
+  sharedHooks_.action(a);
+}
+
+void Scheduler::sharedAction(const nlohmann::json& a, TimePoint now, EpochMs nowEpoch) {
+  if (!cfg_.sharedQuota.fleetActions) return;
+  const std::string action = a.value("action", "");
+  const std::string actor = a.value("actor", "operator") + " on " + a.value("instance", "?");
+  const std::string group = a.value("group", "");
+  applyingFleetAction_ = true;
+  if (action == "pause_tier") {
+    const int t = a.value("tier", -1);
+    if (t >= 0 && t < kTierCount) setTierPaused(static_cast<Tier>(t), a.value("paused", false), group, actor, nowEpoch);
+  } else if (action == "pause_group") {
+    setGroupPaused(group, a.value("paused", false), actor, nowEpoch);
+  } else if (action == "group_concurrency") {
+    setGroupConcurrency(group, a.value("limit", 1), actor, nowEpoch);
+  } else if (action == "global_concurrency") {
+    setGlobalConcurrency(a.value("limit", 1), actor, nowEpoch);
+  } else if (action == "drain_group") {
+    drainGroup(group, actor, now, nowEpoch);
+  }
+  applyingFleetAction_ = false;
 }
 
 }  // namespace tg

@@ -9,6 +9,7 @@
 #include "pending.h"
 #include "quota_tracker.h"
 #include "retry_policy.h"
+#include "shared_ledger.h"
 #include "snapshot.h"
 
 #include <functional>
@@ -75,6 +76,26 @@ class Scheduler {
   void fillSnapshot(EngineSnapshot& s, TimePoint now);
   std::size_t groupCount() const { return groups_.size(); }
 
+  // --- Shared quota (config shared_quota): the fleet's admission through Redis (core/shared) ---
+  // What the scheduler tells the Redis side. Set once, before the first dispatch; absent = not shared.
+  struct SharedHooks {
+    SharedLedger::AskFn ask;  // a lease ask or give-back
+    // The upstream's word on a key: hold it fleet-wide waitS; refusal = a refusal that stated no quota.
+    std::function<void(const std::string& group, const std::string& fp, double waitS, const std::string& reason,
+                       bool refusal)> word;
+    std::function<void(const nlohmann::json& action)> action;  // an operator action for the whole fleet
+    std::string instance;
+  };
+  void shareQuota(SharedHooks hooks);
+  void sharedGrant(const LeaseGrant& g, TimePoint now);
+  void sharedMode(SharedMode m, int live, const std::string& why, TimePoint now, EpochMs nowEpoch);
+  // Another instance's word: hold (group, fingerprint) for waitS.
+  void sharedHold(const std::string& group, const std::string& fp, double waitS, const std::string& from,
+                  const std::string& reason, TimePoint now, EpochMs nowEpoch);
+  // Another instance's operator action (published by publishAction): applied here, audited with its instance.
+  void sharedAction(const nlohmann::json& a, TimePoint now, EpochMs nowEpoch);
+  void sharedFleet(std::vector<FleetMemberSnapshot> members);
+
   // Operator commands, each recorded as an OperatorAction event (refused for an unknown group).
   void setGlobalConcurrency(int n, const std::string& actor, EpochMs nowEpoch);
   void setGroupConcurrency(const std::string& group, int n, const std::string& actor, EpochMs nowEpoch);
@@ -140,6 +161,13 @@ class Scheduler {
   std::vector<Delayed> delayed_;  // a min-heap on `at` (std::push_heap with std::greater), so cancel can reach in
   std::unordered_map<RequestHandle, Where> where_;
   Ticket nextTicket_ = 1;
+  // The fleet's quota (null when not shared) and what it was told last.
+  std::unique_ptr<SharedLedger> shared_;
+  SharedHooks sharedHooks_;
+  SharedQuotaSnapshot sharedView_;
+  bool applyingFleetAction_ = false;  // an action from another instance: not published again
+  void publishAction(nlohmann::json a, const std::string& actor);
+  SharedHint sharedHint(const QuotaTracker& q, Dimension d) const;
   int globalLimit_ = 64;
   int globalInFlight_ = 0;
   std::array<bool, kTierCount> globalTierPaused_{};

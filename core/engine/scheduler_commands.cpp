@@ -105,6 +105,7 @@ void Scheduler::setGlobalConcurrency(int n, const std::string& actor, EpochMs no
   const int before = globalLimit_;
   globalLimit_ = std::max(1, n);
   operatorAction("set_concurrency", "*", before, globalLimit_, actor, nowEpoch);
+  publishAction({{"action", "global_concurrency"}, {"limit", globalLimit_}}, actor);
 }
 
 void Scheduler::setGroupConcurrency(const std::string& group, int n, const std::string& actor, EpochMs nowEpoch) {
@@ -113,6 +114,7 @@ void Scheduler::setGroupConcurrency(const std::string& group, int n, const std::
   const int before = g->concurrency.ceiling();
   g->concurrency.setCeiling(std::max(1, n));
   operatorAction("set_concurrency", group, before, g->concurrency.ceiling(), actor, nowEpoch);
+  publishAction({{"action", "group_concurrency"}, {"group", group}, {"limit", g->concurrency.ceiling()}}, actor);
 }
 
 void Scheduler::setTierPaused(Tier t, bool paused, const std::string& group, const std::string& actor,
@@ -123,6 +125,7 @@ void Scheduler::setTierPaused(Tier t, bool paused, const std::string& group, con
     const bool before = globalTierPaused_[i];
     globalTierPaused_[i] = paused;
     operatorAction(action, std::string("*/") + std::string(tierName(t)), before, paused, actor, nowEpoch);
+    publishAction({{"action", "pause_tier"}, {"tier", static_cast<int>(t)}, {"paused", paused}}, actor);
     return;
   }
   GroupState* g = findGroup(group);
@@ -130,6 +133,7 @@ void Scheduler::setTierPaused(Tier t, bool paused, const std::string& group, con
   const bool before = g->tierPaused[i];
   g->tierPaused[i] = paused;
   operatorAction(action, group + "/" + std::string(tierName(t)), before, paused, actor, nowEpoch);
+  publishAction({{"action", "pause_tier"}, {"group", group}, {"tier", static_cast<int>(t)}, {"paused", paused}}, actor);
 }
 
 void Scheduler::setGroupPaused(const std::string& group, bool paused, const std::string& actor, EpochMs nowEpoch) {
@@ -140,6 +144,7 @@ void Scheduler::setGroupPaused(const std::string& group, bool paused, const std:
   g->paused = paused;
   if (!paused) g->draining = false;
   operatorAction(action, group, before, paused, actor, nowEpoch);
+  publishAction({{"action", "pause_group"}, {"group", group}, {"paused", paused}}, actor);
 }
 
 void Scheduler::drainGroup(const std::string& group, const std::string& actor, TimePoint now, EpochMs nowEpoch) {
@@ -155,6 +160,7 @@ void Scheduler::drainGroup(const std::string& group, const std::string& actor, T
     finish(std::move(p), now);
   });
   operatorAction("drain", group, queued, 0, actor, nowEpoch);
+  publishAction({{"action", "drain_group"}, {"group", group}}, actor);
 }
 
 }  // namespace tg

@@ -68,7 +68,7 @@ double QuotaTracker::reserveTokens() const {
 }
 
 QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoint now, EpochMs nowEpoch,
-                              double reserve) {
+                              double reserve, bool fleetPaced) {
   QuotaWait w;
   if (now < blockedUntil_) {
     w.wait = blockedUntil_ - now;
@@ -89,6 +89,7 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
       d.hasReset = false;  // the window turned over: the server's limit is available again
       if (known(d.limit)) d.remaining = d.limit;
     }
+    if (fleetPaced && stated(dim).rate > 0) continue;
     const double need = std::min(c, known(d.limit) ? d.limit : c);
     if (known(d.remaining) && d.refillRate > 0 && d.remaining + 1e-9 < need) {
       // Continuous refill: wait for the shortfall, not for the whole bucket.
@@ -381,6 +382,21 @@ DimensionState QuotaTracker::state(Dimension dim, TimePoint now) {
   if (d.hasReset && d.resetAt > now) s.resetAtMs = d.resetAtEpochMs;
   if (d.bucket.configured()) s.localTokens = d.bucket.level(now);
   return s;
+}
+
+QuotaTracker::StatedLimit QuotaTracker::stated(Dimension dim) const {
+  const Dim& d = dims_[static_cast<int>(dim)];
+  double limit = 0, window = 60;
+  if (known(d.limit) && d.limit > 0) {
+    if (dim == Dimension::Requests && unpacedGradual(d)) return {};
+    limit = d.limit;
+    window = windowOf(d);
+  } else if (d.configuredPerMinute > 0) {
+    limit = d.configuredPerMinute;
+  } else {
+    return {};
+  }
+  return {fraction_ * limit / window, std::max(1.0, (1 - fraction_) * limit)};
 }
 
 double QuotaTracker::headroom(TimePoint now) {

@@ -39,7 +39,11 @@ class QuotaTracker {
 
   // reserve: tokens of the local request bucket that this request must leave behind. Lower tiers pass a
   // small reserve so a P2 flood never takes the token a P0 request arrives for.
-  QuotaWait check(std::array<double, kDimensionCount> cost, TimePoint now, EpochMs nowEpoch, double reserve = 0);
+  // fleetPaced: a fleet sharing this key paces it through one bucket at the stated rate (core/shared), which
+  // keeps any span of a window within the limit; a dimension with a stated rate is then not held on this
+  // instance's estimate of remaining (the fleet's sends make it wrong), only on server-directed waits.
+  QuotaWait check(std::array<double, kDimensionCount> cost, TimePoint now, EpochMs nowEpoch, double reserve = 0,
+                  bool fleetPaced = false);
   double reserveTokens() const;  // ~50 ms of the request rate (at least one token); 0 when no rate is known
   void onSend(std::array<double, kDimensionCount> cost, TimePoint now);
 
@@ -75,6 +79,14 @@ class QuotaTracker {
   enum class ProbeAnswer { Accepted, Refused, Neither };
   void settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint now);
   const RateLearner& learner() const { return learner_; }
+  // What the upstream stated (limit / window) or the config said of dimension d, for a fleet sharing this
+  // key: the rate per second at the bucket fraction, and the burst the rest of the limit leaves room for
+  // (the same fraction of it), so rate x window + burst never passes the limit. rate 0 when neither is known
+  // (a learnt rate is not a statement).
+  struct StatedLimit {
+    double rate = 0, burst = 0;
+  };
+  StatedLimit stated(Dimension d) const;
   void onSuccess(TimePoint now);
   void refund(Dimension d, double amount, TimePoint now);
 

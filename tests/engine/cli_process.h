@@ -6,6 +6,10 @@
 #include <QString>
 #include <QStringList>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <string>
 
@@ -34,6 +38,34 @@ inline int runTollgate(const QStringList& args, QByteArray* out = nullptr, QByte
   if (out) *out = p.readAllStandardOutput();
   if (err) *err = p.readAllStandardError();
   return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -3;
+}
+
+// A loopback TCP port that was free a moment ago, for a server that cannot report the one it bound (nginx,
+// redis-server).
+inline int freePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
+}
+
+// Whether something accepts connections on 127.0.0.1:port now.
+inline bool listening(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
 }
 
 }  // namespace tgtest

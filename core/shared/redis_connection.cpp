@@ -1,0 +1,186 @@
+#include "redis_connection.h"
+
+#include <hiredis/hiredis.h>
+
+#include <poll.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace tg {
+namespace {
+
+struct ReplyDeleter {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
+
+timeval toTimeval(double s) {
+  timeval tv{};
+  const double clamped = std::max(0.001, s);
+  tv.tv_sec = static_cast<time_t>(clamped);
+  tv.tv_usec = static_cast<suseconds_t>((clamped - static_cast<double>(tv.tv_sec)) * 1e6);
+  return tv;
+}
+
+RedisReply convert(const redisReply* r) {
+  RedisReply out;
+  if (!r) return out;
+  switch (r->type) {
+    case REDIS_REPLY_INTEGER:
+      out.type = RedisReply::Type::Integer;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+      out.type = RedisReply::Type::String;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = RedisReply::Type::Error;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = RedisReply::Type::Array;
+      out.elements.reserve(r->elements);
+      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
+      break;
+    default: break;  // nil
+  }
+  return out;
+}
+
+}  // namespace
+
+double RedisReply::number(double fallback) const {
+  if (type == Type::Integer) return static_cast<double>(integer);
+  if (type == Type::String && !str.empty()) {
+    char* end = nullptr;
+    const double v = std::strtod(str.c_str(), &end);
+    if (end && *end == '\0' && std::isfinite(v)) return v;
+  }
+  return fallback;
+}
+
+RedisConnection::RedisConnection(RedisEndpoint endpoint) : ep_(std::move(endpoint)) {}
+RedisConnection::~RedisConnection() { close(); }
+
+void RedisConnection::close() {
+  if (ctx_) redisFree(ctx_);
+  ctx_ = nullptr;
+  loaded_.clear();
+}
+
+bool RedisConnection::fail(std::string why) {
+  lastError_ = std::move(why);
+  close();
+  return false;
+}
+
+int RedisConnection::fd() const { return ctx_ ? ctx_->fd : -1; }
+
+bool RedisConnection::ensureConnected() {
+  if (ctx_) return true;
+  const std::string where = ep_.host + ":" + std::to_string(ep_.port);
+  ctx_ = redisConnectWithTimeout(ep_.host.c_str(), ep_.port, toTimeval(ep_.timeoutS));
+  if (!ctx_) return fail("redis " + where + ": out of memory");
+  if (ctx_->err) return fail("redis " + where + ": " + ctx_->errstr);
+  if (redisSetTimeout(ctx_, toTimeval(ep_.timeoutS)) != REDIS_OK) return fail("redis " + where + ": cannot set timeout");
+  RedisReply r;
+  if (!ep_.password.empty()) {
+    std::vector<std::string> auth{"AUTH"};
+    if (!ep_.user.empty()) auth.push_back(ep_.user);
+    auth.push_back(ep_.password);
+    if (!call(auth, r)) return false;
+    // The server's own words ("WRONGPASS invalid username-password pair") never hold the password.
+    if (r.isError()) return fail("redis " + where + ": authentication refused: " + r.str);
+  }
+  if (ep_.database != 0) {
+    if (!call({"SELECT", std::to_string(ep_.database)}, r)) return false;
+    if (r.isError()) return fail("redis " + where + ": SELECT " + std::to_string(ep_.database) + ": " + r.str);
+  }
+  return true;
+}
+
+bool RedisConnection::call(const std::vector<std::string>& args, RedisReply& out) {
+  if (!ensureConnected()) return false;
+  std::vector<const char*> argv;
+  std::vector<size_t> lens;
+  argv.reserve(args.size());
+  lens.reserve(args.size());
+  for (const auto& a : args) {
+    argv.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  ++roundTrips_;
+  ReplyPtr reply(static_cast<redisReply*>(
+      redisCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data())));
+  if (!reply) {
+    const bool timeout = ctx_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
+    return fail(std::string("redis ") + (args.empty() ? "" : args[0]) + ": " +
+                (timeout ? "timed out" : (ctx_->errstr[0] ? ctx_->errstr : "connection lost")));
+  }
+  out = convert(reply.get());
+  return true;
+}
+
+bool RedisConnection::eval(const std::string& script, const std::vector<std::string>& keys,
+                           const std::vector<std::string>& args, RedisReply& out) {
+  if (!ensureConnected()) return false;
+  std::string sha;
+  for (const auto& [text, s] : loaded_)
+    if (text == script) sha = s;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (sha.empty()) {
+      RedisReply loaded;
+      if (!call({"SCRIPT", "LOAD", script}, loaded)) return false;
+      // A proxy that refuses SCRIPT (LiteLLM #32232's trap) is an error to report, never a silent fallback.
+      if (loaded.isError() || loaded.type != RedisReply::Type::String)
+        return fail("redis SCRIPT LOAD refused: " + loaded.str);
+      sha = loaded.str;
+      loaded_.emplace_back(script, sha);
+    }
+    std::vector<std::string> a{"EVALSHA", sha, std::to_string(keys.size())};
+    a.insert(a.end(), keys.begin(), keys.end());
+    a.insert(a.end(), args.begin(), args.end());
+    if (!call(a, out)) return false;
+    if (out.isError() && out.str.rfind("NOSCRIPT", 0) == 0) {  // the server lost its scripts: load again
+      std::erase_if(loaded_, [&](const auto& l) { return l.second == sha; });
+      sha.clear();
+      continue;
+    }
+    return true;
+  }
+  return fail("redis EVALSHA: NOSCRIPT after loading the script");
+}
+
+bool RedisConnection::readPush(RedisReply& out, bool& timedOut) {
+  timedOut = false;
+  if (!ctx_) return fail("redis subscriber: not connected");
+  void* raw = nullptr;
+  if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) return fail("redis subscriber: protocol error");
+  if (!raw) {
+    pollfd p{ctx_->fd, POLLIN, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(ep_.timeoutS * 1000));
+    if (n == 0) {
+      timedOut = true;
+      return false;
+    }
+    if (n < 0 && errno == EINTR) {
+      timedOut = true;
+      return false;
+    }
+    if (n < 0 || redisBufferRead(ctx_) != REDIS_OK) return fail("redis subscriber: connection lost");
+    if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) return fail("redis subscriber: protocol error");
+    if (!raw) {
+      timedOut = true;  // part of a message: the rest comes with the next read
+      return false;
+    }
+  }
+  ReplyPtr reply(static_cast<redisReply*>(raw));
+  out = convert(reply.get());
+  return true;
+}
+
+}  // namespace tg

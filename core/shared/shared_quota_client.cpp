@@ -1,0 +1,297 @@
+#include "shared_quota_client.h"
+
+#include "log.h"
+#include "redis_connection.h"
+#include "secret.h"
+#include "shared_quota_scripts.h"
+#include "stats.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+namespace tg {
+namespace {
+
+constexpr const char* kScope = "shared-quota";
+constexpr auto kRetryEvery = std::chrono::milliseconds(250);  // while Redis is unreachable
+constexpr long long kKeyTtlMs = 10 * 60 * 1000;                // scope state of a fleet that went quiet
+constexpr std::size_t kLatencyRing = 1024;
+
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+std::string defaultInstance() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "host");
+  return std::string(host) + ":" + std::to_string(getpid());
+}
+
+RedisEndpoint endpointOf(const SharedQuotaConfig& c, double timeoutS) {
+  RedisEndpoint e;
+  e.host = c.host;
+  e.port = c.port;
+  e.database = c.database;
+  e.user = c.user;
+  e.password = c.password;
+  e.timeoutS = timeoutS;
+  return e;
+}
+
+}  // namespace
+
+SharedQuotaClient::SharedQuotaClient(SharedQuotaConfig cfg, SharedQuotaCallbacks cb)
+    : cfg_(std::move(cfg)), cb_(std::move(cb)), instance_(cfg_.instance.empty() ? defaultInstance() : cfg_.instance) {
+  // Redis's password is a secret like an API key: redacted from every log line and event that might quote it.
+  if (!cfg_.password.empty()) SecretRegistry::add(cfg_.password);
+}
+
+SharedQuotaClient::~SharedQuotaClient() { stop(); }
+
+void SharedQuotaClient::start() {
+  if (worker_.joinable()) return;
+  stopping_ = false;
+  stopSub_ = false;
+  worker_ = std::thread([this] { runWorker(); });
+  subscriber_ = std::thread([this] { runSubscriber(); });
+}
+
+void SharedQuotaClient::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  stopSub_ = true;
+  if (worker_.joinable()) worker_.join();
+  if (subscriber_.joinable()) subscriber_.join();
+}
+
+void SharedQuotaClient::ask(const LeaseAsk& a) {
+  {
+    std::lock_guard lock(mutex_);
+    Job j{Job::Kind::Ask, a, {}, {}, {}, 0, false, {}};
+    jobs_.push_back(std::move(j));
+  }
+  cv_.notify_one();
+}
+
+void SharedQuotaClient::word(const std::string& group, const std::string& fp, double waitS, const std::string& reason,
+                             bool refusal) {
+  {
+    std::lock_guard lock(mutex_);
+    jobs_.push_back(Job{Job::Kind::Word, {}, group, fp, reason, waitS, refusal, {}});
+  }
+  cv_.notify_one();
+}
+
+void SharedQuotaClient::publishAction(const nlohmann::json& action) {
+  {
+    std::lock_guard lock(mutex_);
+    jobs_.push_back(Job{Job::Kind::Action, {}, {}, {}, {}, 0, false, action});
+  }
+  cv_.notify_one();
+}
+
+std::pair<double, double> SharedQuotaClient::leaseLatencyMs() const {
+  std::vector<double> v;
+  {
+    std::lock_guard lock(latencyMutex_);
+    v = latencyMs_;
+  }
+  if (v.empty()) return {0, 0};
+  return {percentile(v, 0.5), percentile(v, 0.99)};
+}
+
+std::string SharedQuotaClient::scopeKey(const std::string& group, const std::string& fp) const {
+  return cfg_.ns + ":q:" + group + ":" + fp;
+}
+
+void SharedQuotaClient::setMode(SharedMode m, const std::string& why) {
+  if (m == mode_) return;
+  mode_ = m;
+  if (m == SharedMode::Fallback) logWarn(kScope, "Redis unreachable, each instance takes its share: " + why);
+  else logInfo(kScope, "shared with the fleet through Redis " + cfg_.host + ":" + std::to_string(cfg_.port));
+  const int live = live_;
+  cb_.post([cb = cb_.mode, m, live, why] { cb(m, live, why); });
+}
+
+bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
+  const double deadMs = cfg_.heartbeatS * 3000;
+  RedisReply r;
+  switch (j.kind) {
+    case Job::Kind::Ask: {
+      const LeaseAsk& a = j.ask;
+      const std::string scope = scopeKey(a.group, a.fingerprint);
+      const std::string lease = cfg_.ns + ":l:" + a.group + ":" + a.fingerprint;
+      if (a.giveBack) {
+        if (!c.eval(shared_scripts::kGiveBack, {scope, lease},
+                    {instance_, num(a.requests), num(a.tokens)}, r))
+          return false;
+        if (r.isError()) logError(kScope, "give-back refused: " + r.str);
+        return true;
+      }
+      const auto sentAt = Clock::now();
+      if (!c.eval(shared_scripts::kLease, {scope, lease, cfg_.ns + ":instances"},
+                  {instance_, std::to_string(static_cast<int>(a.tier)), num(a.requests), num(a.tokens), num(a.rateHint),
+                   num(a.tokenRateHint), num(a.burst), num(cfg_.p0Reserve), num(a.usedRequests),
+                   std::to_string(kKeyTtlMs), num(deadMs), num(a.tokenBurst), num(cfg_.burstS)},
+                  r))
+        return false;
+      {
+        std::lock_guard lock(latencyMutex_);
+        const double ms = toSeconds(Clock::now() - sentAt) * 1000;
+        if (latencyMs_.size() < kLatencyRing) latencyMs_.push_back(ms);
+        else latencyMs_[latencyNext_] = ms;
+        latencyNext_ = (latencyNext_ + 1) % kLatencyRing;
+      }
+      LeaseGrant g;
+      g.scope = a.scope;
+      if (r.isError() || r.elements.size() < 6) {
+        logError(kScope, "lease script answered " + (r.isError() ? r.str : std::string("an unexpected reply")));
+        g.waitS = 0.1;
+      } else {
+        g.requests = r.elements[0].number();
+        g.tokens = r.elements[1].number();
+        g.waitS = r.elements[2].number() / 1000;
+        g.rate = r.elements[3].number();
+        g.live = static_cast<int>(r.elements[4].number(1));
+        g.blockedS = r.elements[5].number() / 1000;
+      }
+      cb_.post([cb = cb_.grant, g] { cb(g); });
+      return true;
+    }
+    case Job::Kind::Word: {
+      const long long ms = std::llround(std::max(0.0, j.waitS) * 1000);
+      if (!c.eval(shared_scripts::kWord, {scopeKey(j.group, j.fp), cfg_.ns + ":word"},
+                  {std::to_string(ms), j.reason, j.group + "\t" + j.fp, instance_, j.refusal ? "1" : "0"}, r))
+        return false;
+      if (r.isError()) logError(kScope, "word script answered " + r.str);
+      return true;
+    }
+    case Job::Kind::Action: {
+      nlohmann::json a = j.action;
+      a["instance"] = instance_;
+      if (!c.call({"PUBLISH", cfg_.ns + ":ops", a.dump()}, r)) return false;
+      return true;
+    }
+  }
+  return true;
+}
+
+bool SharedQuotaClient::heartbeat(RedisConnection& c) {
+  nlohmann::json stats = cb_.stats ? cb_.stats() : nlohmann::json::object();
+  stats["mode"] = std::string(sharedModeName(mode_ == SharedMode::Starting ? SharedMode::Shared : mode_));
+  RedisReply r;
+  if (!c.eval(shared_scripts::kHeartbeat, {cfg_.ns + ":instances", cfg_.ns + ":stats"},
+              {instance_, stats.dump(), num(cfg_.heartbeatS * 3000)}, r))
+    return false;
+  if (r.isError() || r.elements.empty()) {
+    logError(kScope, "heartbeat script answered " + (r.isError() ? r.str : std::string("nothing")));
+    return true;
+  }
+  std::vector<FleetMember> fleet;
+  for (std::size_t i = 1; i + 1 < r.elements.size(); i += 2) {
+    FleetMember m;
+    m.instance = r.elements[i].str;
+    m.stats = nlohmann::json::parse(r.elements[i + 1].str, nullptr, false);
+    if (m.stats.is_discarded()) m.stats = nlohmann::json::object();
+    fleet.push_back(std::move(m));
+  }
+  live_ = std::max<int>(1, static_cast<int>(fleet.size()));
+  cb_.post([cb = cb_.fleet, fleet = std::move(fleet)]() mutable { cb(std::move(fleet)); });
+  return true;
+}
+
+void SharedQuotaClient::runWorker() {
+  RedisConnection c(endpointOf(cfg_, cfg_.timeoutS));
+  auto nextBeat = Clock::now();
+  auto retryAt = Clock::now();
+  std::deque<Job> batch;
+  while (true) {
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait_until(lock, std::min(nextBeat, mode_ == SharedMode::Shared ? nextBeat : retryAt),
+                     [&] { return stopping_ || !jobs_.empty(); });
+      if (stopping_) break;
+      batch.swap(jobs_);
+    }
+    const auto now = Clock::now();
+    if (mode_ == SharedMode::Fallback && now < retryAt) {
+      batch.clear();  // the ledger paces locally meanwhile; holds are applied locally already
+      continue;
+    }
+    bool ok = true;
+    for (const Job& j : batch) {
+      if (!doJob(c, j)) {
+        ok = false;
+        break;
+      }
+    }
+    batch.clear();
+    const bool beatDue = Clock::now() >= nextBeat || mode_ != SharedMode::Shared;
+    if (ok && beatDue) {
+      ok = heartbeat(c);
+      if (ok) nextBeat = Clock::now() + fromSeconds(cfg_.heartbeatS);
+    }
+    roundTrips_ = c.roundTrips();
+    if (ok && mode_ != SharedMode::Shared) setMode(SharedMode::Shared, "");
+    if (!ok) {
+      setMode(SharedMode::Fallback, c.lastError());
+      retryAt = Clock::now() + kRetryEvery;
+      nextBeat = retryAt;
+    }
+  }
+}
+
+void SharedQuotaClient::runSubscriber() {
+  // Reads wait at most this long, so stop() is heard promptly.
+  RedisConnection c(endpointOf(cfg_, 0.1));
+  const std::string wordChannel = cfg_.ns + ":word", opsChannel = cfg_.ns + ":ops";
+  while (!stopSub_) {
+    if (!c.connected()) {
+      RedisReply r;
+      if (!c.call({"SUBSCRIBE", wordChannel, opsChannel}, r) || r.isError()) {
+        c.close();
+        std::this_thread::sleep_for(kRetryEvery);
+        continue;
+      }
+      // The reply to SUBSCRIBE confirms the first channel; the second confirmation arrives as a push.
+    }
+    RedisReply m;
+    bool timedOut = false;
+    if (!c.readPush(m, timedOut)) {
+      if (!timedOut) std::this_thread::sleep_for(kRetryEvery);
+      continue;
+    }
+    if (m.type != RedisReply::Type::Array || m.elements.size() < 3 || m.elements[0].str != "message") continue;
+    const std::string& channel = m.elements[1].str;
+    const std::string& payload = m.elements[2].str;
+    if (channel == wordChannel) {
+      // group \t fingerprint \t ms \t instance \t reason
+      std::vector<std::string> f;
+      std::size_t start = 0;
+      for (int i = 0; i < 4; ++i) {
+        const auto tab = payload.find('\t', start);
+        if (tab == std::string::npos) break;
+        f.push_back(payload.substr(start, tab - start));
+        start = tab + 1;
+      }
+      if (f.size() < 4 || f[3] == instance_) continue;
+      const double waitS = std::atof(f[2].c_str()) / 1000;
+      cb_.post([cb = cb_.hold, g = f[0], fp = f[1], waitS, from = f[3], reason = payload.substr(start)] {
+        cb(g, fp, waitS, from, reason);
+      });
+    } else if (channel == opsChannel) {
+      nlohmann::json a = nlohmann::json::parse(payload, nullptr, false);
+      if (a.is_discarded() || !a.is_object() || a.value("instance", "") == instance_) continue;
+      cb_.post([cb = cb_.action, a = std::move(a)] { cb(a); });
+    }
+  }
+}
+
+}  // namespace tg

@@ -1,0 +1,432 @@
+// Shared quota through a real redis-server (started here on a free loopback port, stopped after): the Lua
+// scripts on their own, the ledger with hand-set time, then a fleet of `tollgate run` processes on one
+// simulator key. (The numbers issue 15 names are measured by bench/shared_quota_bench; these assert the
+// behaviour with margins for a busy 2-core machine.)
+#include "cli_process.h"
+#include "config_error.h"
+#include "config_loader.h"
+#include "redis_connection.h"
+#include "redis_process.h"
+#include "shared_ledger.h"
+#include "shared_quota_scripts.h"
+#include "sim_config.h"
+#include "sim_server.h"
+
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+using nlohmann::json;
+using namespace tgtest;
+namespace sc = tg::shared_scripts;
+
+namespace {
+
+tg::RedisEndpoint endpoint(int port) {
+  tg::RedisEndpoint e;
+  e.port = port;
+  e.timeoutS = 0.5;
+  return e;
+}
+
+// A lease call as the worker makes it; returns {granted requests, wait ms, blocked ms}.
+struct Lease {
+  double granted = 0, waitMs = 0, blockedMs = 0, live = 0;
+};
+Lease lease(tg::RedisConnection& c, const std::string& inst, int tier, double want, double rate, double burst,
+            double used = 0, double deadMs = 1500) {
+  tg::RedisReply r;
+  const bool ok = c.eval(sc::kLease, {"t:q:g:fp", "t:l:g:fp", "t:instances"},
+                         {inst, std::to_string(tier), std::to_string(want), "0", std::to_string(rate), "0",
+                          std::to_string(burst), "0.25", std::to_string(used), "600000", std::to_string(deadMs), "0",
+                          "0.2"},
+                         r);
+  if (!ok || r.isError() || r.elements.size() < 6) {
+    qWarning("lease failed: %s %s", c.lastError().c_str(), r.str.c_str());
+    return {-1, -1, -1, -1};
+  }
+  return {r.elements[0].number(), r.elements[2].number(), r.elements[5].number(), r.elements[4].number()};
+}
+
+void sleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+// Engine instances as separate processes: `tollgate run --headless` on one config each.
+struct Fleet {
+  std::vector<std::unique_ptr<QProcess>> procs;
+  QString dir;
+  void start(int n, const json& cfg, const QString& d, double seconds) {
+    dir = d;
+    for (int i = 0; i < n; ++i) {
+      json c = cfg;
+      if (c.contains("shared_quota")) c["shared_quota"]["instance"] = "inst-" + std::to_string(i);
+      const QString cfgPath = dir + QString("/cfg%1.json").arg(i);
+      writeFile(cfgPath, c.dump());
+      auto p = std::make_unique<QProcess>();
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("TG_SHARED_KEY", "sk-fleet-secret-0123456789");
+      p->setProcessEnvironment(env);
+      p->setStandardOutputFile(dir + QString("/out%1.txt").arg(i));
+      p->setStandardErrorFile(dir + QString("/err%1.txt").arg(i));
+      p->start(bin(), {"run", "--headless", "--quiet", "--history", "off", "--config", cfgPath, "--duration",
+                       QString::number(seconds), "--report", dir + QString("/report%1.json").arg(i)});
+      p->waitForStarted(5000);
+      procs.push_back(std::move(p));
+    }
+  }
+  bool wait() {
+    bool ok = true;
+    for (auto& p : procs) ok = p->waitForFinished(120000) && p->exitStatus() == QProcess::NormalExit && ok;
+    return ok;
+  }
+  QString err(int i) const {
+    QFile f(dir + QString("/err%1.txt").arg(i));
+    f.open(QIODevice::ReadOnly);
+    return QString::fromUtf8(f.readAll());
+  }
+  ~Fleet() {
+    for (auto& p : procs)
+      if (p->state() != QProcess::NotRunning) {
+        p->kill();
+        p->waitForFinished(2000);
+      }
+  }
+};
+
+// The simulator's own counters for the fleet's group: the judge of what reached the upstream.
+json chatCounters(const tg::SimServer& sim) { return sim.stats()["groups"]["chat"]; }
+
+// Epoch ms of the first line of `log` after `fromMs` that contains `needle` (log lines start with an ISO
+// UTC time), or -1.
+qint64 firstLineAfter(const QString& log, const QString& needle, qint64 fromMs) {
+  for (const QString& line : log.split('\n')) {
+    if (!line.contains(needle)) continue;
+    const QDateTime t = QDateTime::fromString(line.section(' ', 0, 0), Qt::ISODateWithMs);
+    if (t.isValid() && t.toMSecsSinceEpoch() >= fromMs) return t.toMSecsSinceEpoch();
+  }
+  return -1;
+}
+
+qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
+
+json fleetConfig(int simPort, int redisPort, double ratePerInstance, bool shared) {
+  json c{{"name", "fleet-test"},
+         {"groups", json::array({{{"name", "chat"},
+                                  {"base_url", "http://127.0.0.1:" + std::to_string(simPort)},
+                                  {"concurrency", 16},
+                                  {"keys", json::array({{{"name", "shared-key"}, {"env", "TG_SHARED_KEY"}}})}}})},
+         {"workload",
+          {{"streams", json::array({{{"group", "chat"}, {"tier", "P1"}, {"rate", ratePerInstance}, {"max_tokens", 0},
+                                     {"prompt_bytes", 40}}})}}}};
+  if (shared)
+    c["shared_quota"] = {{"redis", "127.0.0.1:" + std::to_string(redisPort)}, {"namespace", "fleet-test"},
+                         {"heartbeat_ms", 250}};
+  return c;
+}
+
+}  // namespace
+
+class TestSharedQuota : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QVERIFY2(!bin().isEmpty(), "TOLLGATE_BIN is set by CTest");
+    QVERIFY2(QFileInfo::exists(kRedisServer), "redis-server is missing: scripts/setup.sh installs it");
+    qputenv("TG_SHARED_KEY", "sk-fleet-secret-0123456789");
+  }
+
+  // --- config and secrets -------------------------------------------------------------------------
+
+  void configErrorsNameTheField_data() {
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("path");
+    QTest::newRow("no port") << "redis" << "\"localhost\"" << "/shared_quota/redis";
+    QTest::newRow("port out of range") << "redis" << "\"127.0.0.1:70000\"" << "/shared_quota/redis";
+    QTest::newRow("unknown group") << "groups" << "[\"nope\"]" << "/shared_quota/groups/0";
+    QTest::newRow("unset password variable") << "password_env" << "\"TG_NO_SUCH_VARIABLE_SET\""
+                                             << "/shared_quota/password_env";
+    QTest::newRow("timeout too long") << "timeout_ms" << "60000" << "/shared_quota/timeout_ms";
+    QTest::newRow("unknown key") << "lease" << "5" << "/shared_quota/lease";
+  }
+  void configErrorsNameTheField() {
+    QFETCH(QString, field);
+    QFETCH(QString, value);
+    QFETCH(QString, path);
+    json j = fleetConfig(1, 2, 1, true);
+    j["shared_quota"][field.toStdString()] = json::parse(value.toStdString());
+    try {
+      tg::ConfigLoader::fromJson(j, "fleet.json");
+      QFAIL("expected a ConfigError");
+    } catch (const tg::ConfigError& e) {
+      QVERIFY2(QString(e.what()).contains("fleet.json") && QString(e.what()).contains(path), e.what());
+    }
+  }
+
+  void exampleFleetConfigLoads() {
+    qputenv("OPENAI_API_KEY", "sk-example-0123456789");
+    qputenv("TOLLGATE_REDIS_PASSWORD", "example-redis-password");
+    const tg::TollgateConfig c = tg::ConfigLoader::fromFile(TOLLGATE_SOURCE_DIR "/examples/openai-fleet.json");
+    QVERIFY(c.engine.sharedQuota.enabled);
+    QVERIFY(c.engine.sharedQuota.shares("chat"));
+    QCOMPARE(QString::fromStdString(c.engine.sharedQuota.password), QString("example-redis-password"));
+    QCOMPARE(c.engine.sharedQuota.timeoutS, 0.05);
+  }
+
+  void aWrongPasswordIsNamedNeverShown() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why, 0, {"--requirepass", "the-right-one-42"}), qPrintable(why));
+    tg::RedisEndpoint e = endpoint(redis.port);
+    e.password = "wrong-secret-7f3a9";
+    tg::RedisConnection c(e);
+    QVERIFY(!c.ensureConnected());
+    QVERIFY2(QString::fromStdString(c.lastError()).contains("authentication refused"), c.lastError().c_str());
+    QVERIFY2(!QString::fromStdString(c.lastError()).contains("wrong-secret"), c.lastError().c_str());
+    e.password = "the-right-one-42";
+    tg::RedisConnection ok(e);
+    QVERIFY2(ok.ensureConnected(), ok.lastError().c_str());
+  }
+
+  // --- the scripts against a real server -------------------------------------------------------------
+
+  void leasePacesTheFleetAndKeepsP0sReserve() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    tg::RedisConnection c(endpoint(redis.port));
+    // 100/s, a bucket of 20: a new bucket starts empty (no burst on top of what the upstream counted).
+    Lease first = lease(c, "a", 1, 10, 100, 20);
+    QCOMPARE(first.granted, 0.0);
+    QVERIFY2(first.waitMs > 0 && first.waitMs <= 100, qPrintable(QString::number(first.waitMs)));
+    sleepMs(400);  // full: 20
+    const Lease p1 = lease(c, "a", 1, 100, 100, 20);
+    // P1 may not take the last quarter of the bucket: that is P0's, fleet-wide.
+    QVERIFY2(p1.granted >= 14 && p1.granted <= 15, qPrintable(QString::number(p1.granted)));
+    const Lease p1again = lease(c, "b", 2, 100, 100, 20);
+    QVERIFY2(p1again.granted <= 1, qPrintable(QString::number(p1again.granted)));
+    const Lease p0 = lease(c, "b", 0, 100, 100, 20);
+    QVERIFY2(p0.granted >= 5 && p0.granted <= 7, qPrintable(QString::number(p0.granted)));
+  }
+
+  void scriptsSurviveAServerThatLostThem() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    tg::RedisConnection c(endpoint(redis.port));
+    QVERIFY(lease(c, "a", 0, 1, 10, 2).granted >= 0);
+    tg::RedisReply r;
+    QVERIFY(c.call({"SCRIPT", "FLUSH"}, r));
+    QVERIFY(!r.isError());
+    const Lease again = lease(c, "a", 0, 1, 10, 2);  // NOSCRIPT: loaded again, answered
+    QVERIFY2(again.granted >= 0, c.lastError().c_str());
+  }
+
+  void wordHoldsTheScopeAndTellsTheFleet() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    tg::RedisConnection c(endpoint(redis.port)), sub(endpoint(redis.port));
+    tg::RedisReply r;
+    QVERIFY(sub.call({"SUBSCRIBE", "t:word"}, r));
+    tg::RedisReply w;
+    QVERIFY(c.eval(sc::kWord, {"t:q:g:fp", "t:word"}, {"800", "429 with Retry-After", "g\tfp", "inst-a", "0"}, w));
+    QVERIFY2(w.number() > 700 && w.number() <= 800, qPrintable(QString::number(w.number())));
+    tg::RedisReply msg;
+    bool timedOut = false;
+    QVERIFY(sub.readPush(msg, timedOut));
+    QCOMPARE(msg.elements.size(), std::size_t{3});
+    QCOMPARE(QString::fromStdString(msg.elements[2].str).section('\t', 0, 1), QString("g\tfp"));
+    QCOMPARE(QString::fromStdString(msg.elements[2].str).section('\t', 3, 3), QString("inst-a"));
+    const Lease held = lease(c, "b", 0, 5, 100, 20);
+    QCOMPARE(held.granted, 0.0);
+    QVERIFY2(held.blockedMs > 600, qPrintable(QString::number(held.blockedMs)));
+  }
+
+  void aDeadInstancesLeaseComesBack() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    tg::RedisConnection c(endpoint(redis.port));
+    tg::RedisReply r;
+    const std::string beat = "inst";
+    QVERIFY(c.eval(sc::kHeartbeat, {"t:instances", "t:stats"}, {"a", "{}", "300"}, r));
+    QVERIFY(lease(c, "a", 0, 1, 10, 20, 0, 300).granted >= 0);  // the bucket exists (empty)
+    QVERIFY(c.call({"HSET", "t:q:g:fp", "lr", "20"}, r));        // as if full
+    QCOMPARE(lease(c, "a", 0, 20, 10, 20, 0, 300).granted, 20.0);
+    QVERIFY(c.eval(sc::kHeartbeat, {"t:instances", "t:stats"}, {"b", "{}", "300"}, r));
+    QVERIFY2(lease(c, "b", 0, 20, 10, 20, 0, 300).granted <= 1, "a holds the bucket");
+    sleepMs(450);  // a stops beating; b goes on
+    QVERIFY(c.eval(sc::kHeartbeat, {"t:instances", "t:stats"}, {"b", "{}", "300"}, r));
+    const Lease after = lease(c, "b", 0, 20, 10, 20, 0, 300);
+    // ~4.5 refilled plus a's 20 (capped at the bucket): without the return b would get 4 or 5.
+    QVERIFY2(after.granted >= 15, qPrintable(QString::number(after.granted)));
+    QCOMPARE(after.live, 1.0);
+    QVERIFY(c.call({"HEXISTS", "t:l:g:fp", "a"}, r));
+    QCOMPARE(r.integer, 0LL);
+  }
+
+  // --- the ledger, hand-set time --------------------------------------------------------------------
+
+  void ledgerAsksAheadAndFallsBackToAShare() {
+    tg::SharedQuotaConfig cfg;
+    cfg.enabled = true;
+    std::vector<tg::LeaseAsk> asks;
+    tg::SharedLedger ledger(cfg, [&](const tg::LeaseAsk& a) { asks.push_back(a); });
+    const int s = ledger.addScope("chat", "fp");
+    const tg::TimePoint t0{};
+    tg::Duration wait{};
+    std::string why;
+    const tg::SharedHint req{100, 10};  // 100/s, a bucket of 10: leases of 5 (half the bucket), 10 ms each
+    QVERIFY(!ledger.ready(s, tg::Tier::P1, 0, req, {}, t0, wait, why));
+    QCOMPARE(asks.size(), std::size_t{1});
+    QCOMPARE(asks[0].requests, 5.0);
+    QVERIFY(!ledger.ready(s, tg::Tier::P0, 0, req, {}, t0, wait, why));
+    QCOMPARE(asks.size(), std::size_t{1});  // one ask at a time
+    ledger.setMode(tg::SharedMode::Shared, 4, t0);
+    ledger.onGrant({s, 5, 0, 0, 100, 4, 0}, t0);
+    int sent = 0;
+    while (ledger.ready(s, tg::Tier::P1, 0, req, {}, t0, wait, why)) {
+      ledger.take(s, 0, t0);
+      ++sent;
+    }
+    QCOMPARE(sent, 5);
+    QCOMPARE(asks.size(), std::size_t{2});  // asked again at half the lease, before it ran out
+    QCOMPARE(asks[1].usedRequests, 3.0);    // what was spent since the last ask goes with the next
+    // Redis gone: 100/s over 4 live instances is 25/s for this one, whatever its own quota picture says.
+    ledger.setMode(tg::SharedMode::Fallback, 4, t0);
+    sent = 0;
+    for (int ms = 0; ms < 2000; ++ms) {
+      const tg::TimePoint t = t0 + std::chrono::milliseconds(ms);
+      while (ledger.ready(s, tg::Tier::P1, 0, req, {}, t, wait, why)) {
+        ledger.take(s, 0, t);
+        ++sent;
+      }
+    }
+    QVERIFY2(sent >= 49 && sent <= 53, qPrintable(QString::number(sent)));
+  }
+
+  // --- a fleet of processes ------------------------------------------------------------------------
+
+  void threeInstancesShareOneKey() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    // 20 requests/s as a sliding window of 60 per 3 s; each instance alone offers the whole limit.
+    const double seconds = 12, limit = 20;
+    auto run = [&](bool shared) {
+      tg::SimServer sim(tg::SimConfig::fromJson(
+          json{{"dialect", "ietf"},  // RateLimit-Policy states the window: the fleet's rate is limit / window
+               {"groups", {{"chat", {{"algorithm", "sliding-window"}, {"limit", 60}, {"window_s", 3}}}}}},
+          "sim"));
+      const int simPort = sim.start();
+      QTemporaryDir dir;
+      Fleet fleet;
+      fleet.start(3, fleetConfig(simPort, redis.port, limit, shared), dir.path(), seconds);
+      sleepMs(3000);
+      const json a = chatCounters(sim);
+      sleepMs(7000);
+      const json b = chatCounters(sim);
+      const bool ok = fleet.wait();
+      const json total = chatCounters(sim);
+      const double okRate = (b["ok"].get<double>() - a["ok"].get<double>()) / 7.0;
+      const double share429 = total["r429"].get<double>() / std::max(1.0, total["requests"].get<double>());
+      qInfo("%s: 3 instances, ok %.1f/s of %.0f/s (%.0f%%), 429 share %.2f%% (%s)", shared ? "shared" : "alone",
+            okRate, limit, 100 * okRate / limit, 100 * share429, total.dump().c_str());
+      if (!ok) qWarning("%s", qPrintable(fleet.err(0)));
+      return std::make_pair(okRate, share429);
+    };
+    const auto [alone, alone429] = run(false);
+    const auto [shared, shared429] = run(true);
+    QVERIFY2(shared >= 0.95 * limit, qPrintable(QString("shared goodput %1/s").arg(shared)));
+    QVERIFY2(shared429 <= 0.01, qPrintable(QString("shared 429 share %1").arg(shared429)));
+    // Alone, each instance believes it owns the key: the fleet pays for it in 429s.
+    QVERIFY2(alone429 > 5 * std::max(shared429, 0.002), qPrintable(QString("alone 429 share %1").arg(alone429)));
+  }
+
+  void oneInstancesRetryAfterPausesTheFleet() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    // A fixed window of 30 per 3 s whose limit drops to 9 at 4 s: the fleet, paced at the old rate, is
+    // refused with Retry-After (the time to the window's end). Whoever is refused, nobody may come back
+    // before that time: the simulator counts every request of the key inside a wait it announced as early.
+    tg::SimServer sim(tg::SimConfig::fromJson(
+        json{{"dialect", "x-ratelimit"},
+             {"retry_after", true},
+             {"groups", {{"chat", {{"algorithm", "fixed-window"}, {"limit", 30}, {"window_s", 3}}}}},
+             {"schedule", json::array({{{"at_s", 4}, {"action", "scale_quota"}, {"group", "*"}, {"factor", 0.3}}})}},
+        "sim"));
+    const int simPort = sim.start();
+    QTemporaryDir dir;
+    Fleet fleet;
+    fleet.start(3, fleetConfig(simPort, redis.port, 10, true), dir.path(), 10);
+    QVERIFY(fleet.wait());
+    const json c = chatCounters(sim);
+    int held = 0;
+    for (int i = 0; i < 3; ++i) held += fleet.err(i).count("held until");
+    qInfo("simulator: %s; holds heard from another instance: %d", c.dump().c_str(), held);
+    QVERIFY2(c["r429"].get<int>() >= 1, "the limit drop refused someone (else this test proves nothing)");
+    QVERIFY2(held >= 1, "an instance was held by another's 429");
+    QCOMPARE(c["early"].get<int>(), 0);
+  }
+
+  void redisOutageFallsBackAndRecovers() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    const int redisPort = redis.port;
+    tg::SimServer sim(tg::SimConfig::fromJson(
+        json{{"dialect", "ietf"},
+             {"groups", {{"chat", {{"algorithm", "sliding-window"}, {"limit", 600}, {"window_s", 30}}}}}},
+        "sim"));
+    const int simPort = sim.start();
+    const double limit = 20;
+    QTemporaryDir dir;
+    Fleet fleet;
+    fleet.start(3, fleetConfig(simPort, redisPort, limit, true), dir.path(), 17);
+    sleepMs(4000);
+    const qint64 killedAt = nowMs();
+    const json beforeOutage = chatCounters(sim);
+    redis.kill();
+    sleepMs(5000);
+    const json endOutage = chatCounters(sim);
+    const qint64 restartedAt = nowMs();
+    RedisProcess again;
+    QVERIFY2(again.start(&why, redisPort), qPrintable(why));
+    sleepMs(3000);
+    // kill -9 one instance: the others take its part of the quota.
+    fleet.procs[2]->kill();
+    sleepMs(1000);
+    const json afterKill = chatCounters(sim);
+    sleepMs(3000);
+    const json end = chatCounters(sim);
+    fleet.wait();
+
+    const double outageRequests = endOutage["requests"].get<double>() - beforeOutage["requests"].get<double>();
+    const double outage429 = endOutage["r429"].get<double>() - beforeOutage["r429"].get<double>();
+    const double outageOk = (endOutage["ok"].get<double>() - beforeOutage["ok"].get<double>()) / 5.0;
+    const double twoOk = (end["ok"].get<double>() - afterKill["ok"].get<double>()) / 3.0;
+    qInfo("outage: %.0f requests, %.0f 429s, ok %.1f/s; after kill -9 of one instance: ok %.1f/s of %.0f/s",
+          outageRequests, outage429, outageOk, twoOk, limit);
+    for (int i = 0; i < 3; ++i) {
+      const QString log = fleet.err(i);
+      const qint64 fellBack = firstLineAfter(log, "Redis unreachable", killedAt);
+      const qint64 resumed = firstLineAfter(log, "shared with the fleet", restartedAt);
+      qInfo("instance %d: fallback %lld ms after the kill, shared again %lld ms after the restart", i,
+            fellBack < 0 ? -1 : fellBack - killedAt, resumed < 0 ? -1 : resumed - restartedAt);
+      QVERIFY2(fellBack >= 0 && fellBack - killedAt <= 1000, qPrintable(log.right(2000)));
+      QVERIFY2(resumed >= 0 && resumed - restartedAt <= 2000, qPrintable(log.right(2000)));
+    }
+    QVERIFY2(outage429 <= 0.05 * std::max(1.0, outageRequests), "429 share during the outage above 5%");
+    QVERIFY2(outageOk >= 0.7 * limit, "fallback keeps most of the quota in use");
+    QVERIFY2(twoOk >= 0.85 * limit, "two instances take the killed one's part");
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSharedQuota)
+#include "test_shared_quota.moc"
