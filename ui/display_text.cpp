@@ -24,6 +24,7 @@ QString eventKindText(EventKind kind) {
     case EventKind::RequestShed: return QCoreApplication::translate("DisplayText", "shed", "event kind");
     case EventKind::RequestFailed: return QCoreApplication::translate("DisplayText", "request_failed", "event kind");
     case EventKind::HistoryGap: return QCoreApplication::translate("DisplayText", "history_gap", "event kind");
+    case EventKind::SharedQuota: return QCoreApplication::translate("DisplayText", "shared_quota", "event kind");
   }
   return fromCore(eventKindName(kind));
 }

@@ -29,7 +29,7 @@ EventLogWidget::EventLogWidget(EventLogModel* model, QWidget* parent)
   view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   view_->setColumnWidth(EventLogModel::Time, fontMetrics().horizontalAdvance(QStringLiteral("00:00:00.000")) + 16);
   int kindWidth = 0;  // the longest kind name in the language shown
-  for (int k = int(EventKind::EngineStart); k <= int(EventKind::HistoryGap); ++k)
+  for (int k = int(EventKind::EngineStart); k <= int(EventKind::SharedQuota); ++k)
     kindWidth = std::max(kindWidth, fontMetrics().horizontalAdvance(eventKindText(EventKind(k))));
   view_->setColumnWidth(EventLogModel::Kind, kindWidth + 16);
   view_->setWordWrap(false);
@@ -38,7 +38,7 @@ EventLogWidget::EventLogWidget(EventLogModel* model, QWidget* parent)
   groupCombo_->addItem(tr("All groups"), QString());
   kindCombo_->setObjectName(QStringLiteral("eventKindFilter"));
   kindCombo_->addItem(tr("All kinds"), -1);
-  for (int k = int(EventKind::EngineStart); k <= int(EventKind::HistoryGap); ++k) {
+  for (int k = int(EventKind::EngineStart); k <= int(EventKind::SharedQuota); ++k) {
     kindCombo_->addItem(eventKindText(EventKind(k)), k);
   }
   severityCombo_->setObjectName(QStringLiteral("eventSeverityFilter"));

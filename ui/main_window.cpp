@@ -4,6 +4,7 @@
 #include "chart_panel_widget.h"
 #include "event_log_model.h"
 #include "event_log_widget.h"
+#include "fleet_widget.h"
 #include "group_card_widget.h"
 #include "sample_source.h"
 #include "translation_loader.h"
@@ -44,9 +45,10 @@ QString engineStateName(EngineState s) {
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), charts_(new ChartPanelWidget(this)), controls_(new ControlsWidget(this)),
       eventModel_(new EventLogModel(this)), eventWidget_(new EventLogWidget(eventModel_, this)),
-      workload_(new WorkloadPanelWidget(this)), cardsHost_(new QWidget(this)),
+      workload_(new WorkloadPanelWidget(this)), fleet_(new FleetWidget(this)), cardsHost_(new QWidget(this)),
       cardsLayout_(new QVBoxLayout(cardsHost_)), upstreamLabel_(new QLabel(this)), stateLabel_(new QLabel(this)),
-      historyLabel_(new QLabel(this)), gatewayLabel_(new QLabel(this)), ageLabel_(new QLabel(this)), timer_(new QTimer(this)) {
+      historyLabel_(new QLabel(this)), gatewayLabel_(new QLabel(this)), sharedLabel_(new QLabel(this)),
+      ageLabel_(new QLabel(this)), timer_(new QTimer(this)) {
   setObjectName(QStringLiteral("tollgateMainWindow"));
   setWindowTitle(tr("Tollgate"));
   setDockOptions(AnimatedDocks | AllowNestedDocks | AllowTabbedDocks);
@@ -71,6 +73,9 @@ MainWindow::MainWindow(QWidget* parent)
   auto* controlsDock = addDock(tr("Controls"), "controlsDock", controls_, Qt::RightDockWidgetArea);
   workloadDock_ = addDock(tr("Workload"), "workloadDock", workload_, Qt::RightDockWidgetArea);
   auto* eventsDock = addDock(tr("Events"), "eventsDock", eventWidget_, Qt::BottomDockWidgetArea);
+  fleetDock_ = addDock(tr("Fleet"), "fleetDock", fleet_, Qt::RightDockWidgetArea);
+  fleetDock_->setVisible(false);  // shown once a snapshot says the quota is shared
+  fleetDock_->toggleViewAction()->setEnabled(false);
   workloadDock_->setVisible(false);
   workload_->setVisible(false);
   resizeDocks({cardsDock, controlsDock}, {330, 300}, Qt::Horizontal);
@@ -92,7 +97,8 @@ MainWindow::MainWindow(QWidget* parent)
     for (QAction* a : windows->actions()) a->setChecked(a->data().toLongLong() == ms);
   });
   view->addSeparator();
-  for (QDockWidget* d : {cardsDock, controlsDock, workloadDock_, eventsDock}) view->addAction(d->toggleViewAction());
+  for (QDockWidget* d : {cardsDock, controlsDock, workloadDock_, fleetDock_, eventsDock})
+    view->addAction(d->toggleViewAction());
   view->addSeparator();
   // The setting only: a running window keeps its language (every widget would have to be rebuilt), so the
   // choice applies from the next start, as the status bar says.
@@ -130,7 +136,10 @@ MainWindow::MainWindow(QWidget* parent)
   connect(liveAction_, &QAction::triggered, this, [this] { setReplayMode(false); });
   connect(replayAction_, &QAction::triggered, this, [this] { setReplayMode(true); });
 
-  for (QLabel* l : {upstreamLabel_, stateLabel_, gatewayLabel_, historyLabel_, ageLabel_}) statusBar()->addWidget(l);
+  for (QLabel* l : {upstreamLabel_, stateLabel_, gatewayLabel_, sharedLabel_, historyLabel_, ageLabel_})
+    statusBar()->addWidget(l);
+  sharedLabel_->setObjectName(QStringLiteral("statusShared"));
+  sharedLabel_->hide();
   gatewayLabel_->setObjectName(QStringLiteral("statusGateway"));
   gatewayLabel_->hide();
   upstreamLabel_->setObjectName(QStringLiteral("statusUpstream"));
@@ -279,6 +288,15 @@ void MainWindow::refresh() {
         c->setState(g, haveLast ? &last : nullptr, snap->tsMs);
       }
       controls_->setSnapshot(snap);
+      if (snap->shared.enabled) {
+        fleet_->setState(snap->shared);
+        if (!fleetDock_->toggleViewAction()->isEnabled()) {  // the first shared snapshot: show the fleet
+          fleetDock_->toggleViewAction()->setEnabled(true);
+          fleetDock_->setVisible(!replayMode_);
+        }
+        sharedLabel_->setText(fleet_->headline());
+      }
+      sharedLabel_->setVisible(snap->shared.enabled);
     } else if (!snap && !source_->groups().empty()) {
       rebuildCards(source_->groups());
     }
@@ -322,6 +340,7 @@ void MainWindow::updateStatus() {
 QString MainWindow::statusText() const {
   QStringList fields{upstreamLabel_->text(), stateLabel_->text()};
   if (!gatewayLabel_->text().isEmpty()) fields << gatewayLabel_->text();
+  if (sharedLabel_->isVisibleTo(this)) fields << sharedLabel_->text();
   fields << historyLabel_->text() << ageLabel_->text();
   return fields.join(QStringLiteral(" | "));
 }

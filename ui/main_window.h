@@ -22,6 +22,7 @@ namespace tg::ui {
 class ChartPanelWidget;
 class EventLogModel;
 class EventLogWidget;
+class FleetWidget;
 class GroupCardWidget;
 class SampleSource;
 class WorkloadController;
@@ -65,6 +66,7 @@ class MainWindow : public QMainWindow {
   EventLogModel* eventLog() const { return eventModel_; }
   EventLogWidget* eventLogWidget() const { return eventWidget_; }
   WorkloadPanelWidget* workloadPanel() const { return workload_; }
+  FleetWidget* fleetPanel() const { return fleet_; }
   GroupCardWidget* card(const QString& group) const;
   QString statusText() const;  // the status bar's fields joined by " | "
 
@@ -101,6 +103,8 @@ class MainWindow : public QMainWindow {
   EventLogWidget* eventWidget_;
   WorkloadPanelWidget* workload_;
   QDockWidget* workloadDock_ = nullptr;
+  FleetWidget* fleet_;
+  QDockWidget* fleetDock_ = nullptr;
   QWidget* cardsHost_;
   QVBoxLayout* cardsLayout_;
   std::map<QString, GroupCardWidget*> cards_;
@@ -109,6 +113,7 @@ class MainWindow : public QMainWindow {
   QLabel* stateLabel_;
   QLabel* historyLabel_;
   QLabel* gatewayLabel_;
+  QLabel* sharedLabel_;
   QLabel* ageLabel_;
   QTimer* timer_;
   std::function<HistoryInfo()> historyInfo_;

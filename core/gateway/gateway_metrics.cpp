@@ -118,8 +118,25 @@ std::vector<MetricFamily> snapshotFamilies(const EngineSnapshot& s) {
              static_cast<double>(g.breaker));
   }
 
+  // Shared quota (config shared_quota): one series per mode, 1 for the mode it is in, so an alert can fire
+  // on mode="fallback" == 1; the fleet's size as the last heartbeat saw it; commands sent to Redis.
+  auto sharedMode = family("tollgate_shared_quota_mode",
+                           "Shared quota through Redis: 1 for the mode this instance is in (shared, fallback, starting)",
+                           MetricType::Gauge);
+  auto sharedLive = family("tollgate_shared_quota_instances", "Instances sharing quota at the last heartbeat",
+                           MetricType::Gauge);
+  auto redisCalls = family("tollgate_shared_quota_redis_commands_total", "Commands this instance sent to Redis",
+                           MetricType::Counter);
+  if (s.shared.enabled) {
+    for (const char* m : {"shared", "fallback", "starting"})
+      addGauge(sharedMode, {{"mode", m}}, s.shared.mode == m ? 1 : 0);
+    addGauge(sharedLive, {}, s.shared.live);
+    addCounter(redisCalls, {}, s.shared.redisCalls);
+  }
+
   std::vector<MetricFamily> out;
-  for (auto* f : {&remaining, &limit, &queue, &inFlight, &concurrency, &ceiling, &r429, &shed, &breaker})
+  for (auto* f : {&remaining, &limit, &queue, &inFlight, &concurrency, &ceiling, &r429, &shed, &breaker, &sharedMode,
+                  &sharedLive, &redisCalls})
     if (!f->metric.empty()) out.push_back(std::move(*f));  // a family with no series says nothing
   return out;
 }

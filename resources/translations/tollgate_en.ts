@@ -93,6 +93,11 @@
         <comment>circuit breaker state</comment>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>shared_quota</source>
+        <comment>event kind</comment>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>
@@ -502,6 +507,64 @@
     </message>
 </context>
 <context>
+    <name>tg::ui::FleetWidget</name>
+    <message>
+        <source>shared</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>fallback</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>starting</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Instance</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mode</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>OK/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Share</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>In flight</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Shared quota: %1 · %n instance(s)</source>
+        <translation>
+            <numerusform>Shared quota: %1 · %n instance</numerusform>
+            <numerusform>Shared quota: %1 · %n instances</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> · Redis unreachable, this instance takes 1/%1 of each shared limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>–</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> (this)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>tg::ui::GroupCardWidget</name>
     <message>
         <source>Group %1</source>
@@ -716,6 +779,10 @@
     </message>
     <message>
         <source>size unknown</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fleet</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -93,6 +93,11 @@
         <comment>circuit breaker state</comment>
         <translation>打开</translation>
     </message>
+    <message>
+        <source>shared_quota</source>
+        <comment>event kind</comment>
+        <translation>共享配额</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>
@@ -502,6 +507,63 @@
     </message>
 </context>
 <context>
+    <name>tg::ui::FleetWidget</name>
+    <message>
+        <source>shared</source>
+        <translation>共享</translation>
+    </message>
+    <message>
+        <source>fallback</source>
+        <translation>后备</translation>
+    </message>
+    <message>
+        <source>starting</source>
+        <translation>启动中</translation>
+    </message>
+    <message>
+        <source>Instance</source>
+        <translation>实例</translation>
+    </message>
+    <message>
+        <source>Mode</source>
+        <translation>模式</translation>
+    </message>
+    <message>
+        <source>OK/s</source>
+        <translation>成功/秒</translation>
+    </message>
+    <message>
+        <source>Share</source>
+        <translation>份额</translation>
+    </message>
+    <message>
+        <source>In flight</source>
+        <translation>在途</translation>
+    </message>
+    <message>
+        <source>429s</source>
+        <translation>429 数</translation>
+    </message>
+    <message numerus="yes">
+        <source>Shared quota: %1 · %n instance(s)</source>
+        <translation>
+            <numerusform>共享配额：%1 · %n 个实例</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> · Redis unreachable, this instance takes 1/%1 of each shared limit</source>
+        <translation> · Redis 不可达，本实例使用每个共享限额的 1/%1</translation>
+    </message>
+    <message>
+        <source>–</source>
+        <translation>–</translation>
+    </message>
+    <message>
+        <source> (this)</source>
+        <translation>（本实例）</translation>
+    </message>
+</context>
+<context>
     <name>tg::ui::GroupCardWidget</name>
     <message>
         <source>Group %1</source>
@@ -717,6 +779,10 @@
     <message>
         <source>size unknown</source>
         <translation>大小未知</translation>
+    </message>
+    <message>
+        <source>Fleet</source>
+        <translation>集群</translation>
     </message>
 </context>
 <context>
