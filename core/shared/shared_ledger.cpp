@@ -37,8 +37,10 @@ int SharedLedger::addScope(const std::string& group, const std::string& fingerpr
 double SharedLedger::leaseSize(const Scope& s) const {
   if (s.rate <= 0) return kDefaultLease;
   // lease_ms of the fleet's rate, at most half the shared bucket so one instance cannot hold it all.
+  // Every live instance may hold one reserved lease within the half second P1/P2 may reserve ahead.
   const double bucket = s.burst > 0 ? s.burst : std::max(1.0, s.rate * cfg_.burstS);
-  return std::max(1.0, std::floor(std::min(s.rate * cfg_.leaseS, bucket / 2)));
+  const double share = 0.5 * s.rate / std::max(1, live_);
+  return std::max(1.0, std::floor(std::min({s.rate * cfg_.leaseS, bucket / 2, share})));
 }
 
 void SharedLedger::ask(Scope& s, int id, TimePoint now, SharedHint req, SharedHint tok) {
@@ -92,6 +94,11 @@ bool SharedLedger::ready(int id, Tier tier, double tokens, SharedHint req, Share
     why = "shared quota (Redis unreachable): this instance's share";
     return false;
   }
+  if (s.futureRequests > 0 && now >= s.futureAt) {  // a reserved lease came due
+    s.requests += s.futureRequests;
+    s.tokens += s.futureTokens;
+    s.futureRequests = s.futureTokens = 0;
+  }
   const bool tokenLease = s.tokenRate > 0 && tokens > 0;
   const bool have = s.requests >= 1 - 1e-9 && (!tokenLease || s.tokens >= tokens - 1e-9);
   if (!have && static_cast<int>(tier) < static_cast<int>(s.want)) s.want = tier;
@@ -99,8 +106,13 @@ bool SharedLedger::ready(int id, Tier tier, double tokens, SharedHint req, Share
   // Ask for the next lease while half of this one is left, so sends do not wait on Redis.
   const bool low = s.requests < std::max(1.0, leaseSize(s) / 2) || (tokenLease && s.tokens < tokens * 2);
   if (s.asking && now - s.askedAt > kAskTimeout) s.asking = false;
-  if (low && !s.asking && now >= s.notBefore) ask(s, id, now, req, tok);
+  if (low && !s.asking && now >= s.notBefore && s.futureRequests <= 0) ask(s, id, now, req, tok);
   if (have) return true;
+  if (s.futureRequests > 0) {
+    wait = s.futureAt - now;
+    why = "shared quota: the fleet's next lease for this instance";
+    return false;
+  }
   if (s.notBefore <= now) ++leaseWaits_;
   wait = s.notBefore > now ? s.notBefore - now : Duration(kAskTimeout);
   why = s.notBefore > now ? "shared quota: the fleet's capacity is spent" : "shared quota: waiting for a lease";
@@ -125,8 +137,14 @@ void SharedLedger::onGrant(const LeaseGrant& g, TimePoint now) {
   if (g.scope < 0 || g.scope >= static_cast<int>(scopes_.size())) return;
   Scope& s = scopes_[static_cast<std::size_t>(g.scope)];
   s.asking = false;
-  s.requests += g.requests;
-  s.tokens += g.tokens;
+  if (g.readyS > 0) {
+    s.futureRequests += g.requests;
+    s.futureTokens += g.tokens;
+    s.futureAt = now + fromSeconds(g.readyS);
+  } else {
+    s.requests += g.requests;
+    s.tokens += g.tokens;
+  }
   if (g.rate > 0 && std::abs(g.rate - s.rate) > 1e-3 * s.rate) {
     s.rate = g.rate;  // a rate learnt by the fleet (or stated to another instance)
     s.burst = 0;
@@ -146,6 +164,7 @@ void SharedLedger::setMode(SharedMode m, int live, TimePoint now) {
     if (m == SharedMode::Fallback) {  // a lease of a server now unreachable is not spent twice
       s.requests = 0;
       s.tokens = 0;
+      s.futureRequests = s.futureTokens = 0;
       s.fallback = TokenBucket();
       s.fallbackTokens = TokenBucket();
       retuneFallback(s, now);

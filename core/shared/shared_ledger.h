@@ -46,6 +46,7 @@ struct LeaseGrant {
   double rate = 0;      // the fleet's rate for the scope (stated or learnt), 0 = unknown
   int live = 1;         // instances alive
   double blockedS = 0;  // the scope is held this long (the upstream's word)
+  double readyS = 0;    // the lease is reserved: usable this long from now
 };
 
 class SharedLedger {
@@ -79,6 +80,8 @@ class SharedLedger {
   struct Scope {
     std::string group, fingerprint;
     double requests = 0, tokens = 0;  // leased, not spent
+    double futureRequests = 0, futureTokens = 0;  // leased for later: usable from futureAt
+    TimePoint futureAt{};
     double used = 0;                  // spent since the last ask
     bool asking = false;
     TimePoint askedAt{};

@@ -121,7 +121,7 @@ void SharedQuotaClient::setMode(SharedMode m, const std::string& why) {
 }
 
 bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
-  const double deadMs = cfg_.heartbeatS * 3000;
+  const double deadMs = cfg_.heartbeatS * 2000;
   RedisReply r;
   switch (j.kind) {
     case Job::Kind::Ask: {
@@ -151,7 +151,7 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
       }
       LeaseGrant g;
       g.scope = a.scope;
-      if (r.isError() || r.elements.size() < 6) {
+      if (r.isError() || r.elements.size() < 7) {
         logError(kScope, "lease script answered " + (r.isError() ? r.str : std::string("an unexpected reply")));
         g.waitS = 0.1;
       } else {
@@ -161,6 +161,7 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
         g.rate = r.elements[3].number();
         g.live = static_cast<int>(r.elements[4].number(1));
         g.blockedS = r.elements[5].number() / 1000;
+        g.readyS = r.elements[6].number() / 1000;
       }
       cb_.post([cb = cb_.grant, g] { cb(g); });
       return true;
@@ -188,7 +189,7 @@ bool SharedQuotaClient::heartbeat(RedisConnection& c) {
   stats["mode"] = std::string(sharedModeName(mode_ == SharedMode::Starting ? SharedMode::Shared : mode_));
   RedisReply r;
   if (!c.eval(shared_scripts::kHeartbeat, {cfg_.ns + ":instances", cfg_.ns + ":stats"},
-              {instance_, stats.dump(), num(cfg_.heartbeatS * 3000)}, r))
+              {instance_, stats.dump(), num(cfg_.heartbeatS * 2000)}, r))
     return false;
   if (r.isError() || r.elements.empty()) {
     logError(kScope, "heartbeat script answered " + (r.isError() ? r.str : std::string("nothing")));

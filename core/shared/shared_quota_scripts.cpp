@@ -58,6 +58,8 @@ end
 lr = math.min(burstR, lr + rate * dt)
 lt = math.min(burstT, lt + trate * dt)
 
+-- A lease call is a sign of life too: a busy instance needs no separate heartbeat to count as alive.
+redis.call('ZADD', KEYS[3], 'XX', now, inst)
 -- Leases of instances that stopped heart-beating come back to the bucket.
 local dead = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - deadMs)
 for _, d in ipairs(dead) do
@@ -70,37 +72,36 @@ if usedR > 0 then
   if held < 0 then redis.call('HSET', KEYS[2], inst, 0) end
 end
 
-local grantR, grantT, waitMs = 0, 0, 0
+local grantR, grantT, waitMs, readyMs = 0, 0, 0, 0
 if blocked > now then
   waitMs = blocked - now
+elseif rate <= 0 then
+  grantR = wantR
+  if wantT > 0 then grantT = wantT end
 else
-  if rate <= 0 then
+  -- P0's reserve, where the bucket has room for it and two more requests: in a smaller bucket (a small
+  -- limit) a reserve would make the others wait for a full bucket and waste the refill beyond it.
+  local floor, floorT = 0, 0
+  if tier > 0 and burstR * (1 - reserve) >= 2 then floor = reserve * burstR end
+  if tier > 0 and trate > 0 and burstT * (1 - reserve) >= 2 * wantT then floorT = reserve * burstT end
+  -- A lease is granted whole: at once when the bucket holds it, else reserved for when it will (the bucket
+  -- goes into debt and later asks queue behind it). One round trip per lease however many instances wait.
+  -- Reservations reach at most horizon seconds ahead (P1/P2 half as far as P0, so a P0 ask never queues
+  -- behind more than half a second of others' leases); beyond that, come back when the debt has shrunk.
+  local horizon = 0.5
+  if tier == 0 then horizon = 1 end
+  local needR = floor + wantR - lr
+  local needT = 0
+  if wantT > 0 and trate > 0 then needT = floorT + wantT - lt end
+  local aheadMs = 0
+  if needR > 0 then aheadMs = needR / rate * 1000 end
+  if needT > 0 then aheadMs = math.max(aheadMs, needT / trate * 1000) end
+  if aheadMs <= horizon * 1000 then
     grantR = wantR
+    if wantT > 0 then grantT = wantT end
+    readyMs = math.ceil(aheadMs)
   else
-    -- P0's reserve, where the bucket has room for it and two more requests: in a smaller bucket (a small
-    -- limit) a reserve would make the others wait for a full bucket and waste the refill beyond it.
-    local floor = 0
-    if tier > 0 and burstR * (1 - reserve) >= 2 then floor = reserve * burstR end
-    local can = math.floor(lr - floor + 1e-9)
-    grantR = math.max(0, math.min(wantR, can))
-    if grantR < wantR then
-      waitMs = math.ceil(((floor + 1) - (lr - grantR)) / rate * 1000)
-      if waitMs < 1 then waitMs = 1 end
-    end
-  end
-  if grantR > 0 and wantT > 0 and trate > 0 then
-    local floorT = 0
-    if tier > 0 then floorT = math.min(reserve * burstT, math.max(0, burstT - wantT)) end
-    grantT = math.max(0, math.min(wantT, lt - floorT))
-    if grantT < wantT then
-      -- too few tokens for this lease: take no requests either, and say when the tokens are there
-      local tw = math.ceil((wantT - grantT) / trate * 1000)
-      grantR = 0
-      grantT = 0
-      waitMs = math.max(waitMs, tw, 1)
-    end
-  elseif wantT > 0 then
-    grantT = (grantR > 0) and wantT or 0
+    waitMs = math.ceil(aheadMs - horizon * 1000)
   end
 end
 if rate > 0 then lr = lr - grantR else free = free + grantR end
@@ -120,7 +121,7 @@ redis.call('PEXPIRE', KEYS[2], ttl)
 local live = redis.call('ZCOUNT', KEYS[3], now - deadMs, '+inf')
 local blockedMs = 0
 if blocked > now then blockedMs = blocked - now end
-return {grantR, tostring(grantT), waitMs, tostring(rate), live, blockedMs}
+return {grantR, tostring(grantT), waitMs, tostring(rate), live, blockedMs, readyMs}
 )LUA";
 
 const char* const kGiveBack = TG_REDIS_NOW R"LUA(

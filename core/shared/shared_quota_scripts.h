@@ -10,7 +10,10 @@ namespace tg::shared_scripts {
 // ARGV: instance, tier, want requests, want tokens, rate hint (req/s, 0 = none), token rate hint (tokens/s),
 //       request burst (with the rate hint), P0 reserve share, requests used since the last call, key ttl ms,
 //       dead-after ms, token burst (with the token rate hint), burst seconds (for a learnt rate).
-// Returns {granted requests, granted tokens (string), wait ms, rate (string), live instances, blocked ms}.
+// A lease is granted whole, usable at once or reserved for when the bucket will hold it (ready ms, at most
+// a second ahead; beyond that nothing is granted and wait ms says when to ask again).
+// Returns {granted requests, granted tokens (string), wait ms, rate (string), live instances, blocked ms,
+//          ready ms}.
 extern const char* const kLease;
 
 // Gives back what a lease did not use. KEYS: scope hash, lease hash. ARGV: instance, requests, tokens.
