@@ -40,7 +40,8 @@ Scheduler::Scheduler(EngineConfig cfg, const EngineListeners& listeners, TimePoi
       listeners_(listeners),
       retry_(retrySeed ? RetryPolicy(cfg_.retry, *retrySeed) : RetryPolicy(cfg_.retry)),
       budget_(cfg_.retry.budgetRatio, cfg_.retry.budgetMinRetries),
-      globalLimit_(cfg_.globalConcurrency) {
+      globalLimit_(cfg_.globalConcurrency),
+      globalRate_(cfg_.rateCeiling, now) {
   for (const auto& gc : cfg_.groups) {
     auto g = std::make_unique<GroupState>(gc, cfg_, now);
     for (const auto& kc : gc.keys) {
@@ -359,6 +360,16 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
           blocked[gi] = true;
           break;
         }
+        std::string ceilingWhy;
+        if (const Duration cw = rateCeilingWait(g, *g.queues.front(tier), now, ceilingWhy); cw > Duration::zero()) {
+          const TimePoint until = addSaturating(now, cw);
+          g.waitReason = std::move(ceilingWhy);
+          wake = std::min(wake, until);
+          blockedBy[gi] = TierWait{TierWait::Cause::None, until, false};
+          tw = blockedBy[gi];
+          blocked[gi] = true;
+          break;
+        }
         std::optional<BreakerTransition> tr;
         const bool allowed = g.breaker.allow(now, &tr);
         if (tr)
@@ -402,6 +413,14 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
   return wake;
 }
 
+Duration Scheduler::rateCeilingWait(GroupState& g, const Pending& p, TimePoint now, std::string& reason) {
+  const Duration own = g.rateCeiling.timeUntil(p.tokenCost, now);
+  const Duration all = globalRate_.timeUntil(p.tokenCost, now);
+  if (own <= Duration::zero() && all <= Duration::zero()) return Duration::zero();
+  reason = own >= all ? "rate ceiling" : "global rate ceiling";
+  return std::max(own, all);
+}
+
 void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const SendFn& send) {
   KeyState& k = g.keys[static_cast<std::size_t>(key)];
   const bool first = p->attempts == 0;
@@ -433,6 +452,8 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
     return;
   }
   k.quota.onSend({1.0, p->tokenCost}, now);
+  g.rateCeiling.onSend(p->tokenCost, now);
+  globalRate_.onSend(p->tokenCost, now);
   g.breaker.onSend();
   ++k.inFlight;
   k.inFlightTokens += p->tokenCost;
@@ -683,6 +704,7 @@ void Scheduler::failureHint(Pending& p, GroupState& g, KeyState& k, const QuotaV
 void Scheduler::fillSnapshot(EngineSnapshot& s, TimePoint now) {
   s.globalInFlight = globalInFlight_;
   s.globalConcurrencyLimit = globalLimit_;
+  s.globalRateCeiling = globalRate_.config();
   s.tierPaused = globalTierPaused_;
   s.groups.reserve(groups_.size());
   for (auto& gp : groups_) s.groups.push_back(gp->snapshot(now, globalTierPaused_));
