@@ -30,7 +30,7 @@ std::optional<AlertNotice> AlertPolicy::onEvent(const Event& e) {
     }
     case EventKind::QuotaExhausted: {
       const EpochMs until = e.detail.is_object() ? e.detail.value("until_ms", EpochMs{0}) : 0;
-      // An exhaustion that named no time holds until the next event says otherwise: a minute at least.
+      // An exhaustion that named no time is shown for a minute.
       const EpochMs shownUntil = until > e.tsMs ? until : e.tsMs + kRepeatMs;
       const bool fresh = g.exhaustedUntilMs <= e.tsMs;
       g.exhaustedUntilMs = std::max(g.exhaustedUntilMs, shownUntil);

@@ -169,10 +169,10 @@ QHBoxLayout* ControlsWidget::makeCeilingEditor(CeilingEditor& e, const QString& 
   e.tpm->setRange(0, 1'000'000'000);
   e.tpm->setSingleStep(1000);
   e.tpm->setSuffix(tr(" tokens/min"));
-  for (QAbstractSpinBox* s : std::initializer_list<QAbstractSpinBox*>{e.rps, e.tpm}) {
-    s->setSpecialValueText(tr("no ceiling"));
+  e.rps->setSpecialValueText(tr("req/s: none"));
+  e.tpm->setSpecialValueText(tr("tokens/min: none"));
+  for (QAbstractSpinBox* s : std::initializer_list<QAbstractSpinBox*>{e.rps, e.tpm})
     s->setToolTip(tr("Sends are paced to this rate, beneath what the quota allows; 0 = no ceiling"));
-  }
   e.rps->setAccessibleName(tr("Rate ceiling, requests per second"));
   e.tpm->setAccessibleName(tr("Rate ceiling, tokens per minute"));
   const bool global = &e == &global_;

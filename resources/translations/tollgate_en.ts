@@ -570,10 +570,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>no ceiling</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Sends are paced to this rate, beneath what the quota allows; 0 = no ceiling</source>
         <translation type="unfinished"></translation>
     </message>
@@ -583,6 +579,14 @@
     </message>
     <message>
         <source>Rate ceiling, tokens per minute</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>req/s: none</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tokens/min: none</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -570,10 +570,6 @@
         <translation> 令牌/分钟</translation>
     </message>
     <message>
-        <source>no ceiling</source>
-        <translation>无上限</translation>
-    </message>
-    <message>
         <source>Sends are paced to this rate, beneath what the quota allows; 0 = no ceiling</source>
         <translation>在配额允许的范围内按此速率匀速发送；0 = 无上限</translation>
     </message>
@@ -584,6 +580,14 @@
     <message>
         <source>Rate ceiling, tokens per minute</source>
         <translation>速率上限，每分钟令牌数</translation>
+    </message>
+    <message>
+        <source>req/s: none</source>
+        <translation>请求/秒：无</translation>
+    </message>
+    <message>
+        <source>tokens/min: none</source>
+        <translation>令牌/分钟：无</translation>
     </message>
 </context>
 <context>
