@@ -37,7 +37,10 @@ AlertTray::AlertTray(QObject* parent, bool withIcon) : QObject(parent) {
   connect(icon_, &QSystemTrayIcon::activated, this, [this](QSystemTrayIcon::ActivationReason why) {
     if (why == QSystemTrayIcon::Trigger) emit openRequested(0, QString());
   });
-  icon_->show();
+}
+
+void AlertTray::setIconVisible(bool on) {
+  if (icon_) icon_->setVisible(on);
 }
 
 QColor AlertTray::levelColor(AlertLevel level) {

@@ -23,6 +23,8 @@ class AlertTray : public QObject {
   explicit AlertTray(QObject* parent = nullptr, bool withIcon = true);
 
   bool hasIcon() const { return icon_ != nullptr; }
+  // Shows or hides the icon (a window without a live engine has nothing to alert about); hidden at first.
+  void setIconVisible(bool on);
   AlertLevel level() const { return level_; }
   QString levelText() const;  // "429s on batch"
   static QColor levelColor(AlertLevel level);

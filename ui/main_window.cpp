@@ -166,6 +166,7 @@ void MainWindow::setSource(SampleSource* source) {
   if (liveSource_) disconnect(liveSource_, nullptr, alerts_, nullptr);
   alerts_->clear();
   if (source) connect(source, &SampleSource::eventAdded, alerts_, &AlertTray::onEvent);
+  alerts_->setIconVisible(source != nullptr);
   liveSource_ = source;
   liveAction_->setEnabled(source != nullptr);
   if (!replayMode_) showSource(source);

@@ -170,6 +170,21 @@ class TestCli : public QObject {
       QVERIFY2(g.contains(k), k);
   }
 
+  // --max-rps GROUP=N holds the group to N requests/s whatever the workload offers (80/s here).
+  void headlessRunHoldsTheRateCeiling() {
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json"), report = dir.filePath("report.json");
+    json c = json::parse(slowConfig());
+    c["workload"] = {{"streams", json::array({{{"group", "batch"}, {"tier", "P1"}, {"rate", 80}}})}};
+    writeFile(cfg, c.dump());
+    QCOMPARE(runTollgate({"run", "--headless", "--quiet", "--config", cfg, "--duration", "3", "--report", report,
+                          "--max-rps", "batch=10"}),
+             0);
+    std::ifstream in(report.toStdString());
+    const json g = json::parse(in)["groups"]["batch"];
+    QVERIFY2(g["sent"].get<int>() >= 15 && g["sent"].get<int>() <= 36, g.dump().c_str());
+  }
+
   // Rate steps open loop: clean below the simulator's 40/s (burst 40), refused at 80/s, then bisected; the
   // probe waits a second after 429s before the next step. (Accuracy is measured in a benchmark, not here.)
   void probeFindsTheLimit() {
