@@ -155,7 +155,7 @@
     </message>
     <message>
         <source>%1 (by %2)</source>
-        <translation>%1（操作人 %2）</translation>
+        <translation>%1（操作员 %2）</translation>
     </message>
 </context>
 <context>
@@ -385,7 +385,7 @@
     </message>
     <message>
         <source>Notify when an &amp;incident starts (429s)</source>
-        <translation>事件开始时通知（429）(&amp;I)</translation>
+        <translation>事故开始时通知（429）(&amp;I)</translation>
     </message>
     <message>
         <source>Notify when a &amp;breaker opens</source>
