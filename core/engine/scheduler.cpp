@@ -414,10 +414,12 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
 }
 
 Duration Scheduler::rateCeilingWait(GroupState& g, const Pending& p, TimePoint now, std::string& reason) {
-  const Duration own = g.rateCeiling.timeUntil(p.tokenCost, now);
-  const Duration all = globalRate_.timeUntil(p.tokenCost, now);
+  Dimension ownPart{}, allPart{};
+  const Duration own = g.rateCeiling.timeUntil(p.tokenCost, now, &ownPart);
+  const Duration all = globalRate_.timeUntil(p.tokenCost, now, &allPart);
   if (own <= Duration::zero() && all <= Duration::zero()) return Duration::zero();
-  reason = own >= all ? "rate ceiling" : "global rate ceiling";
+  reason = own >= all ? "rate ceiling " + g.rateCeiling.text(ownPart)
+                      : "rate ceiling of all groups " + globalRate_.text(allPart);
   return std::max(own, all);
 }
 

@@ -1,6 +1,7 @@
 #include "rate_ceiling.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace tg {
 namespace {
@@ -27,8 +28,17 @@ void RateCeiling::set(const RateCeilingConfig& c, TimePoint now) {
   setBucket(tokens_, c.tokensPerMin / 60.0, kTokenBurstS, 1.0, now);
 }
 
-Duration RateCeiling::timeUntil(double tokens, TimePoint now) {
-  return std::max(requests_.timeUntil(1.0, now), tokens_.timeUntil(tokens, now));
+Duration RateCeiling::timeUntil(double tokens, TimePoint now, Dimension* binding) {
+  const Duration r = requests_.timeUntil(1.0, now), t = tokens_.timeUntil(tokens, now);
+  if (binding) *binding = r >= t ? Dimension::Requests : Dimension::Tokens;
+  return std::max(r, t);
+}
+
+std::string RateCeiling::text(Dimension d) const {
+  char buf[64];
+  if (d == Dimension::Requests) std::snprintf(buf, sizeof buf, "%g req/s", cfg_.requestsPerS);
+  else std::snprintf(buf, sizeof buf, "%.0f tokens/min", cfg_.tokensPerMin);
+  return buf;
 }
 
 void RateCeiling::onSend(double tokens, TimePoint now) {

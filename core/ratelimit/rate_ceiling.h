@@ -6,6 +6,8 @@
 #include "token_bucket.h"
 #include "types.h"
 
+#include <string>
+
 namespace tg {
 
 class RateCeiling {
@@ -18,7 +20,10 @@ class RateCeiling {
   const RateCeilingConfig& config() const { return cfg_; }
 
   // How long a send of `tokens` must wait for the ceiling; zero when it may go now (or there is none).
-  Duration timeUntil(double tokens, TimePoint now);
+  // `binding` (optional) is set to the part that holds it longest.
+  Duration timeUntil(double tokens, TimePoint now, Dimension* binding = nullptr);
+  // "20 req/s" or "60000 tokens/min": one part of the ceiling, for wait reasons.
+  std::string text(Dimension d) const;
   // Charges a send that started.
   void onSend(double tokens, TimePoint now);
 

@@ -44,7 +44,7 @@ class TestSchedulerCeiling : public QObject {
     for (int i = 0; i < 100; ++i) h.admit("r" + std::to_string(i));
     QCOMPARE(h.dispatch(t0), 1);  // the burst is one request: sends are paced, not bunched
     QCOMPARE(h.wake, t0 + 100ms);  // dispatch asks to be woken when the next one may go
-    QCOMPARE(h.group(t0).waitReason, std::string("rate ceiling"));
+    QCOMPARE(h.group(t0).waitReason, std::string("rate ceiling 10 req/s"));
     Harness h2(c);
     for (int i = 0; i < 100; ++i) h2.admit("r" + std::to_string(i));
     const int sends = sendsOver(h2, 2s);
@@ -65,7 +65,7 @@ class TestSchedulerCeiling : public QObject {
     }
     const int sends = sendsOver(h, 2s);
     QVERIFY2(sends >= 40 && sends <= 42, qPrintable(QString::number(sends)));
-    QCOMPARE(h.group(t0 + 2s).waitReason.empty(), false);
+    QCOMPARE(h.group(t0 + 2s).waitReason, std::string("rate ceiling of all groups 20 req/s"));
   }
 
   void tokenCeilingPacesByEstimatedCost() {
@@ -86,6 +86,9 @@ class TestSchedulerCeiling : public QObject {
     // A burst of 10 tokens, then 10 tokens/s: 30 tokens in 2 s, 5.5 each (body/4 + max_tokens).
     const int paced = sendsOver(hb, 2s);
     QVERIFY2(paced >= 4 && paced <= 6, qPrintable(QString::number(paced)));
+    EngineSnapshot snap;
+    hb.s.fillSnapshot(snap, t0 + 2s);
+    QCOMPARE(snap.groups[0].waitReason, std::string("rate ceiling 600 tokens/min"));
   }
 
   void changingTheCeilingIsAuditedAndShown() {
