@@ -306,7 +306,6 @@ void MainWindow::refresh() {
 void MainWindow::addNotificationsMenu(QMenu* view) {
   auto* menu = view->addMenu(tr("&Notifications"));
   menu->setObjectName(QStringLiteral("notificationsMenu"));
-  menu->setToolTipsVisible(true);
   for (int k = 0; k < kAlertKindCount; ++k) {
     auto* a = menu->addAction(AlertTray::kindText(AlertKind(k)));
     a->setObjectName(QStringLiteral("notify_%1").arg(k));
