@@ -624,6 +624,10 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     for (const auto& sc : reading.scopes) tokensStated = tokensStated || sc.dimension == Dimension::Tokens;
     if (used < p->tokenCost && !tokensStated)
       k.quota.refund(Dimension::Tokens, p->tokenCost - static_cast<double>(used), now);
+    if (used < p->tokenCost) {  // the operator's tokens/min ceiling counts what was used
+      g.rateCeiling.refundTokens(p->tokenCost - static_cast<double>(used), now);
+      globalRate_.refundTokens(p->tokenCost - static_cast<double>(used), now);
+    }
     g.counters.tokensUsed += static_cast<std::uint64_t>(used);
     p->last.tokensUsed = used;
   } else if (success) {

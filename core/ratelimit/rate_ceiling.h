@@ -24,8 +24,11 @@ class RateCeiling {
   Duration timeUntil(double tokens, TimePoint now, Dimension* binding = nullptr);
   // "20 req/s" or "60000 tokens/min": one part of the ceiling, for wait reasons.
   std::string text(Dimension d) const;
-  // Charges a send that started.
+  // Charges a send that started (its estimated tokens).
   void onSend(double tokens, TimePoint now);
+  // Gives back what the estimate overstated once the response says what was used, so the tokens part
+  // counts the tokens really spent.
+  void refundTokens(double tokens, TimePoint now) { tokens_.refund(tokens, now); }
 
  private:
   RateCeilingConfig cfg_;

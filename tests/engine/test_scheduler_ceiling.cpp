@@ -91,6 +91,40 @@ class TestSchedulerCeiling : public QObject {
     QCOMPARE(snap.groups[0].waitReason, std::string("rate ceiling 600 tokens/min"));
   }
 
+  void tokenCeilingCountsTheTokensResponsesReport() {
+    EngineConfig c = wideConfig();
+    c.groups[0].rateCeiling = {0, 600};  // 10 tokens/s, burst 10
+    c.rateCeiling = {0, 600};            // the same ceiling on all groups together
+    Harness h(c);
+    auto admitCostly = [&h](const std::string& id) {
+      auto p = std::make_unique<Pending>();
+      p->req.id = id;
+      p->req.group = "g";
+      p->req.tier = Tier::P1;
+      p->req.url = "/v1/x";
+      p->req.body = "{}";
+      p->req.maxTokens = 4;  // 4.5 tokens estimated
+      p->done = [&h](const Result& r) { h.results[r.id] = r; };
+      h.s.admit(std::move(p), t0);
+    };
+    for (int i = 0; i < 4; ++i) admitCostly("t" + std::to_string(i));
+    QCOMPARE(h.dispatch(t0), 2);  // 10 - 2 x 4.5: one token left
+    QCOMPARE(h.dispatch(t0), 0);
+    // The first response used 1 token: 3.5 come back to both ceilings, and the third may go at once.
+    Response r;
+    r.ticket = h.sent[0].ticket;
+    r.status = 200;
+    r.body = R"({"usage": {"total_tokens": 1}})";
+    h.s.complete(std::move(r), t0, epochAt(t0));
+    QCOMPARE(h.results.at("t0").tokensUsed, std::int64_t{1});
+    QCOMPARE(h.dispatch(t0), 1);
+    // Without a usage figure the estimate stands: the fourth waits for the refill (4.5 tokens at 10/s).
+    h.respond(200, {}, t0, ErrorKind::None, h.sent[1].ticket);
+    QCOMPARE(h.dispatch(t0), 0);
+    QCOMPARE(h.dispatch(t0 + 400ms), 0);
+    QCOMPARE(h.dispatch(t0 + 450ms), 1);
+  }
+
   void changingTheCeilingIsAuditedAndShown() {
     Harness h(wideConfig());
     h.s.setRateCeiling("g", {10, 60000}, "alice", t0, epochAt(t0));
