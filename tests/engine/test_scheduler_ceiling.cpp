@@ -26,6 +26,19 @@ int sendsOver(Harness& h, Duration span) {
   return sends;
 }
 
+// Admits request `id` with a body of "{}" and `maxTokens`: body/4 + max_tokens = maxTokens + 0.5 tokens estimated.
+void admitWithTokens(Harness& h, const std::string& id, int maxTokens) {
+  auto p = std::make_unique<Pending>();
+  p->req.id = id;
+  p->req.group = "g";
+  p->req.tier = Tier::P1;
+  p->req.url = "/v1/x";
+  p->req.body = "{}";
+  p->req.maxTokens = maxTokens;
+  p->done = [&h](const Result& r) { h.results[r.id] = r; };
+  h.s.admit(std::move(p), t0);
+}
+
 }  // namespace
 
 class TestSchedulerCeiling : public QObject {
@@ -72,17 +85,7 @@ class TestSchedulerCeiling : public QObject {
     EngineConfig big = wideConfig();
     big.groups[0].rateCeiling = {0, 600};  // 10 tokens/s, burst 10
     Harness hb(big);
-    for (int i = 0; i < 50; ++i) {
-      auto p = std::make_unique<Pending>();
-      p->req.id = "t" + std::to_string(i);
-      p->req.group = "g";
-      p->req.tier = Tier::P1;
-      p->req.url = "/v1/x";
-      p->req.body = "{}";
-      p->req.maxTokens = 5;  // 5.5 tokens each
-      p->done = [&hb](const Result& r) { hb.results[r.id] = r; };
-      hb.s.admit(std::move(p), t0);
-    }
+    for (int i = 0; i < 50; ++i) admitWithTokens(hb, "t" + std::to_string(i), 5);  // 5.5 tokens each
     // A burst of 10 tokens, then 10 tokens/s: 30 tokens in 2 s, 5.5 each (body/4 + max_tokens).
     const int paced = sendsOver(hb, 2s);
     QVERIFY2(paced >= 4 && paced <= 6, qPrintable(QString::number(paced)));
@@ -96,18 +99,7 @@ class TestSchedulerCeiling : public QObject {
     c.groups[0].rateCeiling = {0, 600};  // 10 tokens/s, burst 10
     c.rateCeiling = {0, 600};            // the same ceiling on all groups together
     Harness h(c);
-    auto admitCostly = [&h](const std::string& id) {
-      auto p = std::make_unique<Pending>();
-      p->req.id = id;
-      p->req.group = "g";
-      p->req.tier = Tier::P1;
-      p->req.url = "/v1/x";
-      p->req.body = "{}";
-      p->req.maxTokens = 4;  // 4.5 tokens estimated
-      p->done = [&h](const Result& r) { h.results[r.id] = r; };
-      h.s.admit(std::move(p), t0);
-    };
-    for (int i = 0; i < 4; ++i) admitCostly("t" + std::to_string(i));
+    for (int i = 0; i < 4; ++i) admitWithTokens(h, "t" + std::to_string(i), 4);  // 4.5 tokens each
     QCOMPARE(h.dispatch(t0), 2);  // 10 - 2 x 4.5: one token left
     QCOMPARE(h.dispatch(t0), 0);
     // The first response used 1 token: 3.5 come back to both ceilings, and the third may go at once.
