@@ -1,6 +1,7 @@
 // What the subcommands share: the overall usage, the config and the history file.
 #include "cli.h"
 
+#include "command_line.h"
 #include "json_text.h"
 #include "session.h"
 
@@ -14,7 +15,7 @@ const char* const kUsage =
     "               dashboard (default: embedded simulator + demo workload)\n"
     "  tollgate --replay HISTORY.db          replay a history file read-only (e.g. copied from another machine)\n"
     "  tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--duration S]\n"
-    "               [--report report.json] [--history FILE|off] [--quiet]\n"
+    "               [--report report.json] [--history FILE|off] [--max-rps [GROUP=]N] [--max-tpm [GROUP=]N] [--quiet]\n"
     "  tollgate serve [--config FILE] [--listen HOST:PORT] [--duration S] [--history FILE|off] [--quiet]\n"
     "               the local gateway alone: services send their API calls through it\n"
     "  tollgate headers [--status N] [--now EPOCH] [--max-wait S]   < raw response header lines\n"
@@ -34,6 +35,31 @@ TollgateConfig loadConfig(const std::optional<std::string>& path) {
   JsonParse j = parseJsonText(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
   if (!j.ok()) throw ConfigError("(embedded demo.json)", "", "invalid JSON: " + j.error);
   return ConfigLoader::fromJson(j.value, "(embedded demo.json)");
+}
+
+bool applyRateCeilingFlags(const CommandLine& a, TollgateConfig& c, std::string* error) {
+  for (const auto& [flag, value] : a.valuesInOrder()) {
+    if (flag != "--max-rps" && flag != "--max-tpm") continue;
+    const std::size_t eq = value.rfind('=');
+    const std::string group = eq == std::string::npos ? std::string() : value.substr(0, eq);
+    const std::optional<double> n = CommandLine::parseNumber(eq == std::string::npos ? value : value.substr(eq + 1));
+    if (!n) {
+      *error = flag + ": expected [GROUP=]N with N a number from 0 to 1e15, got \"" + value + "\"";
+      return false;
+    }
+    RateCeilingConfig* target = &c.engine.rateCeiling;
+    if (eq != std::string::npos) {
+      target = nullptr;
+      for (auto& g : c.engine.groups)
+        if (g.name == group) target = &g.rateCeiling;
+      if (!target) {
+        *error = flag + ": no group \"" + group + "\" in the config";
+        return false;
+      }
+    }
+    (flag == "--max-rps" ? target->requestsPerS : target->tokensPerMin) = *n;
+  }
+  return true;
 }
 
 void applyHistoryFlag(Session& s, const std::optional<std::string>& flag) {

@@ -27,6 +27,13 @@ TollgateConfig loadConfig(const std::optional<std::string>& path);
 // --history FILE | off; without it, the config's history.path or the default file.
 void applyHistoryFlag(Session& s, const std::optional<std::string>& flag);
 
+class CommandLine;
+// --max-rps [GROUP=]N and --max-tpm [GROUP=]N (each repeatable): the operator's rate ceilings, written into
+// `c` (no GROUP = all groups together; 0 = none). False with `error` naming the word when one is wrong.
+bool applyRateCeilingFlags(const CommandLine& a, TollgateConfig& c, std::string* error);
+inline constexpr const char* kMaxRpsHelp = "rate ceiling in requests/s, of GROUP or of all groups together (repeatable)";
+inline constexpr const char* kMaxTpmHelp = "rate ceiling in tokens/min, of GROUP or of all groups together (repeatable)";
+
 // `args` are the words after the subcommand's name.
 int runCommand(const std::vector<std::string>& args);      // run_cli.cpp
 int serveCommand(const std::vector<std::string>& args);    // serve_cli.cpp

@@ -155,13 +155,18 @@ bool CommandLine::isSet(const std::string& name) const { return find(name) && pa
 std::optional<double> CommandLine::number(const std::string& name, std::string* error) const {
   auto v = value(name);
   if (!v) return std::nullopt;
+  if (auto d = parseNumber(*v)) return d;
+  *error = name + ": expected a number from 0 to 1e15, got \"" + *v + "\"";
+  return std::nullopt;
+}
+
+std::optional<double> CommandLine::parseNumber(const std::string& word) {
   // from_chars reads the whole word or fails: no leading blanks, no "4abc", no hex; inf/nan are refused below.
   double d = 0;
-  const char* first = v->data();
-  const char* last = v->data() + v->size();
+  const char* first = word.data();
+  const char* last = word.data() + word.size();
   const auto [end, ec] = std::from_chars(first, last, d, std::chars_format::general);
-  if (!v->empty() && ec == std::errc() && end == last && std::isfinite(d) && d >= 0 && d <= kMaxNumber) return d;
-  *error = name + ": expected a number from 0 to 1e15, got \"" + *v + "\"";
+  if (!word.empty() && ec == std::errc() && end == last && std::isfinite(d) && d >= 0 && d <= kMaxNumber) return d;
   return std::nullopt;
 }
 

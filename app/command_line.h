@@ -58,6 +58,8 @@ class CommandLine {
   // the whole word ("4abc", "nan", "-1", "1e400" are errors naming the option).
   static constexpr double kMaxNumber = 1e15;
   std::optional<double> number(const std::string& name, std::string* error) const;
+  // The same rule for a word that is not a whole option value (e.g. the N of GROUP=N).
+  static std::optional<double> parseNumber(const std::string& word);
 
  private:
   const Option* find(const std::string& word) const;

@@ -19,7 +19,8 @@ namespace {
 
 constexpr const char* kRunSynopsis =
     "usage: tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--duration S]\n"
-    "                    [--report report.json] [--history FILE|off] [--quiet]\n";
+    "                    [--report report.json] [--history FILE|off] [--max-rps [GROUP=]N] [--max-tpm [GROUP=]N]\n"
+    "                    [--quiet]\n";
 
 std::atomic<bool> gInterrupted{false};
 
@@ -61,6 +62,8 @@ int runCommand(const std::vector<std::string>& argv) {
                                 {"--duration", "S", "stop after S seconds"},
                                 {"--report", "FILE", "write the run report as JSON"},
                                 {"--history", "FILE|off", "history file (default: the config's or the user's)"},
+                                {"--max-rps", "[GROUP=]N", kMaxRpsHelp},
+                                {"--max-tpm", "[GROUP=]N", kMaxTpmHelp},
                                 {"--quiet", "", "no progress lines and no report on stdout"}});
   if (auto answered = a.parseOrAnswer(argv, "tollgate run", std::cout, std::cerr)) return *answered;
   std::string err;
@@ -75,7 +78,12 @@ int runCommand(const std::vector<std::string>& argv) {
   }
   std::unique_ptr<Session> session;
   try {
-    session = std::make_unique<Session>(loadConfig(a.value("--config")));
+    TollgateConfig config = loadConfig(a.value("--config"));
+    if (!applyRateCeilingFlags(a, config, &err)) {
+      std::fprintf(stderr, "tollgate run: %s\n", err.c_str());
+      return kExitUsage;
+    }
+    session = std::make_unique<Session>(std::move(config));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate run: %s\n", e.what());
     return kExitUsage;

@@ -54,6 +54,9 @@ struct Marker {
   EpochMs tsMs = 0;
   QColor color;
   QString label;  // one line
+  // A full-height line on every chart: operator actions and incidents (a breaker opening, a quota exhausted).
+  // Otherwise (a 429 burst starting) a small tick in a thin lane at the top of the 429 chart only.
+  bool lane = false;
 };
 
 struct ChartFrame {

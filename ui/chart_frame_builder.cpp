@@ -139,9 +139,13 @@ std::vector<Marker> ChartFrameBuilder::markers(const std::vector<Event>& events)
   std::vector<Marker> out;
   for (const auto& e : events) {
     QColor color;
+    bool lane = false;
     switch (e.kind) {
       case EventKind::OperatorAction: color = QColor(0x3d, 0x7e, 0xdb); break;
-      case EventKind::Burst429Start: color = QColor(0xe1, 0x57, 0x59); break;
+      case EventKind::Burst429Start:
+        color = QColor(0xe1, 0x57, 0x59);
+        lane = true;
+        break;
       case EventKind::QuotaExhausted: color = QColor(0xb0, 0x7a, 0xa1); break;
       case EventKind::BreakerTransition:
         if (e.detail.value("to", std::string()) != "open") continue;
@@ -151,8 +155,8 @@ std::vector<Marker> ChartFrameBuilder::markers(const std::vector<Event>& events)
     }
     QString label = eventKindText(e.kind);
     if (!e.group.empty()) label += QStringLiteral(" [%1]").arg(QString::fromStdString(e.group));
-    if (!e.message.empty()) label += QStringLiteral(": ") + QString::fromStdString(e.message);
-    out.push_back({e.tsMs, color, label});
+    if (const QString text = eventMessageText(e); !text.isEmpty()) label += QStringLiteral(": ") + text;
+    out.push_back({e.tsMs, color, label, lane});
   }
   return out;
 }
@@ -268,7 +272,9 @@ ChartFrames ChartFrameBuilder::build(const SampleSource& source, EpochMs fromMs,
   }
 
   const auto marks = markers(source.events(fromMs, toMs));
-  for (auto& f : frames) f.markers = marks;
+  for (auto& f : frames)
+    for (const Marker& m : marks)
+      if (!m.lane || f.kind == ChartKind::Rate429) f.markers.push_back(m);
   return frames;
 }
 

@@ -17,6 +17,12 @@
 
 namespace tg::ui {
 
+EpochMs ChartPanelWidget::axisFromMs(EpochMs startMs, EpochMs endMs, qint64 windowMs) {
+  const EpochMs windowStart = endMs - windowMs;
+  if (startMs <= windowStart) return windowStart;
+  return std::max(windowStart, std::min<EpochMs>(startMs, endMs - kMinSpanMs));
+}
+
 ChartPanelWidget::ChartPanelWidget(QWidget* parent)
     : QWidget(parent), windowCombo_(new QComboBox(this)), grid_(new QGridLayout), statsLabel_(new QLabel(this)),
       timer_(new QTimer(this)) {
@@ -138,7 +144,7 @@ void ChartPanelWidget::refresh() {
   if (!source_) return;
   const EpochMs end = source_->endMs();
   if (end <= 0) return;
-  const EpochMs from = end - windowMs_;
+  const EpochMs from = axisFromMs(source_->startMs(), end, windowMs_);
   int width = 0;
   for (auto* c : charts_)
     if (isChartVisible(c->kind())) width = std::max(width, c->plotWidthPx());
@@ -146,7 +152,7 @@ void ChartPanelWidget::refresh() {
   // Work only when something visible changes: a pixel column's worth of time, new data (at most once a
   // second, or once a column when columns are wider), a new window or width. A 1 h window moves 0.07 px
   // per 250 ms tick, so most ticks cost nothing.
-  const double msPerPx = double(windowMs_) / std::max(1, width);
+  const double msPerPx = double(end - from) / std::max(1, width);
   const bool layoutChanged = windowMs_ != builtWindowMs_ || width != builtWidth_ || builtRevision_ == ~0ull;
   const bool jumped = end < axisEndMs_ || end - builtEndMs_ > windowMs_ / 10;
   const bool newData = source_->revision() != builtRevision_ &&

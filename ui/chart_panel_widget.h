@@ -29,6 +29,12 @@ class ChartPanelWidget : public QWidget {
 
   explicit ChartPanelWidget(QWidget* parent = nullptr);
 
+  // Where the time axis starts for data from `startMs` (0 = unknown) to `endMs`: the window's start once the
+  // window is full, before that the start of the data, so a young run fills the charts instead of their right
+  // edge; never less than kMinSpanMs (a first sample alone still has an axis).
+  static constexpr qint64 kMinSpanMs = 10'000;
+  static EpochMs axisFromMs(EpochMs startMs, EpochMs endMs, qint64 windowMs);
+
   void setSource(SampleSource* source);  // not owned; must outlive this widget or be reset to null
   qint64 windowMs() const { return windowMs_; }
   void setWindowMs(qint64 ms);  // snapped to the nearest of kWindowsMs

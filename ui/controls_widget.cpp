@@ -1,6 +1,7 @@
 #include "controls_widget.h"
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -75,6 +76,9 @@ ControlsWidget::ControlsWidget(QWidget* parent)
   auto* globalLabel = new QLabel(tr("&Concurrency"), globalBox);
   globalLabel->setBuddy(globalSpin_);
   globalForm->addRow(globalLabel, globalRow);
+  auto* globalCeilingLabel = new QLabel(tr("Rate ce&iling"), globalBox);
+  globalForm->addRow(globalCeilingLabel, makeCeilingEditor(global_, QStringLiteral("global"), globalBox));
+  globalCeilingLabel->setBuddy(global_.rps);
   auto* globalPauseRow = new QHBoxLayout;
   for (int t = 0; t < kTierCount; ++t) {
     auto* b = new QPushButton(tr("Pause %1").arg(tierLabel(t)), globalBox);
@@ -98,6 +102,9 @@ ControlsWidget::ControlsWidget(QWidget* parent)
   auto* groupConcLabel = new QLabel(tr("Co&ncurrency"), groupBox);
   groupConcLabel->setBuddy(groupSpin_);
   groupForm->addRow(groupConcLabel, groupRow);
+  auto* groupCeilingLabel = new QLabel(tr("Rate ceilin&g"), groupBox);
+  groupForm->addRow(groupCeilingLabel, makeCeilingEditor(group_, QStringLiteral("group"), groupBox));
+  groupCeilingLabel->setBuddy(group_.rps);
   auto* groupPauseRow = new QHBoxLayout;
   for (int t = 0; t < kTierCount; ++t) {
     auto* b = new QPushButton(tr("Pause %1").arg(tierLabel(t)), groupBox);
@@ -131,6 +138,7 @@ ControlsWidget::ControlsWidget(QWidget* parent)
 
   connect(groupCombo_, &QComboBox::currentIndexChanged, this, [this] {
     groupCommit_->stop();
+    group_.commit->stop();
     if (lastSnapshot_) setSnapshot(lastSnapshot_);
   });
   connect(pauseGroup_, &QPushButton::clicked, this, [this](bool on) {
@@ -147,6 +155,64 @@ ControlsWidget::ControlsWidget(QWidget* parent)
   syncEnabled();
 }
 
+QHBoxLayout* ControlsWidget::makeCeilingEditor(CeilingEditor& e, const QString& name, QWidget* parent) {
+  e.rps = new QDoubleSpinBox(parent);
+  e.tpm = new QSpinBox(parent);
+  e.commit = new QTimer(this);
+  e.commit->setSingleShot(true);
+  e.commit->setInterval(globalCommit_->interval());
+  e.rps->setObjectName(name + QStringLiteral("RateCeilingRps"));
+  e.tpm->setObjectName(name + QStringLiteral("RateCeilingTpm"));
+  e.rps->setRange(0, 1e6);
+  e.rps->setDecimals(1);
+  e.rps->setSuffix(tr(" req/s"));
+  e.tpm->setRange(0, 1'000'000'000);
+  e.tpm->setSingleStep(1000);
+  e.tpm->setSuffix(tr(" tokens/min"));
+  e.rps->setSpecialValueText(tr("req/s: none"));
+  e.tpm->setSpecialValueText(tr("tokens/min: none"));
+  for (QAbstractSpinBox* s : std::initializer_list<QAbstractSpinBox*>{e.rps, e.tpm})
+    s->setToolTip(tr("Sends are paced to this rate, beneath what the quota allows; 0 = no ceiling"));
+  e.rps->setAccessibleName(tr("Rate ceiling, requests per second"));
+  e.tpm->setAccessibleName(tr("Rate ceiling, tokens per minute"));
+  const bool global = &e == &global_;
+  connect(e.rps, &QDoubleSpinBox::valueChanged, this, [t = e.commit] { t->start(); });
+  connect(e.tpm, &QSpinBox::valueChanged, this, [t = e.commit] { t->start(); });
+  connect(e.rps, &QDoubleSpinBox::editingFinished, this, [this, global] { commitCeiling(global); });
+  connect(e.tpm, &QSpinBox::editingFinished, this, [this, global] { commitCeiling(global); });
+  connect(e.commit, &QTimer::timeout, this, [this, global] { commitCeiling(global); });
+  auto* row = new QHBoxLayout;
+  row->addWidget(e.rps, 1);
+  row->addWidget(e.tpm, 1);
+  return row;
+}
+
+bool ControlsWidget::CeilingEditor::editing() const {
+  return commit->isActive() || rps->hasFocus() || tpm->hasFocus();
+}
+
+RateCeilingConfig ControlsWidget::CeilingEditor::value() const {
+  return RateCeilingConfig{rps->value(), double(tpm->value())};
+}
+
+void ControlsWidget::CeilingEditor::show(const RateCeilingConfig& c) {
+  if (editing()) return;
+  const QSignalBlocker a(rps), b(tpm);
+  rps->setValue(c.requestsPerS);
+  tpm->setValue(int(std::min(c.tokensPerMin, double(tpm->maximum()))));
+}
+
+void ControlsWidget::commitCeiling(bool global) {
+  CeilingEditor& e = global ? global_ : group_;
+  e.commit->stop();
+  const std::string g = global ? std::string() : selectedGroup().toStdString();
+  if (!commands_ || (!global && g.empty())) return;
+  RateCeilingConfig& shown = global ? globalCeilingShown_ : groupCeilingShown_[g];
+  if (e.value() == shown) return;
+  shown = e.value();
+  commands_->setRateCeiling(g, shown);
+}
+
 void ControlsWidget::setCommands(OperatorCommands* commands) {
   commands_ = commands;
   syncEnabled();
@@ -155,14 +221,13 @@ void ControlsWidget::setCommands(OperatorCommands* commands) {
 void ControlsWidget::setConfirm(ConfirmFn confirm) { confirm_ = std::move(confirm); }
 
 void ControlsWidget::setCommitDelayMs(int ms) {
-  globalCommit_->setInterval(ms);
-  groupCommit_->setInterval(ms);
+  for (QTimer* t : {globalCommit_, groupCommit_, global_.commit, group_.commit}) t->setInterval(ms);
 }
 
 void ControlsWidget::syncEnabled() {
   const bool on = commands_ != nullptr;
   for (QWidget* w : findChildren<QWidget*>()) {
-    if (qobject_cast<QSlider*>(w) || qobject_cast<QSpinBox*>(w) || qobject_cast<QPushButton*>(w))
+    if (qobject_cast<QSlider*>(w) || qobject_cast<QAbstractSpinBox*>(w) || qobject_cast<QPushButton*>(w))
       w->setEnabled(on);
   }
   if (!on) setToolTip(tr("Read-only: no engine attached"));
@@ -235,6 +300,8 @@ void ControlsWidget::setSnapshot(const SnapshotPtr& ptr) {
   };
   if (!globalCommit_->isActive() && !globalSpin_->hasFocus()) globalShown_ = snapshot.globalConcurrencyLimit;
   showValue(globalSlider_, globalSpin_, globalCommit_, snapshot.globalConcurrencyLimit, 256);
+  if (!global_.editing()) globalCeilingShown_ = snapshot.globalRateCeiling;
+  global_.show(snapshot.globalRateCeiling);
 
   for (int t = 0; t < kTierCount; ++t) {
     globalPause_[t]->setChecked(snapshot.tierPaused[t]);
@@ -243,12 +310,14 @@ void ControlsWidget::setSnapshot(const SnapshotPtr& ptr) {
   }
 
   const GroupSnapshot* g = snapshot.find(selectedGroup().toStdString());
-  for (QWidget* w : std::initializer_list<QWidget*>{groupSlider_, groupSpin_, pauseGroup_, drain_})
+  for (QWidget* w : std::initializer_list<QWidget*>{groupSlider_, groupSpin_, group_.rps, group_.tpm, pauseGroup_, drain_})
     w->setEnabled(commands_ && g);
   for (auto* b : groupTierPause_) b->setEnabled(commands_ && g);
   if (!g) return;
   if (!groupCommit_->isActive() && !groupSpin_->hasFocus()) groupShown_[g->group] = g->concurrencyCeiling;
   showValue(groupSlider_, groupSpin_, groupCommit_, g->concurrencyCeiling, 64);
+  if (!group_.editing()) groupCeilingShown_[g->group] = g->rateCeiling;
+  group_.show(g->rateCeiling);
   for (int t = 0; t < kTierCount; ++t) {
     groupTierPause_[t]->setChecked(g->tierPaused[t]);
     groupTierPause_[t]->setText(g->tierPaused[t] ? tr("Resume %1").arg(tierLabel(t))

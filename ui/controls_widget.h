@@ -1,4 +1,5 @@
-// Operator controls: global and per-group concurrency ceilings (slider + spin box), pause/resume of tiers
+// Operator controls: global and per-group concurrency ceilings (slider + spin box) and rate ceilings
+// (requests/s, tokens/min; 0 = none), pause/resume of tiers
 // globally and per group, pause of a whole group, drain of a group's queues. Each control calls
 // OperatorCommands; the state shown follows the next snapshot. UI thread only.
 #pragma once
@@ -13,6 +14,8 @@
 #include <map>
 
 class QComboBox;
+class QHBoxLayout;
+class QDoubleSpinBox;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -45,11 +48,26 @@ class ControlsWidget : public QWidget {
   QPushButton* drainButton() const { return drain_; }
   QSpinBox* globalConcurrencySpin() const { return globalSpin_; }
   QSpinBox* groupConcurrencySpin() const { return groupSpin_; }
+  QDoubleSpinBox* globalRpsSpin() const { return global_.rps; }
+  QSpinBox* globalTpmSpin() const { return global_.tpm; }
+  QDoubleSpinBox* groupRpsSpin() const { return group_.rps; }
+  QSpinBox* groupTpmSpin() const { return group_.tpm; }
 
  private:
   void pauseTier(Tier tier, bool paused, const std::string& group, QPushButton* button);
   void commitGlobal();
   void commitGroup();
+  // A rate ceiling's two spin boxes, sent together after the same quiet time as the concurrency.
+  struct CeilingEditor {
+    QDoubleSpinBox* rps = nullptr;
+    QSpinBox* tpm = nullptr;
+    QTimer* commit = nullptr;
+    bool editing() const;
+    RateCeilingConfig value() const;
+    void show(const RateCeilingConfig& c);
+  };
+  QHBoxLayout* makeCeilingEditor(CeilingEditor& e, const QString& name, QWidget* parent);
+  void commitCeiling(bool global);
   void syncEnabled();
 
   OperatorCommands* commands_ = nullptr;
@@ -67,6 +85,10 @@ class ControlsWidget : public QWidget {
   QTimer* groupCommit_;
   int globalShown_ = -1;             // the engine's value last shown
   std::map<std::string, int> groupShown_;
+  CeilingEditor global_;
+  CeilingEditor group_;
+  RateCeilingConfig globalCeilingShown_;
+  std::map<std::string, RateCeilingConfig> groupCeilingShown_;
   SnapshotPtr lastSnapshot_;
 };
 

@@ -15,4 +15,10 @@ QString eventKindText(EventKind kind);
 QString severityText(Severity severity);
 QString breakerStateText(BreakerState state);
 
+// A rate ceiling in words: "10 req/s · 90000 tokens/min", "none" when there is none.
+QString rateCeilingText(const RateCeilingConfig& c);
+// What an event says on screen: an operator action in words from its detail ("Paused P2 on all groups",
+// "Concurrency of batch: 16 → 8"); any other event, or an action this version does not know, as core wrote it.
+QString eventMessageText(const Event& e);
+
 }  // namespace tg::ui

@@ -19,6 +19,10 @@ void EngineCommands::setGroupConcurrency(const std::string& group, int limit) {
   engine_.setGroupConcurrency(group, limit, actor_);
 }
 
+void EngineCommands::setRateCeiling(const std::string& group, const RateCeilingConfig& ceiling) {
+  engine_.setRateCeiling(group, ceiling, actor_);
+}
+
 void EngineCommands::setTierPaused(Tier tier, bool paused, const std::string& group) {
   engine_.setTierPaused(tier, paused, group, actor_);
 }

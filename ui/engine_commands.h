@@ -26,6 +26,7 @@ class EngineCommands : public OperatorCommands {
 
   void setGlobalConcurrency(int limit) override;
   void setGroupConcurrency(const std::string& group, int limit) override;
+  void setRateCeiling(const std::string& group, const RateCeilingConfig& ceiling) override;
   void setTierPaused(Tier tier, bool paused, const std::string& group) override;
   void setGroupPaused(const std::string& group, bool paused) override;
   void drainGroup(const std::string& group) override;

@@ -42,7 +42,7 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
         case Kind: return eventKindText(e.kind);
         case Group: return QString::fromStdString(e.group);
         case Classification: return classification(e);
-        case Message: return QString::fromStdString(e.message);
+        case Message: return eventMessageText(e);
       }
       return {};
     case Qt::ToolTipRole:

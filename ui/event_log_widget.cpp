@@ -83,4 +83,27 @@ void EventLogWidget::setGroups(const QStringList& groups) {
   proxy_->setGroupFilter(groupCombo_->currentData().toString());
 }
 
+bool EventLogWidget::selectEvent(qint64 tsMs, const QString& group) {
+  const auto find = [&]() -> QModelIndex {
+    for (int r = 0; r < proxy_->rowCount(); ++r) {
+      const QModelIndex i = proxy_->index(r, 0);
+      if (i.data(EventLogModel::TimeMsRole).toLongLong() == tsMs &&
+          (group.isEmpty() || i.data(EventLogModel::GroupRole).toString() == group))
+        return i;
+    }
+    return {};
+  };
+  QModelIndex at = find();
+  if (!at.isValid()) {
+    groupCombo_->setCurrentIndex(0);
+    kindCombo_->setCurrentIndex(0);
+    severityCombo_->setCurrentIndex(0);
+    at = find();
+  }
+  if (!at.isValid()) return false;
+  view_->selectRow(at.row());
+  view_->scrollTo(at, QAbstractItemView::PositionAtCenter);
+  return true;
+}
+
 }  // namespace tg::ui

@@ -17,6 +17,9 @@ class EventLogWidget : public QWidget {
   explicit EventLogWidget(EventLogModel* model, QWidget* parent = nullptr);  // model not owned
 
   void setGroups(const QStringList& groups);
+  // Selects and scrolls to the newest event at `tsMs` (of `group` when one is given), clearing the filters
+  // when they hide it. False when the log has no such event.
+  bool selectEvent(qint64 tsMs, const QString& group);
   EventFilterProxyModel* proxy() const { return proxy_; }
   QTableView* view() const { return view_; }
   QComboBox* groupCombo() const { return groupCombo_; }

@@ -77,6 +77,10 @@ GroupCardWidget::GroupCardWidget(const QString& group, const QColor& color, QWid
   addField(grid, QStringLiteral("queue"), tr("queue"), 2, 1);
   outer->addLayout(grid);
 
+  auto* ceiling = new QLabel(this);
+  ceiling->setObjectName(QStringLiteral("rateCeiling"));
+  ceiling->setVisible(false);
+  outer->addWidget(ceiling);
   auto* flags = new QLabel(this);
   flags->setObjectName(QStringLiteral("flags"));
   flags->setVisible(false);
@@ -138,6 +142,9 @@ void GroupCardWidget::setState(const GroupSnapshot& g, const Sample* last, Epoch
                               .arg(g.queueDepth[0])
                               .arg(g.queueDepth[1])
                               .arg(g.queueDepth[2]));
+
+  field("rateCeiling")->setText(tr("rate ceiling %1").arg(rateCeilingText(g.rateCeiling)));
+  field("rateCeiling")->setVisible(g.rateCeiling.any());
 
   QStringList flags;
   if (g.paused) flags << tr("group paused");

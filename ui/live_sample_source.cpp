@@ -29,6 +29,13 @@ std::vector<Event> LiveSampleSource::events(EpochMs fromMs, EpochMs toMs) const 
 
 EpochMs LiveSampleSource::endMs() const { return latest_ ? latest_->tsMs : 0; }
 
+EpochMs LiveSampleSource::startMs() const {
+  EpochMs first = 0;
+  for (const auto& [group, ring] : rings_)
+    if (!ring.empty() && (first == 0 || ring[0].tsMs < first)) first = ring[0].tsMs;
+  return first;
+}
+
 std::size_t LiveSampleSource::sampleCount(const std::string& group) const {
   auto it = rings_.find(group);
   return it == rings_.end() ? 0 : it->second.size();

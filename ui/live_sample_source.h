@@ -26,6 +26,7 @@ class LiveSampleSource : public SampleSource {
                      const std::function<void(const Sample&)>& fn) const override;
   std::vector<Event> events(EpochMs fromMs, EpochMs toMs) const override;
   EpochMs endMs() const override;
+  EpochMs startMs() const override;
   SnapshotPtr latestSnapshot() const override { return latest_; }
   std::uint64_t revision() const override { return revision_; }
 

@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "alert_tray.h"
 #include "chart_frame_builder.h"
 #include "chart_panel_widget.h"
 #include "event_log_model.h"
@@ -18,6 +19,7 @@
 #include <QLabel>
 #include <QLocale>
 #include <QMenuBar>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
@@ -46,7 +48,8 @@ MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), charts_(new ChartPanelWidget(this)), controls_(new ControlsWidget(this)),
       eventModel_(new EventLogModel(this)), eventWidget_(new EventLogWidget(eventModel_, this)),
       workload_(new WorkloadPanelWidget(this)), fleet_(new FleetWidget(this)), cardsHost_(new QWidget(this)),
-      cardsLayout_(new QVBoxLayout(cardsHost_)), upstreamLabel_(new QLabel(this)), stateLabel_(new QLabel(this)),
+      cardsLayout_(new QVBoxLayout(cardsHost_)), alerts_(new AlertTray(this)), alertIcon_(new QLabel(this)),
+      alertLabel_(new QLabel(this)), upstreamLabel_(new QLabel(this)), stateLabel_(new QLabel(this)),
       historyLabel_(new QLabel(this)), gatewayLabel_(new QLabel(this)), sharedLabel_(new QLabel(this)),
       ageLabel_(new QLabel(this)), timer_(new QTimer(this)) {
   setObjectName(QStringLiteral("tollgateMainWindow"));
@@ -118,6 +121,8 @@ MainWindow::MainWindow(QWidget* parent)
                                10000);
     });
   }
+  addNotificationsMenu(view);
+  addControlsMenu();
 
   auto* modeBar = addToolBar(tr("Mode"));
   modeBar->setObjectName(QStringLiteral("modeToolBar"));
@@ -136,10 +141,15 @@ MainWindow::MainWindow(QWidget* parent)
   connect(liveAction_, &QAction::triggered, this, [this] { setReplayMode(false); });
   connect(replayAction_, &QAction::triggered, this, [this] { setReplayMode(true); });
 
-  for (QLabel* l : {upstreamLabel_, stateLabel_, gatewayLabel_, sharedLabel_, historyLabel_, ageLabel_})
+  for (QLabel* l :
+       {alertIcon_, alertLabel_, upstreamLabel_, stateLabel_, gatewayLabel_, sharedLabel_, historyLabel_, ageLabel_})
     statusBar()->addWidget(l);
   sharedLabel_->setObjectName(QStringLiteral("statusShared"));
   sharedLabel_->hide();
+  alertLabel_->setObjectName(QStringLiteral("statusAlert"));
+  connect(alerts_, &AlertTray::levelChanged, this, &MainWindow::showAlertLevel);
+  connect(alerts_, &AlertTray::openRequested, this, &MainWindow::showAt);
+  showAlertLevel();
   gatewayLabel_->setObjectName(QStringLiteral("statusGateway"));
   gatewayLabel_->hide();
   upstreamLabel_->setObjectName(QStringLiteral("statusUpstream"));
@@ -160,6 +170,11 @@ MainWindow::MainWindow(QWidget* parent)
 MainWindow::~MainWindow() = default;
 
 void MainWindow::setSource(SampleSource* source) {
+  // Alerts follow the live engine only: a replayed incident is history, not news.
+  if (liveSource_) disconnect(liveSource_, nullptr, alerts_, nullptr);
+  alerts_->clear();
+  if (source) connect(source, &SampleSource::eventAdded, alerts_, &AlertTray::onEvent);
+  alerts_->setIconVisible(source != nullptr);
   liveSource_ = source;
   liveAction_->setEnabled(source != nullptr);
   if (!replayMode_) showSource(source);
@@ -266,6 +281,7 @@ void MainWindow::rebuildCards(const std::vector<std::string>& groups) {
 }
 
 void MainWindow::refresh() {
+  if (liveSource_ && liveSource_->endMs() > 0) alerts_->refresh(liveSource_->endMs());
   if (source_) {
     const SnapshotPtr snap = source_->latestSnapshot();
     if (snap && snap != shownSnapshot_) {
@@ -302,6 +318,55 @@ void MainWindow::refresh() {
     }
   }
   updateStatus();
+}
+
+void MainWindow::addNotificationsMenu(QMenu* view) {
+  auto* menu = view->addMenu(tr("&Notifications"));
+  menu->setObjectName(QStringLiteral("notificationsMenu"));
+  for (int k = 0; k < kAlertKindCount; ++k) {
+    auto* a = menu->addAction(AlertTray::kindText(AlertKind(k)));
+    a->setObjectName(QStringLiteral("notify_%1").arg(k));
+    a->setCheckable(true);
+    a->setChecked(alerts_->notifies(AlertKind(k)));
+    connect(a, &QAction::toggled, this, [this, k](bool on) { alerts_->setNotifies(AlertKind(k), on); });
+  }
+  if (!alerts_->hasIcon()) {
+    menu->addSeparator();
+    menu->addAction(tr("No system tray here: the status bar shows the state"))->setEnabled(false);
+  }
+}
+
+void MainWindow::addControlsMenu() {
+  auto* menu = menuBar()->addMenu(tr("&Controls"));
+  menu->setObjectName(QStringLiteral("controlsMenu"));
+  for (int t = 0; t < kTierCount; ++t) {
+    auto* a = menu->addAction(tr("Pause or resume P%1 on all groups").arg(t));
+    a->setObjectName(QStringLiteral("togglePauseP%1").arg(t));
+    a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + t)));
+    a->setShortcutContext(Qt::ApplicationShortcut);
+    QPushButton* button = controls_->globalPauseButton(Tier(t));
+    button->setToolTip(button->toolTip() + QStringLiteral(" (%1)").arg(a->shortcut().toString(QKeySequence::NativeText)));
+    // The button's own path: the P0 confirmation, and nothing when the dashboard is read-only.
+    connect(a, &QAction::triggered, button, [button] {
+      if (button->isEnabled()) button->click();
+    });
+  }
+}
+
+void MainWindow::showAlertLevel() {
+  const int size = alertLabel_->fontMetrics().height();
+  alertIcon_->setPixmap(AlertTray::levelIcon(alerts_->level()).pixmap(size, size));
+  alertLabel_->setText(tr("Alerts: %1").arg(alerts_->levelText()));
+  alertLabel_->setToolTip(alerts_->hasIcon() ? QString() : tr("No system tray: alerts show here only"));
+}
+
+void MainWindow::showAt(qint64 tsMs, const QString& group) {
+  setReplayMode(false);
+  if (isMinimized()) showNormal();
+  show();
+  raise();
+  activateWindow();
+  if (tsMs > 0) eventWidget_->selectEvent(tsMs, group);
 }
 
 void MainWindow::updateStatus() {

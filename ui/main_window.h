@@ -14,11 +14,13 @@
 #include <map>
 
 class QLabel;
+class QMenu;
 class QTimer;
 class QVBoxLayout;
 
 namespace tg::ui {
 
+class AlertTray;
 class ChartPanelWidget;
 class EventLogModel;
 class EventLogWidget;
@@ -68,6 +70,9 @@ class MainWindow : public QMainWindow {
   WorkloadPanelWidget* workloadPanel() const { return workload_; }
   FleetWidget* fleetPanel() const { return fleet_; }
   GroupCardWidget* card(const QString& group) const;
+  AlertTray* alerts() const { return alerts_; }
+  // Raises the window in live mode at `tsMs` (0 = now): the event at that time selected in the event log.
+  void showAt(qint64 tsMs, const QString& group);
   QString statusText() const;  // the status bar's fields joined by " | "
 
   void saveSettings() const;
@@ -88,6 +93,9 @@ class MainWindow : public QMainWindow {
   void reloadEvents();
   void updateStatus();
   void showSource(SampleSource* source);
+  void addControlsMenu();
+  void addNotificationsMenu(QMenu* view);
+  void showAlertLevel();
 
   SampleSource* source_ = nullptr;
   SampleSource* liveSource_ = nullptr;
@@ -109,6 +117,9 @@ class MainWindow : public QMainWindow {
   QVBoxLayout* cardsLayout_;
   std::map<QString, GroupCardWidget*> cards_;
   std::vector<std::string> cardGroups_;
+  AlertTray* alerts_;
+  QLabel* alertIcon_;
+  QLabel* alertLabel_;
   QLabel* upstreamLabel_;
   QLabel* stateLabel_;
   QLabel* historyLabel_;

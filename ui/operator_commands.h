@@ -13,6 +13,8 @@ class OperatorCommands {
   virtual ~OperatorCommands() = default;
   virtual void setGlobalConcurrency(int limit) = 0;
   virtual void setGroupConcurrency(const std::string& group, int limit) = 0;
+  // group empty = the ceiling on all groups together; zero rates = none
+  virtual void setRateCeiling(const std::string& group, const RateCeilingConfig& ceiling) = 0;
   // group empty = every group
   virtual void setTierPaused(Tier tier, bool paused, const std::string& group) = 0;
   virtual void setGroupPaused(const std::string& group, bool paused) = 0;

@@ -29,6 +29,9 @@ class SampleSource : public QObject {
   virtual std::vector<Event> events(EpochMs fromMs, EpochMs toMs) const = 0;
   // Newest time covered by the source (live: the last snapshot); 0 when empty.
   virtual EpochMs endMs() const = 0;
+  // Oldest time with data, where the charts' axis starts until their window is full; 0 = not known (the
+  // axis then spans the whole window).
+  virtual EpochMs startMs() const { return 0; }
   // The newest full snapshot for group cards and controls; null for sources without one (history).
   virtual SnapshotPtr latestSnapshot() const = 0;
   // Changes whenever samples or events are added, so views can skip rebuilding unchanged data.

@@ -25,6 +25,7 @@ namespace {
 
 constexpr std::size_t kMaxSegments = 256;  // beyond this, the rest of a line is drawn as one segment
 constexpr double kBandLow = 0.15, kBandHigh = 0.85;
+constexpr double kLanePx = 6;  // height of the lane where 429 bursts are ticked
 
 double niceCeiling(double v) {
   if (!(v > 0)) return 1;
@@ -333,6 +334,11 @@ void TimeChartWidget::drawForeground(QPainter* painter, const QRectF& rect) {
   for (const Marker& m : markers_) {
     if (m.tsMs < fromMs_ || m.tsMs > toMs_) continue;
     const double x = plot.left() + double(m.tsMs - fromMs_) / double(toMs_ - fromMs_) * plot.width();
+    if (m.lane) {  // a tick in the top lane: the event is in the log, the plot stays clear
+      painter->setPen(QPen(m.color, 2));
+      painter->drawLine(QPointF(x, plot.top()), QPointF(x, plot.top() + kLanePx));
+      continue;
+    }
     painter->setPen(QPen(m.color, 1.5, Qt::DashLine));
     painter->drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
     painter->setPen(Qt::NoPen);

@@ -38,6 +38,8 @@ class TimeChartWidget : public QChartView {
   // Spans drawn for `group` in `state` on the breaker chart.
   std::vector<std::pair<double, double>> bandSpans(const QString& group, BreakerState state) const;
   const std::vector<Marker>& markers() const { return markers_; }
+  EpochMs fromMs() const { return fromMs_; }  // the time axis as last set
+  EpochMs toMs() const { return toMs_; }
   QString valuesAt(EpochMs tsMs) const;  // the one-line hover tooltip at a time
   int plotWidthPx() const;
 

@@ -51,6 +51,7 @@ struct GroupConfig {
   int concurrency = 16;        // operator ceiling for in-flight requests of this group
   int minConcurrency = 1;
   bool adaptive = true;        // AIMD beneath the ceiling
+  RateCeilingConfig rateCeiling;  // operator ceiling on this group's send rate (0 = none)
   double requestsPerMinute = 0;  // known quota per key, 0 = learn from headers
   double tokensPerMinute = 0;
   double bucketFraction = 0.98;  // local bucket runs at this fraction of the known quota
@@ -98,6 +99,7 @@ struct EngineConfig {
   std::vector<GroupConfig> groups;
   std::array<TierConfig, kTierCount> tiers{};
   int globalConcurrency = 64;
+  RateCeilingConfig rateCeiling;  // operator ceiling on the send rate of all groups together (0 = none)
   RetryConfig retry;
   double requestTimeoutS = 60;
   double connectTimeoutS = 10;

@@ -59,6 +59,7 @@ struct GroupSnapshot {
   int inFlight = 0;
   int concurrencyLimit = 0;    // effective limit now (adaptive, <= ceiling)
   int concurrencyCeiling = 0;  // operator-set ceiling
+  RateCeilingConfig rateCeiling;  // operator-set rate ceiling (0 = none)
   std::array<int, kTierCount> queueDepth{};
   std::array<bool, kTierCount> tierPaused{};  // paused for this group (group-level or global)
   bool paused = false;                        // whole group paused by operator
@@ -101,6 +102,7 @@ struct EngineSnapshot {
   EngineState state = EngineState::Stopped;
   int globalInFlight = 0;
   int globalConcurrencyLimit = 0;
+  RateCeilingConfig globalRateCeiling;
   std::array<bool, kTierCount> tierPaused{};  // global tier pauses
   std::vector<GroupSnapshot> groups;
   SharedQuotaSnapshot shared;

@@ -40,6 +40,14 @@ enum class Dimension : std::uint8_t { Requests = 0, Tokens = 1 };
 inline constexpr int kDimensionCount = 2;
 std::string_view dimensionName(Dimension d);
 
+// An operator's ceiling on a send rate (a group's or every group's), beneath the learnt quota; 0 = none.
+struct RateCeilingConfig {
+  double requestsPerS = 0;
+  double tokensPerMin = 0;
+  bool any() const { return requestsPerS > 0 || tokensPerMin > 0; }
+  bool operator==(const RateCeilingConfig&) const = default;
+};
+
 enum class BreakerState : std::uint8_t { Closed = 0, Open = 1, HalfOpen = 2 };
 std::string_view breakerStateName(BreakerState s);
 

@@ -21,6 +21,16 @@ BreakerConfig readBreakerFields(JsonObjectReader& r) {
   return b;
 }
 
+// "rate_ceiling": {"requests_per_s": 10, "tokens_per_min": 90000}, either part optional (0 = none).
+RateCeilingConfig readRateCeiling(const nlohmann::json& j, const std::string& file, const std::string& path) {
+  JsonObjectReader r(j, file, path);
+  RateCeilingConfig c;
+  c.requestsPerS = r.number("requests_per_s", 0, 0, kBig);
+  c.tokensPerMin = r.number("tokens_per_min", 0, 0, kBig);
+  r.finish();
+  return c;
+}
+
 KeyConfig readKey(JsonObjectReader& r, bool simulated) {
   KeyConfig k;
   k.name = r.requiredString("name");
@@ -52,6 +62,7 @@ GroupConfig readGroup(JsonObjectReader& r) {
   g.adaptive = r.boolean("adaptive", g.adaptive);
   g.requestsPerMinute = r.number("requests_per_minute", 0, 0, kBig);
   g.tokensPerMinute = r.number("tokens_per_minute", 0, 0, kBig);
+  if (const auto* rc = r.child("rate_ceiling")) g.rateCeiling = readRateCeiling(*rc, r.file(), r.pathOf("rate_ceiling"));
   g.bucketFraction = r.number("bucket_fraction", g.bucketFraction, 0.05, 1.0);
   g.quotaWindowS = r.number("quota_window_s", 0, 0, 86400 * 31);
   if (const auto* b = r.child("breaker")) {
@@ -151,6 +162,7 @@ TollgateConfig ConfigLoader::fromJson(const nlohmann::json& j, const std::string
   EngineConfig& e = c.engine;
   e.name = r.string("name", e.name);
   e.globalConcurrency = r.integer("global_concurrency", e.globalConcurrency, 1, 100000);
+  if (const auto* rc = r.child("rate_ceiling")) e.rateCeiling = readRateCeiling(*rc, file, "/rate_ceiling");
   e.requestTimeoutS = r.number("request_timeout_s", e.requestTimeoutS, 0.01, 3600);
   e.connectTimeoutS = r.number("connect_timeout_s", e.connectTimeoutS, 0.01, 600);
   e.snapshotIntervalS = r.number("snapshot_interval_s", e.snapshotIntervalS, 0.05, 10);

@@ -2,7 +2,9 @@
 // types and out-of-range values are ConfigErrors naming the file, the JSON path and the expectation.
 //
 // {
-//   "name": "demo", "global_concurrency": 64, "request_timeout_s": 60, "connect_timeout_s": 10,
+//   "name": "demo", "global_concurrency": 64,
+//   "rate_ceiling": {"requests_per_s": 0, "tokens_per_min": 0},  // all groups together; 0 = no ceiling
+//   "request_timeout_s": 60, "connect_timeout_s": 10,
 //   "snapshot_interval_s": 0.25, "tier_header": "X-Tollgate-Tier", "group_header": "X-RateLimit-Group",
 //   "max_response_bytes": 67108864,   // a longer response body fails its request (not retried); >= 1024
 //   "tiers": {"P0": {"capacity": 1000, "max_wait_s": 30}, "P1": {...}, "P2": {...}},
@@ -14,6 +16,8 @@
 //               "allowed_hosts": ["https://eu.api.example.com"],  // origins besides base_url's that absolute
 //                                  // request URLs may name; any other host is refused, so the keys go nowhere else
 //               "concurrency": 16, "min_concurrency": 1, "adaptive": true,
+//               "rate_ceiling": {"requests_per_s": 0, "tokens_per_min": 0},  // the operator's ceiling on the
+//                                  // group's send rate beneath the learnt quota; 0 = none
 //               "requests_per_minute": 0, "tokens_per_minute": 0, "bucket_fraction": 0.98,
 //               "quota_window_s": 0,   // the upstream's window when its headers don't say; 0 = infer (>= 1 s)
 //               "breaker": {"window_s": 10, "min_calls": 20, "failure_share": 0.5, "open_s": 5, "half_open_probes": 3}}],

@@ -322,6 +322,11 @@ void Engine::setGroupConcurrency(const std::string& group, int limit, const std:
   loop_->post(
       [this, group, limit, actor] { loop_->scheduler().setGroupConcurrency(group, limit, actor, nowEpochMs()); });
 }
+void Engine::setRateCeiling(const std::string& group, RateCeilingConfig ceiling, const std::string& actor) {
+  loop_->post([this, group, ceiling, actor] {
+    loop_->scheduler().setRateCeiling(group, ceiling, actor, Clock::now(), nowEpochMs());
+  });
+}
 void Engine::setTierPaused(Tier tier, bool paused, const std::string& group, const std::string& actor) {
   loop_->post([this, tier, paused, group, actor] {
     loop_->scheduler().setTierPaused(tier, paused, group, actor, nowEpochMs());

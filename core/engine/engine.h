@@ -51,6 +51,8 @@ class Engine {
   // Operator commands: applied within one loop turn, each recorded as an OperatorAction event.
   void setGlobalConcurrency(int limit, const std::string& actor = "operator");
   void setGroupConcurrency(const std::string& group, int limit, const std::string& actor = "operator");
+  // group empty = the ceiling on all groups together; zero rates lift it
+  void setRateCeiling(const std::string& group, RateCeilingConfig ceiling, const std::string& actor = "operator");
   // group empty = every group (the global tier switch)
   void setTierPaused(Tier tier, bool paused, const std::string& group = {},
                      const std::string& actor = "operator");

@@ -71,6 +71,7 @@ GroupSnapshot GroupState::snapshot(TimePoint now, const std::array<bool, kTierCo
   gs.inFlight = inFlight;
   gs.concurrencyLimit = concurrency.limit();
   gs.concurrencyCeiling = concurrency.ceiling();
+  gs.rateCeiling = rateCeiling.config();
   for (std::size_t t = 0; t < kTierCount; ++t) {
     gs.queueDepth[t] = queues.size(static_cast<Tier>(t));
     gs.tierPaused[t] = tierPaused[t] || globalTierPaused[t];

@@ -8,6 +8,7 @@
 #include "latency_window.h"
 #include "pending.h"
 #include "quota_tracker.h"
+#include "rate_ceiling.h"
 #include "snapshot.h"
 #include "tier_queues.h"
 
@@ -50,6 +51,7 @@ struct GroupState {
   TierQueues<PendingPtr> queues;
   CircuitBreaker breaker;
   AdaptiveConcurrency concurrency;
+  RateCeiling rateCeiling;
   int inFlight = 0;
   bool paused = false;
   bool draining = false;
@@ -75,7 +77,8 @@ struct GroupState {
       : cfg(c),
         queues({ec.tiers[0].capacity, ec.tiers[1].capacity, ec.tiers[2].capacity}),
         breaker(c.breaker),
-        concurrency(c.concurrency, c.minConcurrency, c.adaptive, now) {}
+        concurrency(c.concurrency, c.minConcurrency, c.adaptive, now),
+        rateCeiling(c.rateCeiling, now) {}
 
   // Joins a path to base_url; returns why the request may not go out, or empty. An absolute URL must name
   // one of `origins`; method and headers must each make exactly one well-formed line.

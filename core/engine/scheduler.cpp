@@ -52,7 +52,8 @@ Scheduler::Scheduler(EngineConfig cfg, const EngineListeners& listeners, TimePoi
       listeners_(listeners),
       retry_(retrySeed ? RetryPolicy(cfg_.retry, *retrySeed) : RetryPolicy(cfg_.retry)),
       budget_(cfg_.retry.budgetRatio, cfg_.retry.budgetMinRetries),
-      globalLimit_(cfg_.globalConcurrency) {
+      globalLimit_(cfg_.globalConcurrency),
+      globalRate_(cfg_.rateCeiling, now) {
   for (const auto& gc : cfg_.groups) {
     auto g = std::make_unique<GroupState>(gc, cfg_, now);
     for (const auto& kc : gc.keys) {
@@ -384,6 +385,16 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
           blocked[gi] = true;
           break;
         }
+        std::string ceilingWhy;
+        if (const Duration cw = rateCeilingWait(g, *g.queues.front(tier), now, ceilingWhy); cw > Duration::zero()) {
+          const TimePoint until = addSaturating(now, cw);
+          g.waitReason = std::move(ceilingWhy);
+          wake = std::min(wake, until);
+          blockedBy[gi] = TierWait{TierWait::Cause::None, until, false};
+          tw = blockedBy[gi];
+          blocked[gi] = true;
+          break;
+        }
         std::optional<BreakerTransition> tr;
         const bool allowed = g.breaker.allow(now, &tr);
         if (tr)
@@ -427,6 +438,16 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
   return wake;
 }
 
+Duration Scheduler::rateCeilingWait(GroupState& g, const Pending& p, TimePoint now, std::string& reason) {
+  Dimension ownPart{}, allPart{};
+  const Duration own = g.rateCeiling.timeUntil(p.tokenCost, now, &ownPart);
+  const Duration all = globalRate_.timeUntil(p.tokenCost, now, &allPart);
+  if (own <= Duration::zero() && all <= Duration::zero()) return Duration::zero();
+  reason = own >= all ? "rate ceiling " + g.rateCeiling.text(ownPart)
+                      : "rate ceiling of all groups " + globalRate_.text(allPart);
+  return std::max(own, all);
+}
+
 void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const SendFn& send) {
   KeyState& k = g.keys[static_cast<std::size_t>(key)];
   const bool first = p->attempts == 0;
@@ -459,6 +480,8 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
   }
   k.quota.onSend({1.0, p->tokenCost}, now);
   if (shared_ && k.sharedScope >= 0) shared_->take(k.sharedScope, p->tokenCost, now);
+  g.rateCeiling.onSend(p->tokenCost, now);
+  globalRate_.onSend(p->tokenCost, now);
   g.breaker.onSend();
   ++k.inFlight;
   k.inFlightTokens += p->tokenCost;
@@ -642,6 +665,10 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     for (const auto& sc : reading.scopes) tokensStated = tokensStated || sc.dimension == Dimension::Tokens;
     if (used < p->tokenCost && !tokensStated)
       k.quota.refund(Dimension::Tokens, p->tokenCost - static_cast<double>(used), now);
+    if (used < p->tokenCost) {  // the operator's tokens/min ceiling counts what was used
+      g.rateCeiling.refundTokens(p->tokenCost - static_cast<double>(used), now);
+      globalRate_.refundTokens(p->tokenCost - static_cast<double>(used), now);
+    }
     g.counters.tokensUsed += static_cast<std::uint64_t>(used);
     p->last.tokensUsed = used;
   } else if (success) {
@@ -724,6 +751,7 @@ void Scheduler::failureHint(Pending& p, GroupState& g, KeyState& k, const QuotaV
 void Scheduler::fillSnapshot(EngineSnapshot& s, TimePoint now) {
   s.globalInFlight = globalInFlight_;
   s.globalConcurrencyLimit = globalLimit_;
+  s.globalRateCeiling = globalRate_.config();
   s.tierPaused = globalTierPaused_;
   s.shared = sharedView_;
   if (shared_) {

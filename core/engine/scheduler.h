@@ -8,6 +8,7 @@
 #include "engine_listeners.h"
 #include "pending.h"
 #include "quota_tracker.h"
+#include "rate_ceiling.h"
 #include "retry_policy.h"
 #include "shared_ledger.h"
 #include "snapshot.h"
@@ -99,6 +100,9 @@ class Scheduler {
   // Operator commands, each recorded as an OperatorAction event (refused for an unknown group).
   void setGlobalConcurrency(int n, const std::string& actor, EpochMs nowEpoch);
   void setGroupConcurrency(const std::string& group, int n, const std::string& actor, EpochMs nowEpoch);
+  // The rate ceiling of `group`, or of all groups together when `group` is empty (0 rates = none).
+  void setRateCeiling(const std::string& group, const RateCeilingConfig& c, const std::string& actor, TimePoint now,
+                      EpochMs nowEpoch);
   void setTierPaused(Tier t, bool paused, const std::string& group, const std::string& actor, EpochMs nowEpoch);
   void setGroupPaused(const std::string& group, bool paused, const std::string& actor, EpochMs nowEpoch);
   void drainGroup(const std::string& group, const std::string& actor, TimePoint now, EpochMs nowEpoch);
@@ -133,6 +137,9 @@ class Scheduler {
   // key is another and can send now, as {position, key}; {-1, -1} when none. Only own keys make this differ.
   std::pair<int, int> nextOnAnotherKey(GroupState& g, Tier tier, TimePoint now, EpochMs nowEpoch);
   void start(GroupState& g, int key, PendingPtr p, TimePoint now, const SendFn& send);
+  // How long the front of a tier must wait for the operator's rate ceilings (the group's and the global one);
+  // zero when it may go. `reason` says which ceiling holds it.
+  Duration rateCeilingWait(GroupState& g, const Pending& p, TimePoint now, std::string& reason);
   // Answers a request unsent (ErrorKind::Shed) with its reason and retry hint, and counts it.
   void shed(GroupState& g, PendingPtr p, ShedReason reason, const std::string& why, TimePoint now);
   static void countShed(GroupState& g, ShedReason reason);
@@ -170,6 +177,7 @@ class Scheduler {
   SharedHint sharedHint(const QuotaTracker& q, Dimension d) const;
   int globalLimit_ = 64;
   int globalInFlight_ = 0;
+  RateCeiling globalRate_;
   std::array<bool, kTierCount> globalTierPaused_{};
 };
 

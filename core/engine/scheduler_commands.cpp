@@ -117,6 +117,25 @@ void Scheduler::setGroupConcurrency(const std::string& group, int n, const std::
   publishAction({{"action", "group_concurrency"}, {"group", group}, {"limit", g->concurrency.ceiling()}}, actor);
 }
 
+void Scheduler::setRateCeiling(const std::string& group, const RateCeilingConfig& c, const std::string& actor,
+                               TimePoint now, EpochMs nowEpoch) {
+  const auto asJson = [](const RateCeilingConfig& r) {
+    return nlohmann::json{{"requests_per_s", r.requestsPerS}, {"tokens_per_min", r.tokensPerMin}};
+  };
+  RateCeiling* ceiling = &globalRate_;
+  if (!group.empty()) {
+    GroupState* g = findGroup(group);
+    if (!g) return reject("set_rate_ceiling", group, actor, nowEpoch);
+    ceiling = &g->rateCeiling;
+  }
+  const RateCeilingConfig before = ceiling->config();
+  RateCeilingConfig after = c;
+  after.requestsPerS = std::max(0.0, c.requestsPerS);
+  after.tokensPerMin = std::max(0.0, c.tokensPerMin);
+  ceiling->set(after, now);
+  operatorAction("set_rate_ceiling", group.empty() ? "*" : group, asJson(before), asJson(after), actor, nowEpoch);
+}
+
 void Scheduler::setTierPaused(Tier t, bool paused, const std::string& group, const std::string& actor,
                               EpochMs nowEpoch) {
   const auto i = static_cast<std::size_t>(t);

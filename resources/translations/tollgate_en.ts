@@ -94,6 +94,70 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>%1 req/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 tokens/min</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Refused: no group &quot;%1&quot; (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Paused %1 on all groups</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Paused %1 on %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resumed %1 on all groups</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resumed %1 on %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Paused group %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resumed group %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Drained %1: %2 queued requests cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Concurrency of all groups: %1 → %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Concurrency of %1: %2 → %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rate ceiling of all groups: %1 → %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rate ceiling of %1: %2 → %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (by %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>shared_quota</source>
         <comment>event kind</comment>
         <translation type="unfinished"></translation>
@@ -319,6 +383,61 @@
     </message>
 </context>
 <context>
+    <name>tg::ui::AlertTray</name>
+    <message>
+        <source>Tollgate: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Notify when an &amp;incident starts (429s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Notify when a &amp;breaker opens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Notify when a &amp;quota is exhausted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>all fine</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429s on %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>breaker open on %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>quota exhausted on %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429s started on %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The breaker of %1 opened: its requests wait</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The quota of %1 is exhausted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tollgate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Click to open the dashboard there.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>tg::ui::ChartPanelWidget</name>
     <message>
         <source>&amp;Window:</source>
@@ -437,6 +556,42 @@
     </message>
     <message>
         <source>Resume &amp;group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rate ce&amp;iling</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rate ceilin&amp;g</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> req/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> tokens/min</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sends are paced to this rate, beneath what the quota allows; 0 = no ceiling</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rate ceiling, requests per second</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rate ceiling, tokens per minute</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>req/s: none</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tokens/min: none</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -670,6 +825,10 @@
         <source>%1: breaker %2, %3</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>rate ceiling %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::MainWindow</name>
@@ -779,6 +938,30 @@
     </message>
     <message>
         <source>size unknown</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Notifications</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No system tray here: the status bar shows the state</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Controls</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pause or resume P%1 on all groups</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Alerts: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No system tray: alerts show here only</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

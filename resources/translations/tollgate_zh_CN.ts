@@ -94,6 +94,70 @@
         <translation>打开</translation>
     </message>
     <message>
+        <source>%1 req/s</source>
+        <translation>%1 请求/秒</translation>
+    </message>
+    <message>
+        <source>%1 tokens/min</source>
+        <translation>%1 令牌/分钟</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Refused: no group &quot;%1&quot; (%2)</source>
+        <translation>已拒绝：没有分组“%1”（%2）</translation>
+    </message>
+    <message>
+        <source>Paused %1 on all groups</source>
+        <translation>已在所有分组暂停 %1</translation>
+    </message>
+    <message>
+        <source>Paused %1 on %2</source>
+        <translation>已在 %2 暂停 %1</translation>
+    </message>
+    <message>
+        <source>Resumed %1 on all groups</source>
+        <translation>已在所有分组恢复 %1</translation>
+    </message>
+    <message>
+        <source>Resumed %1 on %2</source>
+        <translation>已在 %2 恢复 %1</translation>
+    </message>
+    <message>
+        <source>Paused group %1</source>
+        <translation>已暂停分组 %1</translation>
+    </message>
+    <message>
+        <source>Resumed group %1</source>
+        <translation>已恢复分组 %1</translation>
+    </message>
+    <message>
+        <source>Drained %1: %2 queued requests cancelled</source>
+        <translation>已清空 %1：取消了 %2 个排队请求</translation>
+    </message>
+    <message>
+        <source>Concurrency of all groups: %1 → %2</source>
+        <translation>所有分组的并发：%1 → %2</translation>
+    </message>
+    <message>
+        <source>Concurrency of %1: %2 → %3</source>
+        <translation>%1 的并发：%2 → %3</translation>
+    </message>
+    <message>
+        <source>Rate ceiling of all groups: %1 → %2</source>
+        <translation>所有分组的速率上限：%1 → %2</translation>
+    </message>
+    <message>
+        <source>Rate ceiling of %1: %2 → %3</source>
+        <translation>%1 的速率上限：%2 → %3</translation>
+    </message>
+    <message>
+        <source>%1 (by %2)</source>
+        <translation>%1（操作员 %2）</translation>
+    </message>
+    <message>
         <source>shared_quota</source>
         <comment>event kind</comment>
         <translation>共享配额</translation>
@@ -319,6 +383,61 @@
     </message>
 </context>
 <context>
+    <name>tg::ui::AlertTray</name>
+    <message>
+        <source>Tollgate: %1</source>
+        <translation>Tollgate：%1</translation>
+    </message>
+    <message>
+        <source>Notify when an &amp;incident starts (429s)</source>
+        <translation>事故开始时通知（429）(&amp;I)</translation>
+    </message>
+    <message>
+        <source>Notify when a &amp;breaker opens</source>
+        <translation>熔断器打开时通知(&amp;B)</translation>
+    </message>
+    <message>
+        <source>Notify when a &amp;quota is exhausted</source>
+        <translation>配额耗尽时通知(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>all fine</source>
+        <translation>一切正常</translation>
+    </message>
+    <message>
+        <source>429s on %1</source>
+        <translation>%1 出现 429</translation>
+    </message>
+    <message>
+        <source>breaker open on %1</source>
+        <translation>%1 熔断器打开</translation>
+    </message>
+    <message>
+        <source>quota exhausted on %1</source>
+        <translation>%1 配额耗尽</translation>
+    </message>
+    <message>
+        <source>429s started on %1</source>
+        <translation>%1 开始出现 429</translation>
+    </message>
+    <message>
+        <source>The breaker of %1 opened: its requests wait</source>
+        <translation>%1 的熔断器已打开：其请求正在等待</translation>
+    </message>
+    <message>
+        <source>The quota of %1 is exhausted</source>
+        <translation>%1 的配额已耗尽</translation>
+    </message>
+    <message>
+        <source>Tollgate</source>
+        <translation>Tollgate</translation>
+    </message>
+    <message>
+        <source>Click to open the dashboard there.</source>
+        <translation>点击在该时刻打开仪表盘。</translation>
+    </message>
+</context>
+<context>
     <name>tg::ui::ChartPanelWidget</name>
     <message>
         <source>&amp;Window:</source>
@@ -438,6 +557,42 @@
     <message>
         <source>Resume &amp;group</source>
         <translation>恢复该组(&amp;G)</translation>
+    </message>
+    <message>
+        <source>Rate ce&amp;iling</source>
+        <translation>速率上限(&amp;I)</translation>
+    </message>
+    <message>
+        <source>Rate ceilin&amp;g</source>
+        <translation>速率上限(&amp;G)</translation>
+    </message>
+    <message>
+        <source> req/s</source>
+        <translation> 请求/秒</translation>
+    </message>
+    <message>
+        <source> tokens/min</source>
+        <translation> 令牌/分钟</translation>
+    </message>
+    <message>
+        <source>Sends are paced to this rate, beneath what the quota allows; 0 = no ceiling</source>
+        <translation>在配额允许的范围内按此速率匀速发送；0 = 无上限</translation>
+    </message>
+    <message>
+        <source>Rate ceiling, requests per second</source>
+        <translation>速率上限，每秒请求数</translation>
+    </message>
+    <message>
+        <source>Rate ceiling, tokens per minute</source>
+        <translation>速率上限，每分钟令牌数</translation>
+    </message>
+    <message>
+        <source>req/s: none</source>
+        <translation>请求/秒：无</translation>
+    </message>
+    <message>
+        <source>tokens/min: none</source>
+        <translation>令牌/分钟：无</translation>
     </message>
 </context>
 <context>
@@ -669,6 +824,10 @@
         <source>%1: breaker %2, %3</source>
         <translation>%1：熔断器%2，%3</translation>
     </message>
+    <message>
+        <source>rate ceiling %1</source>
+        <translation>速率上限 %1</translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::MainWindow</name>
@@ -779,6 +938,30 @@
     <message>
         <source>size unknown</source>
         <translation>大小未知</translation>
+    </message>
+    <message>
+        <source>&amp;Notifications</source>
+        <translation>通知(&amp;N)</translation>
+    </message>
+    <message>
+        <source>No system tray here: the status bar shows the state</source>
+        <translation>此处没有系统托盘：状态栏显示状态</translation>
+    </message>
+    <message>
+        <source>&amp;Controls</source>
+        <translation>控制(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Pause or resume P%1 on all groups</source>
+        <translation>在所有分组暂停或恢复 P%1</translation>
+    </message>
+    <message>
+        <source>Alerts: %1</source>
+        <translation>告警：%1</translation>
+    </message>
+    <message>
+        <source>No system tray: alerts show here only</source>
+        <translation>没有系统托盘：告警只显示在这里</translation>
     </message>
     <message>
         <source>Fleet</source>

@@ -43,6 +43,23 @@ std::string slowConfig() {
   return c.dump(2);
 }
 
+// `tollgate run` for 3 s of an 80/s batch workload on slowConfig() (plus `extra` arguments); `group` gets
+// the report's "batch" group. False when the run failed.
+bool batchRunReport(const QStringList& extra, json* group) {
+  QTemporaryDir dir;
+  const QString cfg = dir.filePath("cfg.json"), report = dir.filePath("report.json");
+  json c = json::parse(slowConfig());
+  c["workload"] = {{"streams", json::array({{{"group", "batch"}, {"tier", "P1"}, {"rate", 80}}})}};
+  writeFile(cfg, c.dump());
+  const int rc =
+      runTollgate(QStringList{"run", "--headless", "--quiet", "--config", cfg, "--duration", "3", "--report", report} +
+                  extra);
+  if (rc != 0) return false;
+  std::ifstream in(report.toStdString());
+  *group = json::parse(in)["groups"]["batch"];
+  return group->is_object();
+}
+
 }  // namespace
 
 class TestCli : public QObject {
@@ -154,20 +171,20 @@ class TestCli : public QObject {
   }
 
   void headlessRunWritesAReport() {
-    QTemporaryDir dir;
-    const QString cfg = dir.filePath("cfg.json"), report = dir.filePath("report.json");
-    json c = json::parse(slowConfig());
-    c["workload"] = {{"streams", json::array({{{"group", "batch"}, {"tier", "P1"}, {"rate", 80}}})}};
-    writeFile(cfg, c.dump());
-    QCOMPARE(runTollgate({"run", "--headless", "--quiet", "--config", cfg, "--duration", "3", "--report", report}), 0);
-    std::ifstream in(report.toStdString());
-    const json r = json::parse(in);
-    const json& g = r["groups"]["batch"];
+    json g;
+    QVERIFY(batchRunReport({}, &g));
     QVERIFY2(g["ok"].get<int>() > 60, g.dump().c_str());  // ~40/s for 3 s after the initial burst
     QVERIFY2(g["share_429"].get<double>() < 0.05, g.dump().c_str());
     for (const char* k : {"sent", "ok", "r429", "r5xx", "retries", "shed", "goodput_per_s", "latency_p50_ms",
                           "latency_p95_ms", "wait_p50_ms", "wait_p95_ms"})
       QVERIFY2(g.contains(k), k);
+  }
+
+  // --max-rps GROUP=N holds the group to N requests/s whatever the workload offers (80/s, > 60 sent above).
+  void headlessRunHoldsTheRateCeiling() {
+    json g;
+    QVERIFY(batchRunReport({"--max-rps", "batch=10"}, &g));
+    QVERIFY2(g["sent"].get<int>() >= 15 && g["sent"].get<int>() <= 36, g.dump().c_str());
   }
 
   // Rate steps open loop: clean below the simulator's 40/s (burst 40), refused at 80/s, then bisected; the

@@ -40,6 +40,11 @@ class TestCliHostile : public QObject {
     QTest::newRow("stop-429 2") << QStringList{"probe", "--group", "g", "--stop-429", "2"} << "--stop-429";
     QTest::newRow("max-per-step 0") << QStringList{"probe", "--group", "g", "--max-per-step", "0"} << "--max-per-step";
     QTest::newRow("step-s nan") << QStringList{"probe", "--group", "g", "--step-s", "nan"} << "--step-s";
+    QTest::newRow("max-rps nan") << QStringList{"run", "--headless", "--max-rps", "nan"} << "--max-rps";
+    QTest::newRow("max-rps group=-1") << QStringList{"run", "--headless", "--max-rps", "batch=-1"} << "\"batch=-1\"";
+    QTest::newRow("max-tpm 5k") << QStringList{"run", "--headless", "--max-tpm", "5k"} << "--max-tpm";
+    QTest::newRow("max-rps unknown group") << QStringList{"run", "--headless", "--max-rps", "nope=5"}
+                                           << "--max-rps: no group \"nope\"";
   }
   void commandLineNumbersAreWholeAndFinite() {
     QFETCH(QStringList, args);
@@ -60,6 +65,14 @@ class TestCliHostile : public QObject {
                                                                  std::string(4000000, '[') + std::string(4000000, ']') + "}")
                                     << "nested deeper than 256 levels";
     QTest::newRow("1e400") << QByteArray(R"({"request_timeout_s": 1e400, "groups": []})") << "1e400";
+    QTest::newRow("rate ceiling -1") << QByteArray::fromStdString(
+                                            R"({"rate_ceiling": {"requests_per_s": -1}, "groups": [)" + group + "]}")
+                                     << "/rate_ceiling/requests_per_s";
+    QTest::newRow("group rate ceiling typo")
+        << QByteArray(R"({"groups": [{"name":"g","base_url":"sim","keys":[{"name":"k"}],"rate_ceiling":{"rps":5}}]})")
+        << "/groups/0/rate_ceiling/rps";
+    QTest::newRow("rate ceiling not an object")
+        << QByteArray::fromStdString(R"({"rate_ceiling": 10, "groups": [)" + group + "]}") << "/rate_ceiling";
     QTest::newRow("bytes in a key") << QByteArray("{\"na\xFF\xFEme\": 1, \"groups\": []}") << "invalid JSON";
   }
   void configsNamingTheirProblem() {

@@ -55,6 +55,30 @@ QString describe(const std::vector<int>& v) {
 class TestEngineSim : public QObject {
   Q_OBJECT
  private slots:
+  void rateCeilingPacesSendsOverLoopback() {
+    // The upstream would take 1000/s; the operator's ceiling of 20 req/s (from the config) is what goes out,
+    // until it is lifted live.
+    EngineUnderTest t(simConfig("openai", {{"g", {{"algorithm", "token-bucket"}, {"limit", 1000}, {"window_s", 1}}}}),
+                      engineConfig(64, {{"rate_ceiling", {{"requests_per_s", 20}}}}));
+    const auto start = std::chrono::steady_clock::now();
+    t.submit("g", Tier::P1, 60);
+    QTRY_VERIFY_WITH_TIMEOUT(t.collected.done == 60, 20000);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    QVERIFY2(took >= 2.5, qPrintable(QString("60 requests at 20/s took %1 s").arg(took)));
+    QCOMPARE(t.collected.ok.load(), 60);
+    const auto perSecond = steadyOkPerSecond(t.sim().stats()["groups"]["g"]["history"]);
+    for (int v : perSecond) QVERIFY2(v <= 22, qPrintable(QString("per second: %1").arg(describe(perSecond))));
+    t.engine().setRateCeiling("g", {});
+    const auto lifted = std::chrono::steady_clock::now();
+    t.submit("g", Tier::P1, 60, "after");
+    QTRY_VERIFY_WITH_TIMEOUT(t.collected.done == 120, 20000);
+    QVERIFY(std::chrono::steady_clock::now() - lifted < std::chrono::milliseconds(2000));
+    std::lock_guard lock(t.collected.mutex);
+    QVERIFY(std::any_of(t.collected.events.begin(), t.collected.events.end(), [](const Event& e) {
+      return e.kind == EventKind::OperatorAction && e.detail.value("action", std::string()) == "set_rate_ceiling";
+    }));
+  }
+
   void goodputNearQuotaWithFew429s() {
     // 100 requests/s token bucket; 900 requests arrive at once (9x the quota per second).
     EngineUnderTest t(simConfig("openai", {{"g", {{"algorithm", "token-bucket"}, {"limit", 100}, {"window_s", 1}}}}),

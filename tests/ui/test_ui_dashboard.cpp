@@ -1,9 +1,12 @@
 // Dashboard widgets and models driven by hand-made EngineSnapshots (no engine).
 #include "chart_frame_builder.h"
 #include "chart_panel_widget.h"
+#include "alert_tray.h"
 #include "controls_widget.h"
+#include "display_text.h"
 #include "event_filter_proxy_model.h"
 #include "event_log_model.h"
+#include "event_log_widget.h"
 #include "group_card_widget.h"
 #include "live_sample_source.h"
 #include "main_window.h"
@@ -14,7 +17,11 @@
 #include "workload_panel_widget.h"
 
 #include <QApplication>
+#include <QAction>
 #include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QTableView>
 #include <QPushButton>
 #include <QSet>
 #include <QSettings>
@@ -46,6 +53,9 @@ struct FakeCommands : OperatorCommands {
     calls << QStringLiteral("groupPause %1 %2").arg(QString::fromStdString(g)).arg(paused);
   }
   void drainGroup(const std::string& g) override { calls << QStringLiteral("drain %1").arg(QString::fromStdString(g)); }
+  void setRateCeiling(const std::string& g, const RateCeilingConfig& c) override {
+    calls << QStringLiteral("ceiling [%1] %2 %3").arg(QString::fromStdString(g)).arg(c.requestsPerS).arg(c.tokensPerMin);
+  }
 };
 
 // Synthetic engine: cumulative counters and a wavy quota picture for `groups` groups.
@@ -122,8 +132,10 @@ void fill(LiveSampleSource& source, SyntheticEngine& engine, int seconds, EpochM
     const EpochMs ts = start + EpochMs(s) * 1000;
     source.addSnapshot(engine.next(ts));
     if (s % 600 == 300)
-      source.addEvent(makeEvent(ts, EventKind::OperatorAction, Severity::Info, "batch", "concurrency 16 -> 8",
-                                {{"action", "set_concurrency"}, {"actor", "operator"}}));
+      source.addEvent(makeEvent(ts, EventKind::OperatorAction, Severity::Info, "batch",
+                                "operator: set_concurrency batch 16 -> 8",
+                                {{"action", "set_concurrency"}, {"target", "batch"}, {"before", 16}, {"after", 8},
+                                 {"actor", "operator"}, {"ok", true}}));
     if (s % 300 == 1)
       source.addEvent(makeEvent(ts, EventKind::Burst429Start, Severity::Warn, "interactive", "429 burst",
                                 {{"classification", "burst"}}));
@@ -447,13 +459,163 @@ class TestUiDashboard : public QObject {
     panel.setRefreshIntervalMs(0);
     panel.setWindowMs(15 * 60'000);
     panel.setSource(&source);
+    // Operator actions (and incidents) on every chart; 429 bursts only in the 429 chart's thin lane.
     const auto& marks = panel.chart(ChartKind::Throughput)->markers();
-    QCOMPARE(marks.size(), std::size_t(3));  // operator action at 300 s, bursts at 1 s and 301 s
-    QVERIFY(std::any_of(marks.begin(), marks.end(), [](const Marker& m) {
-      return m.tsMs == kT0 + 300'000 && m.label.contains("concurrency 16 -> 8");
-    }));
+    QCOMPARE(marks.size(), std::size_t(1));
+    QCOMPARE(marks[0].tsMs, kT0 + 300'000);
+    QVERIFY2(marks[0].label.contains(QStringLiteral("Concurrency of batch: 16 → 8")), qPrintable(marks[0].label));
+    QVERIFY(!marks[0].lane);
+    const auto& marks429 = panel.chart(ChartKind::Rate429)->markers();
+    QCOMPARE(marks429.size(), std::size_t(3));  // bursts at 1 s and 301 s, in the lane, and the action
+    QCOMPARE(std::count_if(marks429.begin(), marks429.end(), [](const Marker& m) { return m.lane; }), 2);
     const QString tip = panel.chart(ChartKind::Throughput)->valuesAt(kT0 + 200'000);
     QVERIFY2(tip.contains("2xx") && tip.contains("429") && !tip.contains('\n'), qPrintable(tip));
+  }
+
+  void axisStartsWithTheDataUntilTheWindowIsFull() {
+    QCOMPARE(ChartPanelWidget::axisFromMs(0, kT0, 900'000), kT0 - 900'000);               // start unknown
+    QCOMPARE(ChartPanelWidget::axisFromMs(kT0 - 120'000, kT0, 900'000), kT0 - 120'000);  // two minutes in
+    QCOMPARE(ChartPanelWidget::axisFromMs(kT0 - 5'000, kT0, 900'000), kT0 - 10'000);     // ten seconds at least
+    QCOMPARE(ChartPanelWidget::axisFromMs(kT0 - 3'600'000, kT0, 900'000), kT0 - 900'000);  // window full
+    LiveSampleSource source;
+    SyntheticEngine engine(2);
+    fill(source, engine, 120);
+    QCOMPARE(source.startMs(), kT0);
+    ChartPanelWidget panel;
+    panel.resize(1200, 800);
+    panel.setRefreshIntervalMs(0);
+    panel.setWindowMs(15 * 60'000);
+    panel.setSource(&source);
+    panel.refresh();
+    QCOMPARE(panel.chart(ChartKind::Throughput)->fromMs(), kT0);
+    QCOMPARE(panel.chart(ChartKind::Throughput)->toMs(), kT0 + 120'000);
+    // Two minutes of data fill the plot: the first drawn point sits at the left edge, not 85% across.
+    const auto segs = panel.chart(ChartKind::Throughput)->segments(QStringLiteral("2xx"));
+    QVERIFY(!segs.empty() && !segs.front().empty());
+    QVERIFY(segs.front().front().x() <= double(kT0 + 2'000));
+  }
+
+  void operatorActionsReadAsWords() {
+    const auto action = [](const char* name, const char* target, nlohmann::json before, nlohmann::json after,
+                           const char* actor = "operator") {
+      return makeEvent(kT0, EventKind::OperatorAction, Severity::Info, "", "raw",
+                       {{"action", name}, {"target", target}, {"before", before}, {"after", after},
+                        {"actor", actor}, {"ok", true}});
+    };
+    QCOMPARE(eventMessageText(action("pause_tier", "*/P2", false, true)), QStringLiteral("Paused P2 on all groups"));
+    QCOMPARE(eventMessageText(action("resume_tier", "batch/P0", true, false)), QStringLiteral("Resumed P0 on batch"));
+    QCOMPARE(eventMessageText(action("set_concurrency", "*", 64, 32)),
+             QStringLiteral("Concurrency of all groups: 64 → 32"));
+    QCOMPARE(eventMessageText(action("drain", "batch", 12, 0, "alice")),
+             QStringLiteral("Drained batch: 12 queued requests cancelled (by alice)"));
+    QCOMPARE(eventMessageText(action("set_rate_ceiling", "batch", {{"requests_per_s", 0}, {"tokens_per_min", 0}},
+                                     {{"requests_per_s", 10}, {"tokens_per_min", 90000}})),
+             QStringLiteral("Rate ceiling of batch: none → 10 req/s · %1 tokens/min").arg(QLocale().toString(90000)));
+    Event refused = makeEvent(kT0, EventKind::OperatorAction, Severity::Warn, "nope", "raw",
+                              {{"action", "drain"}, {"target", "nope"}, {"ok", false}});
+    QCOMPARE(eventMessageText(refused), QStringLiteral("Refused: no group \"nope\" (drain)"));
+    // Unknown actions and other kinds: as core wrote them.
+    QCOMPARE(eventMessageText(action("reticulate", "*", 1, 2)), QStringLiteral("raw"));
+    QCOMPARE(eventMessageText(makeEvent(kT0, EventKind::Burst429Start, Severity::Info, "a", "429 burst")),
+             QStringLiteral("429 burst"));
+    EventLogModel model;
+    model.addEvent(action("pause_tier", "*/P2", false, true));
+    QCOMPARE(model.data(model.index(0, EventLogModel::Message)).toString(), QStringLiteral("Paused P2 on all groups"));
+  }
+
+  void rateCeilingControlsAndCard() {
+    ControlsWidget controls;
+    FakeCommands commands;
+    controls.setCommands(&commands);
+    controls.setCommitDelayMs(50);
+    SyntheticEngine engine(2);
+    controls.setSnapshot(engine.next(kT0, [](int i, GroupSnapshot& g) {
+      if (i == 1) g.rateCeiling = {5, 0};
+    }));
+    controls.selectGroup(QStringLiteral("batch"));
+    QCOMPARE(controls.groupRpsSpin()->value(), 5.0);
+    QCOMPARE(controls.groupRpsSpin()->text(), QStringLiteral("5.0 req/s"));
+    QCOMPARE(controls.globalRpsSpin()->text(), QStringLiteral("req/s: none"));
+    controls.groupRpsSpin()->setValue(12);
+    controls.groupTpmSpin()->setValue(60000);
+    QTRY_COMPARE(commands.calls.size(), 1);  // both fields in one command
+    QCOMPARE(commands.calls.last(), QStringLiteral("ceiling [batch] 12 60000"));
+    controls.globalRpsSpin()->setValue(40);
+    QTRY_COMPARE(commands.calls.last(), QStringLiteral("ceiling [] 40 0"));
+
+    LiveSampleSource source;
+    source.addSnapshot(engine.next(kT0, [](int i, GroupSnapshot& g) {
+      if (i == 1) g.rateCeiling = {12, 60000};
+    }));
+    MainWindow w;
+    w.setSource(&source);
+    QCOMPARE(w.card(QStringLiteral("batch"))->fieldText("rateCeiling"),
+             QStringLiteral("rate ceiling 12 req/s · %1 tokens/min").arg(QLocale().toString(60000)));
+    QVERIFY(w.card(QStringLiteral("interactive"))->findChild<QLabel*>(QStringLiteral("rateCeiling"))->isHidden());
+  }
+
+  void shortcutsPauseTiersOnAllGroups() {
+    MainWindow w;
+    FakeCommands commands;
+    w.setCommands(&commands);
+    w.setConfirm([](QWidget*, const QString&, const QString&) { return true; });
+    SyntheticEngine engine(2);
+    LiveSampleSource source;
+    source.addSnapshot(engine.next(kT0));
+    w.setSource(&source);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    for (int t = 0; t < kTierCount; ++t) {
+      auto* a = w.findChild<QAction*>(QStringLiteral("togglePauseP%1").arg(t));
+      QVERIFY(a);
+      QCOMPARE(a->shortcut(), QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + t)));
+      QVERIFY(w.controls()->globalPauseButton(Tier(t))->toolTip().contains(QStringLiteral("Ctrl+%1").arg(t)));
+    }
+    QTest::keyClick(&w, Qt::Key_2, Qt::ControlModifier);
+    QCOMPARE(commands.calls.last(), QStringLiteral("tier P2 pause []"));
+    QTest::keyClick(&w, Qt::Key_2, Qt::ControlModifier);
+    QCOMPARE(commands.calls.last(), QStringLiteral("tier P2 resume []"));
+    QTest::keyClick(&w, Qt::Key_0, Qt::ControlModifier);
+    QCOMPARE(commands.calls.last(), QStringLiteral("tier P0 pause []"));
+    // Read-only (replay): the shortcut does nothing.
+    w.setCommands(nullptr);
+    const auto n = commands.calls.size();
+    QTest::keyClick(&w, Qt::Key_1, Qt::ControlModifier);
+    QCOMPARE(commands.calls.size(), n);
+  }
+
+  void alertsColourTheStatusAndOpenAtTheEvent() {
+    MainWindow w;
+    LiveSampleSource source;
+    SyntheticEngine engine(2);
+    source.addSnapshot(engine.next(kT0));
+    w.setSource(&source);
+    QVERIFY(!w.alerts()->hasIcon());  // offscreen: no system tray, and nothing breaks
+    auto* label = w.findChild<QLabel*>(QStringLiteral("statusAlert"));
+    QVERIFY(label->text().contains(QStringLiteral("all fine")));
+    source.addEvent(makeEvent(kT0 + 1000, EventKind::Burst429Start, Severity::Info, "interactive", "429 burst"));
+    QCOMPARE(w.alerts()->level(), AlertLevel::RateLimited);
+    source.addEvent(makeEvent(kT0 + 2000, EventKind::BreakerTransition, Severity::Warn, "batch", "breaker closed -> open",
+                              {{"from", "closed"}, {"to", "open"}}));
+    QCOMPARE(w.alerts()->level(), AlertLevel::BreakerOpen);
+    QVERIFY2(label->text().contains(QStringLiteral("breaker open on batch")), qPrintable(label->text()));
+    QCOMPARE(w.alerts()->lastNotice().kind, AlertKind::BreakerOpen);
+    for (int i = 0; i < 5; ++i)
+      source.addEvent(makeEvent(kT0 + 3000 + i, EventKind::RequestShed, Severity::Warn, "batch", "shed"));
+    // Clicking the notification: the dashboard, live, with that event selected in the log.
+    w.eventLogWidget()->severityCombo()->setCurrentIndex(2);  // errors only: the breaker event is filtered out
+    emit w.alerts()->openRequested(kT0 + 2000, QStringLiteral("batch"));
+    const QModelIndexList rows = w.eventLogWidget()->view()->selectionModel()->selectedRows();
+    QCOMPARE(rows.size(), 1);
+    QCOMPARE(rows[0].data(EventLogModel::TimeMsRole).toLongLong(), kT0 + 2000);
+    QCOMPARE(rows[0].data(EventLogModel::KindRole).toInt(), int(EventKind::BreakerTransition));
+    // Switching a kind off is kept for the next start.
+    auto* breakerSwitch = w.findChild<QAction*>(QStringLiteral("notify_1"));
+    QVERIFY(breakerSwitch && breakerSwitch->isChecked());
+    breakerSwitch->setChecked(false);
+    AlertTray again(nullptr, false);
+    QVERIFY(!again.notifies(AlertKind::BreakerOpen));
+    QVERIFY(again.notifies(AlertKind::Incident));
   }
 
   void windowGrabsToPng() {
