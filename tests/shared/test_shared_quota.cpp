@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -372,6 +374,80 @@ class TestSharedQuota : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(b.latestSnapshot()->shared.members.size(), std::size_t{2}, 5000);
     a.stop();
     b.stop();
+  }
+
+  void aP2FloodOnOneInstanceDoesNotStarveP0OnAnother() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    // 100 requests/s (1,000 per 10 s, the window stated): instance A queues 3,000 P2 requests at once, more
+    // than the key allows in the test's whole span; instance B sends a P0 request every 200 ms.
+    tg::SimServer sim(tg::SimConfig::fromJson(
+        json{{"dialect", "ietf"}, {"groups", {{"chat", {{"algorithm", "sliding-window"}, {"limit", 1000}, {"window_s", 10}}}}}},
+        "sim"));
+    const int simPort = sim.start();
+    auto engineConfig = [&](const std::string& instance) {
+      tg::EngineConfig e;
+      e.name = instance;
+      tg::GroupConfig g;
+      g.name = "chat";
+      g.baseUrl = "http://127.0.0.1:" + std::to_string(simPort);
+      g.concurrency = 32;
+      tg::KeyConfig k;
+      k.name = "k";
+      k.secret = "sk-fleet-secret-0123456789";
+      g.keys.push_back(k);
+      e.groups.push_back(g);
+      e.sharedQuota.enabled = true;
+      e.sharedQuota.port = redis.port;
+      e.sharedQuota.ns = "tier-test";
+      e.sharedQuota.instance = instance;
+      return e;
+    };
+    tg::Engine a(engineConfig("flood")), b(engineConfig("interactive"));
+    a.start();
+    b.start();
+    auto request = [](const std::string& id, tg::Tier t) {
+      tg::Request r;
+      r.id = id;
+      r.group = "chat";
+      r.tier = t;
+      r.url = "/v1/chat/completions";
+      r.body = R"({"max_tokens": 1})";
+      return r;
+    };
+    std::atomic<int> floodOk{0};
+    for (int i = 0; i < 3000; ++i)
+      a.submit(request("p2-" + std::to_string(i), tg::Tier::P2), [&](const tg::Result& r) {
+        if (r.status == 200) ++floodOk;
+      });
+    sleepMs(2000);  // the flood owns the bucket and its reservations
+    std::mutex m;
+    std::vector<double> p0Waits;
+    int p0Failed = 0;
+    for (int i = 0; i < 20; ++i) {
+      b.submit(request("p0-" + std::to_string(i), tg::Tier::P0), [&](const tg::Result& r) {
+        std::lock_guard lock(m);
+        if (r.status == 200) p0Waits.push_back(r.waitMs);
+        else ++p0Failed;
+      });
+      sleepMs(200);
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(p0Waits.size()) + p0Failed, 20, 10000);
+    const json c = chatCounters(sim);
+    a.stop();
+    b.stop();
+    std::sort(p0Waits.begin(), p0Waits.end());
+    qInfo("P0 on the other instance: %zu ok, %d failed, wait p50 %.0f ms, max %.0f ms; flood ok %d; upstream %s",
+          p0Waits.size(), p0Failed, p0Waits.empty() ? -1.0 : p0Waits[p0Waits.size() / 2],
+          p0Waits.empty() ? -1.0 : p0Waits.back(), floodOk.load(), c.dump().substr(0, 200).c_str());
+    QCOMPARE(p0Failed, 0);
+    // P1/P2 reserve at most half a second ahead and P0 skips their reserve: a P0 waits about that, not for
+    // the 3,000 queued on the other instance (30 s of quota).
+    QVERIFY2(p0Waits.back() < 800, qPrintable(QString::number(p0Waits.back())));
+    QVERIFY2(p0Waits[p0Waits.size() / 2] < 150, qPrintable(QString::number(p0Waits[p0Waits.size() / 2])));
+    QVERIFY2(floodOk > 300, "the flood used the rest of the quota");
+    QVERIFY2(c["r429"].get<int>() <= 0.01 * c["requests"].get<int>(), c.dump().substr(0, 300).c_str());
   }
 
   // --- a fleet of processes ------------------------------------------------------------------------
