@@ -447,6 +447,19 @@ class TestSharedQuota : public QObject {
     QVERIFY2(p0Waits.back() < 800, qPrintable(QString::number(p0Waits.back())));
     QVERIFY2(p0Waits[p0Waits.size() / 2] < 150, qPrintable(QString::number(p0Waits[p0Waits.size() / 2])));
     QVERIFY2(floodOk > 300, "the flood used the rest of the quota");
+    // Only fingerprints reach Redis: no key name, value or field holds the secret.
+    tg::RedisConnection rc(endpoint(redis.port));
+    tg::RedisReply keys;
+    QVERIFY(rc.call({"KEYS", "*"}, keys));
+    QVERIFY(!keys.elements.empty());
+    for (const auto& k : keys.elements) {
+      QVERIFY2(k.str.find("sk-fleet-secret") == std::string::npos, k.str.c_str());
+      tg::RedisReply type, all;
+      QVERIFY(rc.call({"TYPE", k.str}, type));
+      if (type.str == "hash") QVERIFY(rc.call({"HGETALL", k.str}, all));
+      else if (type.str == "zset") QVERIFY(rc.call({"ZRANGE", k.str, "0", "-1"}, all));
+      for (const auto& v : all.elements) QVERIFY2(v.str.find("sk-fleet-secret") == std::string::npos, v.str.c_str());
+    }
     QVERIFY2(c["r429"].get<int>() <= 0.01 * c["requests"].get<int>(), c.dump().substr(0, 300).c_str());
   }
 
