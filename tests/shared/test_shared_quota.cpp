@@ -116,6 +116,26 @@ qint64 firstLineAfter(const QString& log, const QString& needle, qint64 fromMs) 
   return -1;
 }
 
+// An engine of one group "chat" with one key, sharing its quota through the redis-server on redisPort.
+tg::EngineConfig sharedEngine(const std::string& instance, int redisPort, const std::string& ns, const std::string& url) {
+  tg::EngineConfig e;
+  e.name = instance;
+  tg::GroupConfig g;
+  g.name = "chat";
+  g.baseUrl = url;
+  g.concurrency = 32;
+  tg::KeyConfig k;
+  k.name = "k";
+  k.secret = "sk-fleet-secret-0123456789";
+  g.keys.push_back(k);
+  e.groups.push_back(g);
+  e.sharedQuota.enabled = true;
+  e.sharedQuota.port = redisPort;
+  e.sharedQuota.ns = ns;
+  e.sharedQuota.instance = instance;
+  return e;
+}
+
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 
 json fleetConfig(int simPort, int redisPort, double ratePerInstance, bool shared) {
@@ -331,20 +351,9 @@ class TestSharedQuota : public QObject {
     RedisProcess redis;
     QString why;
     QVERIFY2(redis.start(&why), qPrintable(why));
-    auto engineConfig = [&](const std::string& instance) {
-      tg::EngineConfig e;
-      e.name = instance;
-      tg::GroupConfig g;
-      g.name = "chat";
-      g.baseUrl = "http://127.0.0.1:9";  // nothing is sent: this test is about the operator's commands
-      e.groups.push_back(g);
-      e.sharedQuota.enabled = true;
-      e.sharedQuota.port = redis.port;
-      e.sharedQuota.ns = "ops-test";
-      e.sharedQuota.instance = instance;
-      return e;
-    };
-    tg::Engine a(engineConfig("inst-a")), b(engineConfig("inst-b"));
+    // Nothing is sent: this test is about the operator's commands.
+    tg::Engine a(sharedEngine("inst-a", redis.port, "ops-test", "http://127.0.0.1:9")),
+        b(sharedEngine("inst-b", redis.port, "ops-test", "http://127.0.0.1:9"));
     std::mutex m;
     std::vector<tg::Event> seenByB;
     b.onEvent([&](const tg::Event& e) {
@@ -386,25 +395,8 @@ class TestSharedQuota : public QObject {
         json{{"dialect", "ietf"}, {"groups", {{"chat", {{"algorithm", "sliding-window"}, {"limit", 1000}, {"window_s", 10}}}}}},
         "sim"));
     const int simPort = sim.start();
-    auto engineConfig = [&](const std::string& instance) {
-      tg::EngineConfig e;
-      e.name = instance;
-      tg::GroupConfig g;
-      g.name = "chat";
-      g.baseUrl = "http://127.0.0.1:" + std::to_string(simPort);
-      g.concurrency = 32;
-      tg::KeyConfig k;
-      k.name = "k";
-      k.secret = "sk-fleet-secret-0123456789";
-      g.keys.push_back(k);
-      e.groups.push_back(g);
-      e.sharedQuota.enabled = true;
-      e.sharedQuota.port = redis.port;
-      e.sharedQuota.ns = "tier-test";
-      e.sharedQuota.instance = instance;
-      return e;
-    };
-    tg::Engine a(engineConfig("flood")), b(engineConfig("interactive"));
+    const std::string url = "http://127.0.0.1:" + std::to_string(simPort);
+    tg::Engine a(sharedEngine("flood", redis.port, "tier-test", url)), b(sharedEngine("interactive", redis.port, "tier-test", url));
     a.start();
     b.start();
     auto request = [](const std::string& id, tg::Tier t) {
