@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
   std::printf("probe accuracy: tollgate probe (open loop, %.0f s steps, stop at 10%% 429s, 4 bisections) against a "
               "fresh limiter per row, %.0f ms latency\n\n",
               base.stepS, latencyMs);
-  std::printf("%-16s %-11s %6s  %7s %6s  %7s %6s  %-9s %8s %6s  %s\n", "kind", "answer", "limit", "soft/s", "error",
-              "hard/s", "error", "in flight", "requests", "time", "within 10%");
+  std::printf("%-16s %-11s %6s  %7s %6s  %7s %6s  %-9s %8s %8s %6s  %s\n", "kind", "answer", "limit", "soft/s", "error",
+              "hard/s", "error", "in flight", "clean/s", "requests", "time", "within 10%");
   std::vector<Row> rows;
   auto print = [](const Row& r) {
     char inFlight[32];
@@ -80,10 +80,10 @@ int main(int argc, char** argv) {
       std::snprintf(inFlight, sizeof inFlight, "%d (%d)", r.report.inFlightLimit, r.inFlight);
     else
       std::snprintf(inFlight, sizeof inFlight, "-");
-    std::printf("%-16s %-11s %6.0f  %7.1f %+5.1f%%  %7.1f %+5.1f%%  %-9s %8ld %5.0fs  %s\n", r.kind.c_str(),
+    std::printf("%-16s %-11s %6.0f  %7.1f %+5.1f%%  %7.1f %+5.1f%%  %-9s %8.1f %8ld %5.0fs  %s\n", r.kind.c_str(),
                 r.answer.c_str(), r.limit, r.report.softLimit, 100 * errorOf(r.report.softLimit, r.limit),
-                r.report.hardLimit, 100 * errorOf(r.report.hardLimit, r.limit), inFlight, r.report.sent(),
-                r.report.seconds, meets(r) ? "yes" : "NO");
+                r.report.hardLimit, 100 * errorOf(r.report.hardLimit, r.limit), inFlight, r.report.openLoopClean,
+                r.report.sent(), r.report.seconds, meets(r) ? "yes" : "NO");
     std::fflush(stdout);
   };
 
@@ -140,11 +140,13 @@ int main(int argc, char** argv) {
                        {"sustained_per_s", s.sustainedPerS}, {"latency_s", s.latencyS}});
     runs.push_back({{"kind", r.kind}, {"answer", r.answer}, {"limit", r.limit}, {"in_flight_configured", r.inFlight},
                     {"soft", r.report.softLimit}, {"hard", r.report.hardLimit},
-                    {"in_flight_reported", r.report.inFlightLimit}, {"measured", r.report.measured},
+                    {"in_flight_reported", r.report.inFlightLimit}, {"open_loop_clean", r.report.openLoopClean},
+                    {"measured", r.report.measured},
                     {"requests", r.report.sent()}, {"seconds", r.report.seconds}, {"meets", meets(r)},
                     {"steps", steps}});
   }
-  std::printf("\n(in flight: reported (configured); error: reported vs configured)\n"
+  std::printf("\n(in flight: reported (configured); error: reported vs configured; clean/s: the highest rate a step's "
+              "steady half ran clean at, open loop, before any cap)\n"
               "goal (issue 14): soft and hard limits within 10%% of the configured one, the in-flight limit named "
               "when it binds: %d of %zu rows\n",
               met, rows.size());

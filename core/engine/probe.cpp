@@ -32,6 +32,8 @@ constexpr double kMinSustainedSpanS = 0.5;
 constexpr long kMinSustainedAccepted = 10;
 // A bisection ceiling above the sustained rate an overloaded step measured: room for that measure's noise.
 constexpr double kSustainedHeadroom = 1.1;
+// A sustained rate below this share of a rate that ran clean is a lockout's trickle, not a limit.
+constexpr double kLockoutShare = 0.5;
 // In-flight limit: refusals at fewer accepted in flight than N may be this rare, acceptances above N this rare,
 // and accepted latency under overload at most this many times the clean steps' (more is a queue: a delayed
 // leaky bucket, whose in-flight count is the symptom of its rate).
@@ -348,15 +350,26 @@ struct Overload {
   double rate = 0;           // offered in that step
   double latencyS = 0;       // median of the medians of steps with refusals
 };
+// What a clean step's steady half got through.
+double steadyRate(const ProbeStep& s) {
+  return s.tailSent ? s.rate * static_cast<double>(s.tailOk) / static_cast<double>(s.tailSent) : 0;
+}
+
 Overload overloadOf(const std::vector<ProbeStep>& steps) {
   Overload o;
+  double clean = 0;
+  for (const ProbeStep& s : steps)
+    if (s.clean()) clean = std::max(clean, steadyRate(s));
   std::vector<double> latencies;
   for (const ProbeStep& s : steps) {
-    if (s.sustainedPerS > o.sustainedPerS) {
+    if (s.r429 > 0 && s.latencyS > 0) latencies.push_back(s.latencyS);
+    // Far below a rate that ran clean, a "sustained" rate is a lockout's trickle (a window that counts refused
+    // requests lets one through now and then), not the limit: a burst's credit cannot make a step clean at
+    // twice the rate the limiter sustains.
+    if (s.sustainedPerS > o.sustainedPerS && s.sustainedPerS >= kLockoutShare * clean) {
       o.sustainedPerS = s.sustainedPerS;
       o.rate = s.rate;
     }
-    if (s.r429 > 0 && s.latencyS > 0) latencies.push_back(s.latencyS);
   }
   o.latencyS = latencies.empty() ? 0 : percentile(latencies, 0.5);
   return o;
@@ -401,15 +414,22 @@ void concludeProbe(ProbeReport& r) {
   r.latencyS = r.inFlightLimit > 0 ? over.latencyS : 0;
   r.hardLimit = probeCeiling(r.steps);
   r.hardRate = over.rate;
-  r.softLimit = r.softRate = 0;
+  r.softLimit = r.softRate = r.openLoopClean = 0;
   for (const ProbeStep& s : r.steps) {
     if (!s.clean()) continue;
-    double steady = s.rate * static_cast<double>(s.tailOk) / static_cast<double>(s.tailSent);
+    r.openLoopClean = std::max(r.openLoopClean, steadyRate(s));
+    double steady = steadyRate(s);
     if (r.hardLimit > 0) steady = std::min(steady, r.hardLimit);  // clean above it only on burst credit
     if (steady > r.softLimit) {
       r.softLimit = steady;
       r.softRate = s.rate;
     }
+  }
+  if (r.inFlightLimit > 0) {
+    // A client that keeps at most N in flight is never refused, up to N / latency: that is the soft limit.
+    // Open loop is refused below it as soon as its send times jitter by more than the slack left.
+    r.softLimit = r.inFlightLimit / r.latencyS;
+    r.softRate = 0;
   }
   if (r.softLimit > r.hardLimit) {
     r.hardLimit = r.softLimit;
@@ -421,12 +441,13 @@ void concludeProbe(ProbeReport& r) {
         r.hardLimit = s.tailOkPerS();
         r.hardRate = s.rate;
       }
-  char buf[300];
+  char buf[400];
   if (r.inFlightLimit > 0)
     std::snprintf(buf, sizeof buf,
                   "requests in flight: refusals began at %d accepted at once; at %.0f ms per request that allows "
-                  "%.1f req/s (the hard limit), and the rates are what it allows at this latency",
-                  r.inFlightLimit, 1000 * r.latencyS, r.inFlightLimit / r.latencyS);
+                  "%.1f req/s to a client keeping at most %d in flight (soft and hard); open loop ran clean up to "
+                  "%.1f req/s",
+                  r.inFlightLimit, 1000 * r.latencyS, r.inFlightLimit / r.latencyS, r.inFlightLimit, r.openLoopClean);
   else
     std::snprintf(buf, sizeof buf, "request rate: refusals follow the rate offered, not the requests in flight");
   r.measured = buf;

@@ -14,6 +14,8 @@
 // - hard limit: the highest sustained rate seen (or the soft limit when nothing could be measured, e.g. a
 //   window that counts refusals locks an overloading client out), never below the soft limit; with an
 //   in-flight limit N, N / latency when higher.
+// - with an in-flight limit N, the soft limit is N / latency too: what a client keeping at most N in flight
+//   gets without a refusal (open loop is refused a little below it once its send times jitter).
 // - in-flight limit: when every refusal came with at least N accepted requests in flight and accepted ones
 //   with at most N (latency unchanged), the upstream limits concurrency, not rate; N is reported, and the
 //   rates are what N allows at the latency seen.
@@ -78,9 +80,10 @@ ProbeStep summarizeProbeStep(double rate, double seconds, const std::vector<Prob
 struct ProbeReport {
   std::vector<ProbeStep> steps;
   double softLimit = 0;  // req/s
-  double softRate = 0;   // offered rate of that step
+  double softRate = 0;   // offered rate of that step (0: derived from the in-flight limit)
   double hardLimit = 0;  // req/s
   double hardRate = 0;   // offered rate of the step it was measured in
+  double openLoopClean = 0;  // the highest rate a step's steady half ran clean at, before any cap
   int inFlightLimit = 0;     // > 0: what binds is requests in flight, this many
   double latencyS = 0;       // median latency of accepted requests at the in-flight limit
   std::string measured;      // what the limits are, in words

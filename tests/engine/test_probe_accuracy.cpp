@@ -37,6 +37,7 @@ class TestProbeAccuracy : public QObject {
   void steadyHalfJudgesCleanliness();
   void inFlightLimitSeparatesFromARateLimit();
   void softLimitIsNoHigherThanTheSustainedRate();
+  void aLockoutsTrickleIsNotTheLimit();
   void probeFindsTheLimitOfEachKind_data();
   void probeFindsTheLimitOfEachKind();
 };
@@ -138,6 +139,20 @@ void TestProbeAccuracy::softLimitIsNoHigherThanTheSustainedRate() {
   QCOMPARE(r.hardLimit, over.sustainedPerS);
   QCOMPARE(r.inFlightLimit, 0);
   QVERIFY(QString::fromStdString(r.measured).startsWith("request rate"));
+}
+
+void TestProbeAccuracy::aLockoutsTrickleIsNotTheLimit() {
+  // A window that counts refused requests locks out a client offering 320/s, letting one in 20 through; 160/s
+  // ran clean. The trickle is no limit: soft and hard are the clean rate.
+  ProbeReport r;
+  r.steps.push_back(summarizeProbeStep(160, 3, schedule(160, 3, 0.02, [](long, double) { return 200; })));
+  const ProbeStep locked = summarizeProbeStep(320, 3, schedule(320, 3, 0.02, [](long i, double) { return i % 20 ? 429 : 200; }));
+  QVERIFY2(locked.sustainedPerS > 10 && locked.sustainedPerS < 20, qPrintable(QString::number(locked.sustainedPerS)));
+  r.steps.push_back(locked);
+  concludeProbe(r);
+  QVERIFY2(std::abs(r.softLimit - 160) < 1e-9, qPrintable(describe(r)));
+  QVERIFY2(std::abs(r.hardLimit - 160) < 1e-9, qPrintable(describe(r)));
+  QCOMPARE(probeCeiling(r.steps), 0.0);
 }
 
 void TestProbeAccuracy::probeFindsTheLimitOfEachKind_data() {
