@@ -332,13 +332,21 @@ ProbeStep summarizeProbeStep(double rate, double seconds, const std::vector<Prob
   }
   if (s.r429 > 0) {
     // Client-side counts: an answer still travelling counts as in flight, so acceptances may see one more.
+    // Accepted in flight at t = accepted sent before t - accepted answered by t (answers come after sends);
+    // two sorted lists keep a long step at n log n.
+    std::vector<double> sent, done;
+    for (const ProbeOutcome& y : o)
+      if (isOk(y.status)) {
+        sent.push_back(y.sentS);
+        done.push_back(std::max(y.doneS, y.sentS));
+      }
+    std::sort(done.begin(), done.end());  // `sent` is in send order already
     for (const ProbeOutcome& x : o) {
       const bool ok = isOk(x.status);
       if (!ok && x.status != http::kTooManyRequests) continue;
-      int inFlight = 0;
-      for (const ProbeOutcome& y : o)
-        inFlight += isOk(y.status) && y.sentS < x.sentS && y.doneS > x.sentS;
-      (ok ? s.inFlightAtAccept : s.inFlightAtRefusal).push_back(inFlight);
+      const auto before = std::lower_bound(sent.begin(), sent.end(), x.sentS) - sent.begin();
+      const auto answered = std::upper_bound(done.begin(), done.end(), x.sentS) - done.begin();
+      (ok ? s.inFlightAtAccept : s.inFlightAtRefusal).push_back(static_cast<int>(std::max<std::ptrdiff_t>(0, before - answered)));
     }
   }
   return s;
