@@ -524,10 +524,16 @@ std::string formatProbeTable(const ProbeReport& r) {
     out += buf;
   }
   out += "stopped: " + r.stopped + "\n";
-  std::snprintf(buf, sizeof buf,
-                "soft limit (highest rate clean in its steady half, at most the sustained): %.1f req/s (offered %.1f/s)\n"
-                "hard limit (highest rate sustained under overload, burst spent):          %.1f req/s (offered %.1f/s)\n",
-                r.softLimit, r.softRate, r.hardLimit, r.hardRate);
+  if (r.inFlightLimit > 0)  // both derived from N / latency: no step offered them
+    std::snprintf(buf, sizeof buf,
+                  "soft limit (%d in flight at %.0f ms, never refused):                   %.1f req/s\n"
+                  "hard limit (the same, or the highest rate sustained under overload):   %.1f req/s\n",
+                  r.inFlightLimit, 1000 * r.latencyS, r.softLimit, r.hardLimit);
+  else
+    std::snprintf(buf, sizeof buf,
+                  "soft limit (highest rate clean in its steady half, at most the sustained): %.1f req/s (offered %.1f/s)\n"
+                  "hard limit (highest rate sustained under overload, burst spent):          %.1f req/s (offered %.1f/s)\n",
+                  r.softLimit, r.softRate, r.hardLimit, r.hardRate);
   out += buf;
   out += "what binds: " + r.measured + "\n";
   std::snprintf(buf, sizeof buf, "cost: %ld requests in %.1f s\n", r.sent(), r.seconds);
