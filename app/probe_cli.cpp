@@ -21,7 +21,10 @@ constexpr const char* kProbeSynopsis =
     "                      [--max-per-step 2000] [--stop-429 0.1] [--method POST] [--body JSON] [--path /v1/x]\n"
     "Offers each rate open loop (requests leave on schedule, whatever the answers) for --step-s seconds or\n"
     "--max-per-step requests, stops at the first rate whose 429 share passes --stop-429, then bisects between\n"
-    "the last clean rate and that one. Between steps it waits what the upstream asked (Retry-After, a reset).\n";
+    "the last clean rate and the lower of that one and 1.1x the rate sustained there. Between steps it waits\n"
+    "what the upstream asked (Retry-After, a reset). Soft limit: the highest rate clean in a step's second half\n"
+    "(at most the sustained rate: a burst's credit is not a limit); hard limit: the highest rate sustained under\n"
+    "overload. When refusals follow the requests in flight instead of the rate, it says how many bind.\n";
 
 // "5,10,20": rates in (0, kMaxProbeRate], each a whole number word (no "4abc").
 std::optional<std::vector<double>> parseRates(const std::string& text, std::string* bad) {

@@ -164,6 +164,15 @@ std::string fmt(double v, int decimals) {
 
 std::string pct(double share, int decimals) { return std::isnan(share) ? "n/a" : fmt(share * 100, decimals) + "%"; }
 
+std::vector<std::string> splitCommas(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
 Args::Args(int argc, char** argv) : args_(argv + 1, argv + argc) {}
 
 double Args::number(const std::string& name, double fallback) const {

@@ -123,6 +123,9 @@ class TablePrinter {
 std::string fmt(double v, int decimals = 1);
 std::string pct(double share, int decimals = 1);  // 0.034 -> "3.4%"
 
+// "a,b,,c" -> {"a", "b", "c"}: the comma lists of the benchmarks' options.
+std::vector<std::string> splitCommas(const std::string& text);
+
 // Command line: --name value pairs and bare --flags.
 class Args {
  public:

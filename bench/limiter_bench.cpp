@@ -9,48 +9,15 @@
 // Each run gets a fresh nginx (its own prefix, config and logs in a temp dir, a free loopback port), so no
 // limiter state carries over. Arrivals: P1 open loop at 2x the limit. nginx answers an overflow with a bare
 // 429 ("bare") or a 429 carrying `Retry-After: 1` ("retry-after-1", via error_page), never quota headers.
-#include "child_process.h"
-#include "nginx_config.h"
 #include "load_scenario.h"
+#include "nginx_front.h"
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
-#include <stdexcept>
 
 using namespace tgbench;
 
 namespace {
-
-struct Front {
-  std::string nginx;
-  double rate = 50;
-  int burst = 10;
-  bool retryAfter = false;
-  std::unique_ptr<TempDir> dir;
-  std::unique_ptr<ChildProcess> proc;
-
-  std::string start(const std::string& simUrl) {
-    const int simPort = std::atoi(simUrl.c_str() + simUrl.rfind(':') + 1);
-    dir = std::make_unique<TempDir>("limiter-bench");
-    proc = std::make_unique<ChildProcess>();
-    const int port = freeLoopbackPort();
-    const auto conf = dir->write("nginx.conf", nginxConfig(dir->path(), port, simPort, rate, burst, retryAfter));
-    proc->start({nginx, "-p", dir->path(), "-e", dir->path() + "/error.log", "-c", conf}, dir->path() + "/nginx.log");
-    if (!waitForListener(port, 10)) {
-      std::ifstream in(dir->path() + "/error.log");
-      std::stringstream log;
-      log << in.rdbuf();
-      throw std::runtime_error("nginx did not start: " + log.str());
-    }
-    return "http://127.0.0.1:" + std::to_string(port);
-  }
-  void stop() {
-    if (proc) proc->stop();
-    proc.reset();
-    dir.reset();
-  }
-};
 
 std::vector<int> intList(const std::string& text) {
   std::vector<int> out;
@@ -77,7 +44,7 @@ int main(int argc, char** argv) {
     while (std::getline(in, item, ',')) strategies.push_back(item);
     if (strategies.empty()) strategies = strategyNames();
   }
-  Front front;
+  NginxFront front;
   front.nginx = args.text("nginx", "/usr/sbin/nginx");
   front.rate = rate;
   front.burst = burst;

@@ -16,57 +16,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 
 using namespace tgbench;
 
 namespace {
-
-std::vector<std::string> list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-const std::vector<std::string> kAllKinds{"fixed-window", "sliding-window", "sliding-counting", "token-bucket",
-                                         "gcra",         "leaky-nodelay",  "leaky-delayed",    "concurrency"};
-
-// The simulator group for one kind at `limit` requests/s.
-void configureKind(Scenario& sc, const std::string& kind, double limit) {
-  sc.simGroupExtra = nlohmann::json::object();
-  if (kind == "sliding-counting") {
-    sc.algorithm = "sliding-window";
-    sc.simGroupExtra["count_rejected"] = true;
-  } else if (kind == "leaky-nodelay" || kind == "leaky-delayed") {
-    sc.algorithm = "leaky-bucket";
-    sc.simGroupExtra["burst"] = std::max(1.0, limit / 5);
-    sc.simGroupExtra["nodelay"] = kind == "leaky-nodelay";
-  } else if (kind == "concurrency") {
-    sc.algorithm = "fixed-window";
-    sc.groups[0].quotaPerS = 0;
-    // 8 requests at once, each answered in 8/limit s: the limit is reached only by keeping exactly 8 in flight.
-    sc.simGroupExtra["max_concurrent"] = 8;
-    sc.latency = {{"distribution", "fixed"}, {"mean", 8000.0 / limit}};
-  } else {
-    sc.algorithm = kind;
-  }
-}
-
-void configureStyle(Scenario& sc, const std::string& style) {
-  if (style == "bare") {
-    sc.dialect = "none";
-    sc.retryAfter = false;
-  } else if (style == "retry-after") {
-    sc.dialect = "retry-after";
-    sc.retryAfter = true;
-  } else {
-    sc.dialect = "x-ratelimit";
-    sc.retryAfter = true;
-  }
-}
 
 // First second (from `fromS`) after which the goodput of every 2-second span stays within 10% of `target`
 // until `toS`; -1 if it never settles.
@@ -90,10 +43,10 @@ int main(int argc, char** argv) {
   const double seconds = args.number("seconds", 20);
   const double latencyMs = args.number("latency-ms", 20);
   const std::string kindsArg = args.text("kinds", "all");
-  const auto kinds = kindsArg == "all" ? kAllKinds : list(kindsArg);
-  const auto styles = list(args.text("styles", "bare,retry-after,headers"));
-  const auto limits = list(args.text("limits", "50,500"));
-  const auto concurrencies = list(args.text("concurrency", "16,64"));
+  const auto kinds = kindsArg == "all" ? limiterKinds() : splitCommas(kindsArg);
+  const auto styles = splitCommas(args.text("styles", "bare,retry-after,headers"));
+  const auto limits = splitCommas(args.text("limits", "50,500"));
+  const auto concurrencies = splitCommas(args.text("concurrency", "16,64"));
   const bool baselines = args.flag("baselines");
   const bool change = args.flag("change");
   const std::string jsonPath = args.text("json", "build/bench-results/limiter_matrix.json");
@@ -122,8 +75,8 @@ int main(int argc, char** argv) {
           sc.groups = {{"hidden", limit}};
           sc.latency = {{"distribution", "fixed"}, {"mean", latencyMs}};
           sc.concurrencyPerGroup = c;
-          configureKind(sc, kind, limit);
-          configureStyle(sc, style);
+          configureLimiterKind(sc, kind, limit);
+          configureAnswerStyle(sc, style);
           const double runS = change ? 40 : seconds;
           const auto arrivals = makeArrivals({{0, tg::Tier::P1, 2 * limit}}, runS, 42);
           std::vector<TimedSimAction> actions;

@@ -3,7 +3,9 @@
 #include "sim_config.h"
 #include "tollgate_client.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 namespace tgbench {
 namespace {
@@ -56,6 +58,48 @@ std::vector<StreamSpec> mixedWorkload(bool flood) {
                             {2, tg::Tier::P1, 38}, {2, tg::Tier::P2, 20}};
   if (flood) s.push_back({0, tg::Tier::P2, 120});
   return s;
+}
+
+const std::vector<std::string>& limiterKinds() {
+  static const std::vector<std::string> kinds{"fixed-window", "sliding-window", "sliding-counting", "token-bucket",
+                                              "gcra",         "leaky-nodelay",  "leaky-delayed",    "concurrency"};
+  return kinds;
+}
+
+void configureLimiterKind(Scenario& sc, const std::string& kind, double limit) {
+  if (std::find(limiterKinds().begin(), limiterKinds().end(), kind) == limiterKinds().end())
+    throw std::invalid_argument("unknown limiter kind \"" + kind + "\"");
+  sc.simGroupExtra = nlohmann::json::object();
+  if (kind == "sliding-counting") {
+    sc.algorithm = "sliding-window";
+    sc.simGroupExtra["count_rejected"] = true;
+  } else if (kind == "leaky-nodelay" || kind == "leaky-delayed") {
+    sc.algorithm = "leaky-bucket";
+    sc.simGroupExtra["burst"] = std::max(1.0, limit / 5);
+    sc.simGroupExtra["nodelay"] = kind == "leaky-nodelay";
+  } else if (kind == "concurrency") {
+    sc.algorithm = "fixed-window";
+    sc.groups[0].quotaPerS = 0;
+    sc.simGroupExtra["max_concurrent"] = kConcurrencyLimit;
+    sc.latency = {{"distribution", "fixed"}, {"mean", 1000.0 * kConcurrencyLimit / limit}};
+  } else {
+    sc.algorithm = kind;
+  }
+}
+
+void configureAnswerStyle(Scenario& sc, const std::string& style) {
+  if (style == "bare") {
+    sc.dialect = "none";
+    sc.retryAfter = false;
+  } else if (style == "retry-after") {
+    sc.dialect = "retry-after";
+    sc.retryAfter = true;
+  } else if (style == "headers") {
+    sc.dialect = "x-ratelimit";
+    sc.retryAfter = true;
+  } else {
+    throw std::invalid_argument("unknown answer style \"" + style + "\"");
+  }
 }
 
 const std::vector<std::string>& strategyNames() {

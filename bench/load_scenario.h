@@ -46,6 +46,19 @@ struct Scenario {
 std::vector<GroupSpec> threeGroups();
 std::vector<StreamSpec> mixedWorkload(bool flood);
 
+// Every limiter kind the simulator has, as the limiter benchmarks name them: fixed-window, sliding-window,
+// sliding-counting (refused requests count too), token-bucket, gcra, leaky-nodelay and leaky-delayed (nginx
+// limit_req, burst = limit/5), concurrency (max_concurrent kConcurrencyLimit and a latency of that many /
+// limit s, so the limit is reached only by keeping exactly that many in flight; no rate limit).
+const std::vector<std::string>& limiterKinds();
+inline constexpr int kConcurrencyLimit = 8;
+// Sets the scenario's (single) simulator group to `kind` at `limit` requests/s; throws std::invalid_argument
+// for an unknown kind.
+void configureLimiterKind(Scenario& sc, const std::string& kind, double limit);
+// How the simulator answers an overflow: "bare" (no header at all), "retry-after" (whole seconds, no quota
+// headers), "headers" (x-ratelimit limit/remaining/reset and Retry-After).
+void configureAnswerStyle(Scenario& sc, const std::string& style);
+
 // "tollgate", "naive", "backoff+jitter", "retry-after"
 const std::vector<std::string>& strategyNames();
 

@@ -1,10 +1,24 @@
 // `tollgate probe`: finds where an upstream starts refusing, without the engine's protection. Each step
 // offers one request *rate* open loop (requests leave on a fixed schedule, whatever the answers), for stepS
 // seconds or maxPerStep requests, whichever ends first. The probe stops at the first step whose 429 share
-// passes stop429, then bisects between the last clean rate and that one. Between steps it waits what the
-// upstream asked (Retry-After, a reset with nothing remaining), so one step's refusals do not spill into the
-// next, and at least a second after any 429.
-// soft limit: the highest ok/s of a step with < 1% 429s; hard limit: the highest ok/s reached at all.
+// passes stop429, then bisects between the last clean rate and the lower of that one and 1.1x the sustained
+// rate it measured. Between steps it waits what the upstream asked (Retry-After, a reset with nothing
+// remaining), so one step's refusals do not spill into the next, and at least a second after any 429.
+//
+// What "the limit" is, measured the same way for every limiter:
+// - sustained rate of a step: the requests accepted between the first and the last time a refusal was
+//   followed by an acceptance (in send order), over that span. Under overload that is the limiter's own rate
+//   in whole refill periods: a bucket's burst is spent before it, a fixed window's boundaries are its ends.
+// - soft limit: the highest rate whose steady part (the second half of the step) ran with < 1% 429s, no
+//   higher than the sustained rate seen (a step clean only on burst credit does not count above it).
+// - hard limit: the highest sustained rate seen (or the soft limit when nothing could be measured, e.g. a
+//   window that counts refusals locks an overloading client out), never below the soft limit; with an
+//   in-flight limit N, N / latency when higher.
+// - with an in-flight limit N, the soft limit is N / latency too: what a client keeping at most N in flight
+//   gets without a refusal (open loop is refused a little below it once its send times jitter).
+// - in-flight limit: when every refusal came with at least N accepted requests in flight and accepted ones
+//   with at most N (latency unchanged), the upstream limits concurrency, not rate; N is reported, and the
+//   rates are what N allows at the latency seen.
 #pragma once
 
 #include "engine_config.h"
@@ -31,6 +45,14 @@ struct ProbeOptions {
   std::string groupHeader = "X-RateLimit-Group";
 };
 
+// One request of a step: when it left and came back (seconds from the step's start) and the answer
+// (0: no answer).
+struct ProbeOutcome {
+  double sentS = 0;
+  double doneS = 0;
+  int status = 0;
+};
+
 struct ProbeStep {
   double rate = 0;          // offered requests per second
   bool refine = false;      // a bisection step
@@ -38,20 +60,48 @@ struct ProbeStep {
   double seconds = 0;       // the span requests were offered over
   long sent = 0, ok = 0, r429 = 0, other = 0;
   long skipped = 0;         // due while maxInFlight were open: not sent
+  long tailSent = 0, tailOk = 0, tail429 = 0;  // sent in the step's second half: its steady part
+  double sustainedPerS = 0;  // accepted rate between the first and last refusal-then-acceptance; 0: none
+  double latencyS = 0;       // median send-to-answer of accepted requests
+  // Accepted requests in flight when each refusal / acceptance left (only steps with refusals fill them).
+  std::vector<int> inFlightAtRefusal, inFlightAtAccept;
   double qps() const { return seconds > 0 ? static_cast<double>(sent) / seconds : 0; }
   double okPerS() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0; }
   double share429() const { return sent ? static_cast<double>(r429) / static_cast<double>(sent) : 0; }
-  bool clean() const { return sent > 0 && share429() < 0.01; }
+  double tailShare429() const { return tailSent ? static_cast<double>(tail429) / static_cast<double>(tailSent) : 0; }
+  double tailOkPerS() const { return seconds > 0 ? static_cast<double>(tailOk) / (seconds / 2) : 0; }
+  bool clean() const { return tailSent > 0 && tailShare429() < 0.01; }
 };
+
+// Fills a step's counts and measures from its outcomes (any order); `seconds` is the span offered over.
+// Pure: time is in the outcomes.
+ProbeStep summarizeProbeStep(double rate, double seconds, const std::vector<ProbeOutcome>& outcomes);
 
 struct ProbeReport {
   std::vector<ProbeStep> steps;
-  double softLimit = 0;  // ok/s
-  double softRate = 0;   // offered rate of that step
-  double hardLimit = 0;  // ok/s
-  double hardRate = 0;
-  std::string stopped;   // why the rising steps ended
+  double softLimit = 0;  // req/s
+  double softRate = 0;   // offered rate of that step (0: derived from the in-flight limit)
+  double hardLimit = 0;  // req/s
+  double hardRate = 0;   // offered rate of the step it was measured in
+  double openLoopClean = 0;  // the highest rate a step's steady half ran clean at, before any cap
+  int inFlightLimit = 0;     // > 0: what binds is requests in flight, this many
+  double latencyS = 0;       // median latency of accepted requests at the in-flight limit
+  std::string measured;      // what the limits are, in words
+  std::string stopped;       // why the rising steps ended
+  long sent() const;         // requests the probe cost
+  double seconds = 0;        // wall time, waits included
 };
+
+// Soft, hard and in-flight limits from the steps taken so far (report.steps); pure.
+void concludeProbe(ProbeReport& report);
+// The accepted-in-flight count N at which the upstream refuses, or 0 when refusals do not separate from
+// acceptances by it (a rate limit), N is below 2 (not told apart from a rate whose requests seldom overlap),
+// accepted requests took much longer than on clean steps (a queue), or N at the latency seen does not explain
+// the sustained rate.
+int inFlightLimitOf(const std::vector<ProbeStep>& steps);
+// The most the upstream allows: the highest sustained rate, or N / latency when N in flight bind (open loop
+// measures a little less: a freed slot waits for the next send); 0 when nothing was overloaded.
+double probeCeiling(const std::vector<ProbeStep>& steps);
 
 // The longest step: an hour.
 inline constexpr double kMaxProbeStepS = 3600;

@@ -485,13 +485,14 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
   g.breaker.onSend();
   ++k.inFlight;
   k.inFlightTokens += p->tokenCost;
+  const int groupInFlightAtSend = g.inFlight;
   ++g.inFlight;
   ++globalInFlight_;
   ++g.counters.sends;
   if (first) budget_.onFirstAttempt();
   else ++g.counters.retries;
   if (auto w = where_.find(p->handle); p->handle && w != where_.end()) w->second.ticket = d.ticket;
-  inFlight_.emplace(d.ticket, InFlight{std::move(p), &g, key, now});
+  inFlight_.emplace(d.ticket, InFlight{std::move(p), &g, key, now, groupInFlightAtSend});
 }
 
 bool Scheduler::allowResend(Ticket t) {
@@ -575,8 +576,13 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   double holdS = 0;
   bool bareRefusal = false;
   std::string holdWhy;
+  // Refused with more in flight than the recent acceptances had: the upstream limits concurrency, which the
+  // concurrency limit now holds. Lowering the learnt rate for it would only starve the group, and opening the
+  // breaker would stall it for a refusal already answered (the next send waits for a free slot).
+  bool inFlightLimit = false;
   if (rateLimited) {
     ++g.counters.r429;
+    inFlightLimit = g.concurrency.onRateLimited(now, f.groupInFlightAtSend);
     if (verdict.kind == QuotaVerdict::Kind::Exhausted) {
       exhausted = true;
       const auto until = static_cast<EpochMs>(verdict.untilEpochS * 1000);
@@ -588,18 +594,20 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
            "quota exhausted until " + formatClock(until) + " (key " + k.fingerprint + ")",
            {{"until_ms", until}, {"wait_s", verdict.waitS}, {"key", k.fingerprint}}, nowEpoch);
     } else if (verdict.kind == QuotaVerdict::Kind::Unknown429) {
-      holdS = toSeconds(k.quota.onRefusal(f.sentAt, std::numeric_limits<double>::quiet_NaN(),
-                                          cfg_.retry.default429WaitS, cfg_.retry.maxBackoffS, now, nowEpoch));
-      bareRefusal = true;
+      if (!inFlightLimit)
+        holdS = toSeconds(k.quota.onRefusal(f.sentAt, std::numeric_limits<double>::quiet_NaN(),
+                                            cfg_.retry.default429WaitS, cfg_.retry.maxBackoffS, now, nowEpoch));
+      bareRefusal = !inFlightLimit;
       holdWhy = "429 without quota headers";
     } else if (reading.scopes.empty() || k.quota.onQuotaRefusal(reading, {1.0, p->tokenCost}, now)) {
       // Retry-After alone (nginx, API gateways), or one well short of the stated reset (a window that frees
       // capacity gradually): a floor for this request's retry and a rate signal for the key, not a verdict on
       // the whole window; the key is held only when nothing gets through at all.
       floorS = std::max(verdict.waitS, cfg_.retry.baseBackoffS);
-      holdS = toSeconds(
-          k.quota.onRefusal(f.sentAt, verdict.waitS, cfg_.retry.default429WaitS, cfg_.retry.maxBackoffS, now, nowEpoch));
-      bareRefusal = reading.scopes.empty();
+      if (!inFlightLimit)
+        holdS = toSeconds(k.quota.onRefusal(f.sentAt, verdict.waitS, cfg_.retry.default429WaitS,
+                                            cfg_.retry.maxBackoffS, now, nowEpoch));
+      bareRefusal = reading.scopes.empty() && !inFlightLimit;
       holdWhy = "429 with Retry-After";
     } else {
       // A server-directed wait below the floor (Retry-After: 0) still holds the key that long: the
@@ -613,7 +621,6 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     }
     if (shared_ && k.sharedScope >= 0 && sharedHooks_.word && (holdS > 0 || bareRefusal))
       sharedHooks_.word(g.cfg.name, k.fingerprint, holdS, holdWhy, bareRefusal);
-    g.concurrency.onRateLimited(now);
     if (auto startEvent = g.bursts.onRateLimited(reading, verdict, now)) {
       emit(startEvent->kind, startEvent->severity, g.cfg.name, std::move(startEvent->message),
            std::move(startEvent->detail), nowEpoch);
@@ -644,10 +651,11 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   } else {
     ++g.counters.ok;
     k.quota.onSuccess(now);
-    g.concurrency.onSuccess(latencyMs / 1000.0, now);
+    g.concurrency.onSuccess(latencyMs / 1000.0, now, f.groupInFlightAtSend);
     g.latency.add(now, latencyMs);
   }
-  if (auto tr = g.breaker.record(!permanent && (rateLimited || status >= 500 || status == 0 || transportFailed), now)) {
+  if (auto tr = g.breaker.record(
+          !permanent && ((rateLimited && !inFlightLimit) || status >= 500 || status == 0 || transportFailed), now)) {
     const std::string from(breakerStateName(tr->from)), to(breakerStateName(tr->to));
     emit(EventKind::BreakerTransition, tr->to == BreakerState::Open ? Severity::Warn : Severity::Info, g.cfg.name,
          "breaker " + from + " -> " + to,

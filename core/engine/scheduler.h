@@ -113,6 +113,7 @@ class Scheduler {
     GroupState* group = nullptr;
     int key = 0;
     TimePoint sentAt;
+    int groupInFlightAtSend = 0;  // the group's other requests in flight when this one left
   };
   struct Delayed {
     TimePoint at;

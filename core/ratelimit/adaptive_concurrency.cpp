@@ -11,6 +11,7 @@ constexpr double kLongAlpha = 0.01;
 constexpr double kShortAlpha = 0.1;
 constexpr long kMinSamples = 50;
 constexpr double kMinDecreaseSpacingS = 1.0;
+constexpr std::size_t kMaxEvidence = 512;
 }  // namespace
 
 AdaptiveConcurrency::AdaptiveConcurrency(int ceiling, int minimum, bool adaptive, TimePoint now)
@@ -28,7 +29,11 @@ void AdaptiveConcurrency::setCeiling(int ceiling) {
   if (!adaptive_) limit_ = ceiling_;
 }
 
-void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now) {
+void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now, int inFlightAtSend) {
+  if (inFlightAtSend >= 0) {
+    accepted_.push_back({now, inFlightAtSend});
+    if (accepted_.size() > kMaxEvidence) accepted_.pop_front();
+  }
   if (latencyS > 0) {
     ++samples_;
     longLatencyS_ = longLatencyS_ <= 0 ? latencyS : (1 - kLongAlpha) * longLatencyS_ + kLongAlpha * latencyS;
@@ -38,10 +43,38 @@ void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now) {
       return;
     }
   }
-  limit_ = std::min<double>(ceiling_, limit_ + 1.0 / std::max(1.0, limit_));
+  if (cap_ > 0 && now >= capSetAt_ + fromSeconds(kCapProbeS)) {  // clean long enough: try one more
+    cap_ = std::min(cap_ + 1, ceiling_);
+    capSetAt_ = now;
+  }
+  const double top = cap_ > 0 ? std::min(cap_, ceiling_) : ceiling_;
+  if (limit_ < top) limit_ = std::min(top, limit_ + 1.0 / std::max(1.0, limit_));
 }
 
-void AdaptiveConcurrency::onRateLimited(TimePoint now) { decrease(kBackoff429, now); }
+bool AdaptiveConcurrency::inFlightBound(int x, TimePoint now) {
+  while (!accepted_.empty() && (accepted_.front().at < now - fromSeconds(kEvidenceS) || accepted_.front().at > now))
+    accepted_.pop_front();
+  if (x < kMinInFlight || static_cast<int>(accepted_.size()) < kMinEvidence) return false;
+  const auto atOrAbove =
+      std::count_if(accepted_.begin(), accepted_.end(), [x](const Accepted& a) { return a.inFlight >= x; });
+  return static_cast<double>(atOrAbove) <= kAtOrAboveShare * static_cast<double>(accepted_.size());
+}
+
+bool AdaptiveConcurrency::onRateLimited(TimePoint now, int inFlightAtSend) {
+  // Sent with at least the limit the upstream already showed in flight (before it was applied, or while
+  // trying one more): explained by it. Acceptances of that time are no evidence against it: their slots had
+  // freed upstream before their answers were read here.
+  const bool explained = cap_ > 0 && inFlightAtSend >= cap_;
+  if (adaptive_ && (explained || inFlightBound(inFlightAtSend, now))) {
+    cap_ = std::max(minimum_, cap_ > 0 ? std::min(cap_, inFlightAtSend) : inFlightAtSend);
+    capSetAt_ = now;
+    limit_ = std::min<double>(limit_, cap_);
+    return true;
+  }
+  decrease(kBackoff429, now);
+  return false;
+}
+
 void AdaptiveConcurrency::onOverload(TimePoint now) { decrease(kBackoffLatency, now); }
 
 void AdaptiveConcurrency::decrease(double factor, TimePoint now) {

@@ -1,28 +1,52 @@
 // AIMD concurrency limit beneath an operator-set ceiling: grows by one per "window" of successes while
 // healthy, shrinks multiplicatively on 429s and on latency growth (queueing upstream), never below the
 // minimum nor above the ceiling. Decreases are spaced so one burst of 429s counts once.
+//
+// An upstream that limits requests in flight rather than a rate (a concurrency-only limit, a bounded queue)
+// refuses every request sent while N were in flight and accepts those sent with fewer, whatever the rate.
+// Told how many were in flight when each answered request left, this tells such refusals apart: a refusal
+// sent with x in flight when the recent acceptances (kEvidenceS) were, all but a few, sent with fewer than x
+// is an in-flight limit. The limit is then set to x and held there (no additive growth past it); a step above
+// is tried only after kCapProbeS without such a refusal (a limit that rose). The caller should not read such a
+// refusal as a rate signal: sending slower would not have helped.
 // Time is an argument; not thread-safe.
 #pragma once
 
 #include "types.h"
 
+#include <deque>
+
 namespace tg {
 
 class AdaptiveConcurrency {
  public:
+  static constexpr double kEvidenceS = 2.0;        // acceptances this recent are the evidence
+  static constexpr int kMinEvidence = 4;           // at least this many of them
+  static constexpr double kAtOrAboveShare = 0.05;  // at most this share of them sent with >= x in flight
+  static constexpr double kCapProbeS = 5.0;        // a clean spell this long tries one more in flight
+  // A limit of one in flight is not told from a rate whose requests seldom overlap (paced below the latency,
+  // every acceptance leaves with none in flight): a refusal with fewer in flight is always a rate signal.
+  static constexpr int kMinInFlight = 2;
+
   AdaptiveConcurrency(int ceiling, int minimum, bool adaptive, TimePoint now);
 
   int limit() const { return adaptive_ ? static_cast<int>(limit_) : ceiling_; }
   int ceiling() const { return ceiling_; }
+  // The in-flight limit the upstream showed (0: none seen, or adaptive is off).
+  int inFlightCap() const { return adaptive_ ? cap_ : 0; }
   void setCeiling(int ceiling);
   void setAdaptive(bool on) { adaptive_ = on; }
 
-  void onSuccess(double latencyS, TimePoint now);
-  void onRateLimited(TimePoint now);  // a 429 the quota picture did not predict
+  // inFlightAtSend: requests of the group in flight when this one left, not counting it (-1: unknown).
+  void onSuccess(double latencyS, TimePoint now, int inFlightAtSend = -1);
+  // A 429 the quota picture did not predict. True when it reads as an in-flight limit (see above): the limit
+  // is then inFlightAtSend; otherwise the usual multiplicative cut.
+  bool onRateLimited(TimePoint now, int inFlightAtSend = -1);
   void onOverload(TimePoint now);     // 5xx / timeout
 
  private:
   void decrease(double factor, TimePoint now);
+  bool inFlightBound(int inFlightAtSend, TimePoint now);
   int ceiling_;
   int minimum_;
   bool adaptive_;
@@ -31,6 +55,13 @@ class AdaptiveConcurrency {
   double shortLatencyS_ = 0;  // fast EWMA: what it is now
   long samples_ = 0;
   TimePoint lastDecrease_{};
+  struct Accepted {
+    TimePoint at;
+    int inFlight;
+  };
+  std::deque<Accepted> accepted_;  // of the last kEvidenceS
+  int cap_ = 0;                    // in-flight limit the upstream showed; 0 = none
+  TimePoint capSetAt_{};
 };
 
 }  // namespace tg

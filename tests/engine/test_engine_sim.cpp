@@ -184,6 +184,25 @@ class TestEngineSim : public QObject {
     t.engine().drainGroup("g");
   }
 
+  // An upstream that limits requests in flight (4 at once, 100 ms each), not a rate, answering bare 429s. The
+  // first 32 sent at once meet 28 refusals; those read as an in-flight limit: the group's concurrency limit
+  // becomes 4 and stays there, the breaker does not open on them, and the rest go through without refusals
+  // but the one every 5 s that tries a fifth.
+  void concurrencyOnlyLimitCapsConcurrency() {
+    EngineUnderTest t(simConfig("none", {{"g", {{"max_concurrent", 4}}}},
+                                {{"retry_after", false}, {"latency_ms", {{"distribution", "fixed"}, {"mean", 100}}}}),
+                      engineConfig(32, json::object(), {{"retry", {{"max_attempts", 6}}}}));
+    t.submit("g", Tier::P1, 120);
+    QTRY_VERIFY_WITH_TIMEOUT(t.group("g") && t.group("g")->concurrencyLimit == 4, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(t.collected.done == 120, 20000);
+    QCOMPARE(t.collected.ok.load(), 120);
+    QCOMPARE(t.collected.countEvents(EventKind::BreakerTransition, "-> open"), 0);
+    const json s = t.sim().stats();
+    const int r429 = s["totals"]["r429"].get<int>();
+    QVERIFY2(r429 >= 20 && r429 <= 28 + 3, qPrintable(QString("429s %1").arg(r429)));
+    QCOMPARE(t.group("g")->concurrencyLimit, 4);
+  }
+
   void breakerOpensAndRecovers() {
     // Everything fails with 503 for the first 1.5 s, then the upstream is healthy again.
     json schedule = json::array({{{"at_s", 0}, {"action", "errors"}, {"status", 503}, {"share", 1.0}, {"duration_s", 1.5}}});

@@ -38,9 +38,68 @@ class TestAdaptiveConcurrency : public QObject {
     QVERIFY2(a.limit() < 32, qPrintable(QString::number(a.limit())));
   }
 
+  // A concurrency-only limit of 8: requests sent with 0..7 others in flight are accepted, the 9th and later are
+  // refused. The refusal is read as an in-flight limit: the limit drops to 8 at once and stays there while
+  // successes come (no additive growth into the refusals), and the caller is told not to cut the rate.
+  void refusalsAboveEveryAcceptanceAreAnInFlightLimit() {
+    AdaptiveConcurrency a(64, 1, true, t0);
+    TimePoint t = t0 + 1s;
+    for (int i = 0; i < 8; ++i) a.onSuccess(0.16, t += 1ms, i);
+    QVERIFY(a.onRateLimited(t += 1ms, 8));
+    QCOMPARE(a.limit(), 8);
+    QCOMPARE(a.inFlightCap(), 8);
+    for (int i = 0; i < 200; ++i) a.onSuccess(0.16, t += 10ms, i % 8);  // 2 s of successes at the cap
+    QCOMPARE(a.limit(), 8);
+    // A refusal at 9 (one answer still on its way back) does not raise it.
+    QVERIFY(a.onRateLimited(t += 1ms, 9));
+    QCOMPARE(a.limit(), 8);
+    // Refusals of requests sent with 20 in flight before the limit took hold, while acceptances of that time
+    // were read with 20 in flight too (their slots had freed upstream first): explained by the limit, still.
+    for (int i = 0; i < 8; ++i) a.onSuccess(0.016, t += 1ms, 20);
+    QVERIFY(a.onRateLimited(t += 1ms, 20));
+    QCOMPARE(a.limit(), 8);
+    // After kCapProbeS without such a refusal one more is tried: a limit that rose is found.
+    for (int i = 0; i < 600; ++i) a.onSuccess(0.16, t += 10ms, i % 8);
+    QCOMPARE(a.limit(), 9);
+    // Refused at 8 with acceptances below it: 9 was one too many, back to 8.
+    QVERIFY(a.onRateLimited(t += 1ms, 8));
+    QCOMPARE(a.limit(), 8);
+  }
+
+  // A rate limit: refusals come with as many in flight as acceptances had. That is a rate signal (the usual
+  // cut), not an in-flight limit, and no cap is kept.
+  void refusalsAmongAcceptancesAreARateSignal() {
+    AdaptiveConcurrency a(16, 1, true, t0);
+    TimePoint t = t0 + 1s;
+    for (int i = 0; i < 100; ++i) a.onSuccess(0.02, t += 10ms, i % 4);
+    QVERIFY(!a.onRateLimited(t += 1ms, 2));
+    QCOMPARE(a.limit(), 11);  // 16 x 0.7
+    QCOMPARE(a.inFlightCap(), 0);
+    // Without evidence (no recent acceptances, or in-flight counts unknown) it is a rate signal too.
+    AdaptiveConcurrency cold(16, 1, true, t0);
+    QVERIFY(!cold.onRateLimited(t0 + 1s, 8));
+    for (int i = 0; i < 10; ++i) cold.onSuccess(0.02, t0 + 2s + i * 1ms);
+    QVERIFY(!cold.onRateLimited(t0 + 2100ms, 8));
+    // Acceptances older than kEvidenceS are no evidence.
+    AdaptiveConcurrency stale(16, 1, true, t0);
+    for (int i = 0; i < 8; ++i) stale.onSuccess(0.16, t0 + 1s, i);
+    QVERIFY(!stale.onRateLimited(t0 + 4s, 8));
+    // One in flight is too few to tell: requests paced slower than their latency leave with none in flight.
+    AdaptiveConcurrency paced(16, 1, true, t0);
+    for (int i = 0; i < 50; ++i) paced.onSuccess(0.02, t0 + 1s + i * 25ms, 0);
+    QVERIFY(!paced.onRateLimited(t0 + 2300ms, 1));
+    // Time that goes backwards drops the evidence rather than trusting it.
+    AdaptiveConcurrency back(16, 1, true, t0);
+    for (int i = 0; i < 8; ++i) back.onSuccess(0.16, t0 + 5s, i);
+    QVERIFY(!back.onRateLimited(t0 + 4s, 8));
+  }
+
   void adaptiveOffMeansOperatorCeiling() {
     AdaptiveConcurrency a(8, 1, false, t0);
     a.onRateLimited(t0 + 5s);
+    QCOMPARE(a.limit(), 8);
+    for (int i = 0; i < 8; ++i) a.onSuccess(0.16, t0 + 6s, i);
+    QVERIFY(!a.onRateLimited(t0 + 6s, 4));  // an operator's fixed ceiling is kept, in-flight limit or not
     QCOMPARE(a.limit(), 8);
   }
 };
