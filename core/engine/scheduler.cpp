@@ -582,7 +582,9 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   bool inFlightLimit = false;
   if (rateLimited) {
     ++g.counters.r429;
-    inFlightLimit = g.concurrency.onRateLimited(now, f.groupInFlightAtSend);
+    // Only a refusal that states no quota can be an in-flight limit: one whose headers say the quota is spent
+    // (a quota drop, an exhausted window) is about the rate, however many were in flight.
+    inFlightLimit = g.concurrency.onRateLimited(now, reading.scopes.empty() ? f.groupInFlightAtSend : -1);
     if (verdict.kind == QuotaVerdict::Kind::Exhausted) {
       exhausted = true;
       const auto until = static_cast<EpochMs>(verdict.untilEpochS * 1000);
