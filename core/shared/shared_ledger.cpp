@@ -37,9 +37,9 @@ int SharedLedger::addScope(const std::string& group, const std::string& fingerpr
 double SharedLedger::leaseSize(const Scope& s) const {
   if (s.rate <= 0) return kDefaultLease;
   // lease_ms of the fleet's rate, at most half the shared bucket so one instance cannot hold it all.
-  // Every live instance may hold one reserved lease within the half second P1/P2 may reserve ahead.
+  // Every live instance may hold one reserved lease within the second P1/P2 may reserve ahead.
   const double bucket = s.burst > 0 ? s.burst : std::max(1.0, s.rate * cfg_.burstS);
-  const double share = 0.5 * s.rate / std::max(1, live_);
+  const double share = s.rate / std::max(1, live_);
   return std::max(1.0, std::floor(std::min({s.rate * cfg_.leaseS, bucket / 2, share})));
 }
 

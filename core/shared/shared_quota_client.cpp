@@ -211,6 +211,7 @@ bool SharedQuotaClient::heartbeat(RedisConnection& c) {
 void SharedQuotaClient::runWorker() {
   RedisConnection c(endpointOf(cfg_, cfg_.timeoutS));
   auto nextBeat = Clock::now();
+  bool leasedSinceBeat = false;
   auto retryAt = Clock::now();
   std::deque<Job> batch;
   while (true) {
@@ -228,6 +229,7 @@ void SharedQuotaClient::runWorker() {
     }
     bool ok = true;
     for (const Job& j : batch) {
+      if (j.kind == Job::Kind::Ask && !j.ask.giveBack) leasedSinceBeat = true;
       if (!doJob(c, j)) {
         ok = false;
         break;
@@ -237,7 +239,10 @@ void SharedQuotaClient::runWorker() {
     const bool beatDue = Clock::now() >= nextBeat || mode_ != SharedMode::Shared;
     if (ok && beatDue) {
       ok = heartbeat(c);
-      if (ok) nextBeat = Clock::now() + fromSeconds(cfg_.heartbeatS);
+      // A lease call keeps this instance alive in the fleet's eyes; while leasing, the heartbeat only
+      // refreshes the fleet view, and half as often is enough for that.
+      if (ok) nextBeat = Clock::now() + fromSeconds(cfg_.heartbeatS * (leasedSinceBeat ? 2 : 1));
+      leasedSinceBeat = false;
     }
     roundTrips_ = c.roundTrips();
     if (ok && mode_ != SharedMode::Shared) setMode(SharedMode::Shared, "");

@@ -87,9 +87,9 @@ else
   -- A lease is granted whole: at once when the bucket holds it, else reserved for when it will (the bucket
   -- goes into debt and later asks queue behind it). One round trip per lease however many instances wait.
   -- Reservations reach at most horizon seconds ahead (P1/P2 half as far as P0, so a P0 ask never queues
-  -- behind more than half a second of others' leases); beyond that, come back when the debt has shrunk.
-  local horizon = 0.5
-  if tier == 0 then horizon = 1 end
+  -- behind more than a second of others' leases); beyond that, come back when the debt has shrunk.
+  local horizon = 1
+  if tier == 0 then horizon = 2 end
   local needR = floor + wantR - lr
   local needT = 0
   if wantT > 0 and trate > 0 then needT = floorT + wantT - lt end
