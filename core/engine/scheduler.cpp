@@ -675,6 +675,9 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     for (const auto& sc : reading.scopes) tokensStated = tokensStated || sc.dimension == Dimension::Tokens;
     if (used < p->tokenCost && !tokensStated)
       k.quota.refund(Dimension::Tokens, p->tokenCost - static_cast<double>(used), now);
+    // The fleet's token lease gets back what the reservation overstated (a stale lease returns it to Redis).
+    if (used < p->tokenCost && shared_ && k.sharedScope >= 0)
+      shared_->refundTokens(k.sharedScope, p->tokenCost - static_cast<double>(used));
     if (used < p->tokenCost) {  // the operator's tokens/min ceiling counts what was used
       g.rateCeiling.refundTokens(p->tokenCost - static_cast<double>(used), now);
       globalRate_.refundTokens(p->tokenCost - static_cast<double>(used), now);
@@ -851,6 +854,11 @@ void Scheduler::sharedAction(const nlohmann::json& a, TimePoint now, EpochMs now
     setGlobalConcurrency(a.value("limit", 1), actor, nowEpoch);
   } else if (action == "drain_group") {
     drainGroup(group, actor, now, nowEpoch);
+  } else if (action == "rate_ceiling") {
+    RateCeilingConfig c;
+    c.requestsPerS = a.value("requests_per_s", 0.0);
+    c.tokensPerMin = a.value("tokens_per_min", 0.0);
+    setRateCeiling(group, c, actor, now, nowEpoch);
   }
   applyingFleetAction_ = false;
 }

@@ -134,6 +134,9 @@ void Scheduler::setRateCeiling(const std::string& group, const RateCeilingConfig
   after.tokensPerMin = std::max(0.0, c.tokensPerMin);
   ceiling->set(after, now);
   operatorAction("set_rate_ceiling", group.empty() ? "*" : group, asJson(before), asJson(after), actor, nowEpoch);
+  publishAction({{"action", "rate_ceiling"}, {"group", group}, {"requests_per_s", after.requestsPerS},
+                 {"tokens_per_min", after.tokensPerMin}},
+                actor);
 }
 
 void Scheduler::setTierPaused(Tier t, bool paused, const std::string& group, const std::string& actor,

@@ -133,6 +133,12 @@ void SharedLedger::take(int id, double tokens, TimePoint now) {
   s.used += 1;
 }
 
+void SharedLedger::refundTokens(int id, double tokens) {
+  Scope& s = scopes_[static_cast<std::size_t>(id)];
+  if (mode_ == SharedMode::Fallback || s.tokenRate <= 0 || tokens <= 0) return;
+  s.tokens += tokens;
+}
+
 void SharedLedger::onGrant(const LeaseGrant& g, TimePoint now) {
   if (g.scope < 0 || g.scope >= static_cast<int>(scopes_.size())) return;
   Scope& s = scopes_[static_cast<std::size_t>(g.scope)];

@@ -62,6 +62,9 @@ class SharedLedger {
              std::string& why);
   // The request ready() allowed is sent: spend it.
   void take(int scope, double tokens, TimePoint now);
+  // A request used fewer tokens than it took: the rest goes back into this instance's token lease (and with
+  // the lease's give-back to the fleet). Nothing in fallback, where the local bucket was charged.
+  void refundTokens(int scope, double tokens);
   // A lease granted (on the engine thread, posted by the worker).
   void onGrant(const LeaseGrant& g, TimePoint now);
   // The worker reached Redis again (Shared) or gave up on it (Fallback); `live`: instances at the last heartbeat.

@@ -345,6 +345,30 @@ class TestSharedQuota : public QObject {
     QVERIFY2(sent >= 49 && sent <= 53, qPrintable(QString::number(sent)));
   }
 
+  void ledgerGivesBackTokensARequestDidNotUse() {
+    tg::SharedQuotaConfig cfg;
+    cfg.enabled = true;
+    std::vector<tg::LeaseAsk> asks;
+    tg::SharedLedger ledger(cfg, [&](const tg::LeaseAsk& a) { asks.push_back(a); });
+    const int s = ledger.addScope("chat", "fp");
+    const tg::TimePoint t0{};
+    tg::Duration wait{};
+    std::string why;
+    const tg::SharedHint req{100, 10}, tok{1000, 1000};
+    ledger.setMode(tg::SharedMode::Shared, 1, t0);
+    QVERIFY(!ledger.ready(s, tg::Tier::P1, 300, req, tok, t0, wait, why));
+    ledger.onGrant({s, 5, 1500, 0, 100, 1, 0}, t0);
+    QVERIFY(ledger.ready(s, tg::Tier::P1, 300, req, tok, t0, wait, why));
+    ledger.take(s, 300, t0);       // reserved 300 tokens ...
+    ledger.refundTokens(s, 200);   // ... the response said 100 were used
+    asks.clear();
+    ledger.sweep(t0 + std::chrono::seconds(2));  // untouched for a while: the lease goes back to the fleet
+    QCOMPARE(asks.size(), std::size_t{1});
+    QVERIFY(asks[0].giveBack);
+    QCOMPARE(asks[0].requests, 4.0);
+    QCOMPARE(asks[0].tokens, 1400.0);
+  }
+
   // --- operator actions through Redis (two engines in this process, each its own instance) ----------
 
   void operatorActionsApplyFleetWide() {
@@ -367,14 +391,18 @@ class TestSharedQuota : public QObject {
     sleepMs(200);  // both subscribers are listening
     a.setTierPaused(tg::Tier::P2, true, {}, "alice");
     a.setGroupConcurrency("chat", 3, "alice");
+    tg::RateCeilingConfig ceiling;
+    ceiling.requestsPerS = 7;
+    a.setRateCeiling("chat", ceiling, "alice");
     QTRY_VERIFY_WITH_TIMEOUT(b.latestSnapshot()->tierPaused[2], 5000);
     QTRY_COMPARE_WITH_TIMEOUT(b.latestSnapshot()->find("chat")->concurrencyCeiling, 3, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(b.latestSnapshot()->find("chat")->rateCeiling.requestsPerS, 7.0, 5000);
     {
       std::lock_guard lock(m);
       int audited = 0;
       for (const auto& e : seenByB)
         if (e.kind == tg::EventKind::OperatorAction && e.detail.value("actor", "") == "alice on inst-a") ++audited;
-      QCOMPARE(audited, 2);
+      QCOMPARE(audited, 3);
     }
     // Applied on b, not sent back to a a second time (no echo).
     sleepMs(300);
