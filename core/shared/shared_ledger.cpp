@@ -143,6 +143,7 @@ void SharedLedger::onGrant(const LeaseGrant& g, TimePoint now) {
   if (g.scope < 0 || g.scope >= static_cast<int>(scopes_.size())) return;
   Scope& s = scopes_[static_cast<std::size_t>(g.scope)];
   s.asking = false;
+  s.lastTake = std::max(s.lastTake, now);  // a fresh lease is not stale before anyone could take from it
   if (g.readyS > 0) {
     s.futureRequests += g.requests;
     s.futureTokens += g.tokens;
