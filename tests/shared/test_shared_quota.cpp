@@ -136,6 +136,21 @@ tg::EngineConfig sharedEngine(const std::string& instance, int redisPort, const 
   return e;
 }
 
+// A ledger with one scope whose asks are recorded, at hand-set time t0.
+struct LedgerUnderTest {
+  tg::SharedLedger ledger{enabledConfig(), [this](const tg::LeaseAsk& a) { asks.push_back(a); }};
+  std::vector<tg::LeaseAsk> asks;
+  int s = ledger.addScope("chat", "fp");
+  tg::TimePoint t0{};
+  tg::Duration wait{};
+  std::string why;
+  static tg::SharedQuotaConfig enabledConfig() {
+    tg::SharedQuotaConfig cfg;
+    cfg.enabled = true;
+    return cfg;
+  }
+};
+
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 
 json fleetConfig(int simPort, int redisPort, double ratePerInstance, bool shared) {
@@ -308,14 +323,8 @@ class TestSharedQuota : public QObject {
   // --- the ledger, hand-set time --------------------------------------------------------------------
 
   void ledgerAsksAheadAndFallsBackToAShare() {
-    tg::SharedQuotaConfig cfg;
-    cfg.enabled = true;
-    std::vector<tg::LeaseAsk> asks;
-    tg::SharedLedger ledger(cfg, [&](const tg::LeaseAsk& a) { asks.push_back(a); });
-    const int s = ledger.addScope("chat", "fp");
-    const tg::TimePoint t0{};
-    tg::Duration wait{};
-    std::string why;
+    LedgerUnderTest t;
+    auto& [ledger, asks, s, t0, wait, why] = t;
     const tg::SharedHint req{100, 10};  // 100/s, a bucket of 10: leases of 5 (half the bucket), 10 ms each
     QVERIFY(!ledger.ready(s, tg::Tier::P1, 0, req, {}, t0, wait, why));
     QCOMPARE(asks.size(), std::size_t{1});
@@ -346,14 +355,8 @@ class TestSharedQuota : public QObject {
   }
 
   void ledgerGivesBackTokensARequestDidNotUse() {
-    tg::SharedQuotaConfig cfg;
-    cfg.enabled = true;
-    std::vector<tg::LeaseAsk> asks;
-    tg::SharedLedger ledger(cfg, [&](const tg::LeaseAsk& a) { asks.push_back(a); });
-    const int s = ledger.addScope("chat", "fp");
-    const tg::TimePoint t0{};
-    tg::Duration wait{};
-    std::string why;
+    LedgerUnderTest t;
+    auto& [ledger, asks, s, t0, wait, why] = t;
     const tg::SharedHint req{100, 10}, tok{1000, 1000};
     ledger.setMode(tg::SharedMode::Shared, 1, t0);
     QVERIFY(!ledger.ready(s, tg::Tier::P1, 300, req, tok, t0, wait, why));
