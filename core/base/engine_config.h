@@ -108,6 +108,9 @@ struct EngineConfig {
   std::string tierHeader = "X-Tollgate-Tier";  // sent with every request, empty = none
   std::string groupHeader = "X-RateLimit-Group";  // sent with every request, empty = none
   SharedQuotaConfig sharedQuota;
+  // Not configurable: a compressed replay (WhatIfRunner) sets its speed here, so the engine's own time
+  // constants (adaptive concurrency, the rate learnt from bare refusals) cover the recording's seconds.
+  double timeScale = 1;
 
   const GroupConfig* findGroup(const std::string& n) const {
     for (const auto& g : groups)

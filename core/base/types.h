@@ -16,6 +16,15 @@ using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 using Duration = Clock::duration;
 
+// `t` on a clock that runs `scale` times faster than Clock (scale 1: `t` itself). A compressed replay runs the
+// engine's own time constants (seconds of evidence, spacing of decreases, growth per second) on this clock, so
+// they cover the same stretch of the recording as they did live. Monotonic for scale > 0.
+inline TimePoint dilated(TimePoint t, double scale) {
+  if (scale == 1) return t;
+  return TimePoint(std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double, Duration::period>(static_cast<double>(t.time_since_epoch().count()) * scale)));
+}
+
 // Wall-clock milliseconds since the Unix epoch: the time stamp of snapshots, samples and events.
 using EpochMs = std::int64_t;
 EpochMs nowEpochMs();

@@ -78,7 +78,9 @@ struct GroupState {
         queues({ec.tiers[0].capacity, ec.tiers[1].capacity, ec.tiers[2].capacity}),
         breaker(c.breaker),
         concurrency(c.concurrency, c.minConcurrency, c.adaptive, now),
-        rateCeiling(c.rateCeiling, now) {}
+        rateCeiling(c.rateCeiling, now) {
+    if (ec.timeScale != 1) concurrency.setTimeScale(ec.timeScale);
+  }
 
   // Joins a path to base_url; returns why the request may not go out, or empty. An absolute URL must name
   // one of `origins`; method and headers must each make exactly one well-formed line.

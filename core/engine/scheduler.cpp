@@ -40,8 +40,10 @@ SharedHint Scheduler::sharedHint(const QuotaTracker& q, Dimension d) const {
 
 namespace {
 
-QuotaTracker makeQuota(const GroupConfig& gc, TimePoint now) {
-  return QuotaTracker(gc.bucketFraction, {gc.requestsPerMinute, gc.tokensPerMinute}, now, gc.quotaWindowS);
+QuotaTracker makeQuota(const GroupConfig& gc, TimePoint now, double timeScale) {
+  QuotaTracker q(gc.bucketFraction, {gc.requestsPerMinute, gc.tokensPerMinute}, now, gc.quotaWindowS);
+  q.setTimeScale(timeScale);
+  return q;
 }
 
 }  // namespace
@@ -57,7 +59,7 @@ Scheduler::Scheduler(EngineConfig cfg, const EngineListeners& listeners, TimePoi
   for (const auto& gc : cfg_.groups) {
     auto g = std::make_unique<GroupState>(gc, cfg_, now);
     for (const auto& kc : gc.keys) {
-      KeyState k{kc, keyFingerprint(kc.secret), makeQuota(gc, now), 0, {}, {}};
+      KeyState k{kc, keyFingerprint(kc.secret), makeQuota(gc, now, cfg_.timeScale), 0, {}, {}};
       if (!kc.secret.empty()) {
         SecretRegistry::add(kc.secret);
         k.authLine = kc.header + ": " + kc.prefix + kc.secret;
@@ -67,7 +69,7 @@ Scheduler::Scheduler(EngineConfig cfg, const EngineListeners& listeners, TimePoi
     if (g->keys.empty()) {
       KeyConfig none;
       none.name = "default";
-      g->keys.push_back(KeyState{none, keyFingerprint(""), makeQuota(gc, now), 0, {}, {}});
+      g->keys.push_back(KeyState{none, keyFingerprint(""), makeQuota(gc, now, cfg_.timeScale), 0, {}, {}});
     }
     g->configProblem = groupConfigProblem(g->cfg, cfg_, &g->origins);
     if (!g->configProblem.empty()) logError(gc.name, g->configProblem);
@@ -162,7 +164,7 @@ int Scheduler::takeOwnKeySlot(GroupState& g, const std::string& key, TimePoint n
   if (auto it = g.ownKeySlots.find(key); it != g.ownKeySlots.end()) {
     slot = it->second;
   } else {
-    KeyState fresh{KeyConfig{}, keyFingerprint(key), makeQuota(g.cfg, now), 0, {}, {}};
+    KeyState fresh{KeyConfig{}, keyFingerprint(key), makeQuota(g.cfg, now, cfg_.timeScale), 0, {}, {}};
     fresh.cfg.name = "client " + fresh.fingerprint;
     fresh.own = true;
     if (g.ownKeySlots.size() < static_cast<std::size_t>(GroupState::kMaxOwnKeys)) {

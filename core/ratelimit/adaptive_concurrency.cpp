@@ -29,7 +29,15 @@ void AdaptiveConcurrency::setCeiling(int ceiling) {
   if (!adaptive_) limit_ = ceiling_;
 }
 
+void AdaptiveConcurrency::setTimeScale(double scale) {
+  scale_ = scale > 0 ? scale : 1;
+  lastDecrease_ = TimePoint{};  // long ago on any clock
+  accepted_.clear();
+  capSetAt_ = TimePoint{};
+}
+
 void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now, int inFlightAtSend) {
+  now = dilated(now, scale_);
   if (inFlightAtSend >= 0) {
     accepted_.push_back({now, inFlightAtSend});
     if (accepted_.size() > kMaxEvidence) accepted_.pop_front();
@@ -61,6 +69,7 @@ bool AdaptiveConcurrency::inFlightBound(int x, TimePoint now) {
 }
 
 bool AdaptiveConcurrency::onRateLimited(TimePoint now, int inFlightAtSend) {
+  now = dilated(now, scale_);
   // Sent with at least the limit the upstream already showed in flight (before it was applied, or while
   // trying one more): explained by it. Acceptances of that time are no evidence against it: their slots had
   // freed upstream before their answers were read here.
@@ -75,7 +84,7 @@ bool AdaptiveConcurrency::onRateLimited(TimePoint now, int inFlightAtSend) {
   return false;
 }
 
-void AdaptiveConcurrency::onOverload(TimePoint now) { decrease(kBackoffLatency, now); }
+void AdaptiveConcurrency::onOverload(TimePoint now) { decrease(kBackoffLatency, dilated(now, scale_)); }
 
 void AdaptiveConcurrency::decrease(double factor, TimePoint now) {
   if (now < lastDecrease_ + fromSeconds(kMinDecreaseSpacingS) && now >= lastDecrease_) return;

@@ -36,6 +36,9 @@ class AdaptiveConcurrency {
   int inFlightCap() const { return adaptive_ ? cap_ : 0; }
   void setCeiling(int ceiling);
   void setAdaptive(bool on) { adaptive_ = on; }
+  // Time compression of a replay: the spans above (evidence, probing, spacing of decreases) are on a clock
+  // `scale` times faster than the one passed in. 1 = real time.
+  void setTimeScale(double scale);
 
   // inFlightAtSend: requests of the group in flight when this one left, not counting it (-1: unknown).
   void onSuccess(double latencyS, TimePoint now, int inFlightAtSend = -1);
@@ -62,6 +65,7 @@ class AdaptiveConcurrency {
   std::deque<Accepted> accepted_;  // of the last kEvidenceS
   int cap_ = 0;                    // in-flight limit the upstream showed; 0 = none
   TimePoint capSetAt_{};
+  double scale_ = 1;
 };
 
 }  // namespace tg

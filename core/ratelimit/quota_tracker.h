@@ -79,6 +79,7 @@ class QuotaTracker {
   enum class ProbeAnswer { Accepted, Refused, Neither };
   void settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint now);
   const RateLearner& learner() const { return learner_; }
+  void setTimeScale(double scale) { learner_.setTimeScale(scale); }  // see RateLearner::setTimeScale
   // What the upstream stated (limit / window) or the config said of dimension d, for a fleet sharing this
   // key: the rate per second at the bucket fraction, and the burst the rest of the limit leaves room for
   // (the same fraction of it), so rate x window + burst never passes the limit. rate 0 when neither is known

@@ -9,7 +9,9 @@ constexpr double kMaxRate = 1e6;
 constexpr auto kWindow = std::chrono::seconds(1);
 }  // namespace
 
-double RateLearner::rate(TimePoint now) const {
+double RateLearner::rate(TimePoint now) const { return rateAt(dilated(now, scale_)) * scale_; }
+
+double RateLearner::rateAt(TimePoint now) const {
   if (!active_) return 0;
   const double t = std::max(0.0, toSeconds(now - t0_));
   double r = 0;
@@ -29,12 +31,15 @@ double RateLearner::acceptedWithin(TimePoint now, Duration window) {
 }
 
 void RateLearner::onSuccess(TimePoint now) {
-  ok_.push_back(now);
+  ok_.push_back(dilated(now, scale_));
   if (ok_.size() > 200000) ok_.pop_front();  // bounded, whatever the rate
   ++okSinceDecrease_;
 }
 
 bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now, double rateHint) {
+  sentAt = dilated(sentAt, scale_);
+  now = dilated(now, scale_);
+  rateHint /= scale_;
   if (active_ && sentAt < lastDecrease_ + grace_) return false;  // the same episode
   const double accepted = acceptedWithin(now, kWindow);
   refusedEpisodes_ = active_ && okSinceDecrease_ == 0 ? refusedEpisodes_ + 1 : 1;
@@ -50,7 +55,7 @@ bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now, double rateHint) {
     start_ = std::max({kSlowStartFrom, kSlowStartShare * std::min(accepted, recent), kBeta * rateHint});
   } else {
     // While we sent above the limit, what it accepted over the last second is its rate.
-    const double was = rate(now);
+    const double was = rateAt(now);
     slowStart_ = false;
     ceiling_ = accepted > 0 ? accepted : std::max(kFloor, 0.5 * was);
   }

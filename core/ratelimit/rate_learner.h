@@ -31,6 +31,10 @@ class RateLearner {
   static constexpr double kSlowStartDoublingS = 0.5;
   static constexpr double kEpisodeGraceS = 0.25;
 
+  // Time compression of a replay: rates and times below are on a clock `scale` times faster than the one
+  // passed in (the constants keep their meaning on the recording's time axis). 1 = real time.
+  void setTimeScale(double scale) { scale_ = scale > 0 ? scale : 1; }
+
   bool active() const { return active_; }
   // Requests per second allowed at `now`; 0 while no refusal has been seen (nothing to pace by).
   double rate(TimePoint now) const;
@@ -47,6 +51,7 @@ class RateLearner {
 
  private:
   double acceptedWithin(TimePoint now, Duration window);
+  double rateAt(TimePoint now) const;  // on the dilated clock, per dilated second
 
   std::deque<TimePoint> ok_;  // successes of the last second
   bool active_ = false;
@@ -58,6 +63,7 @@ class RateLearner {
   Duration grace_{};          // of the last episode
   long okSinceDecrease_ = 0;
   int refusedEpisodes_ = 0;
+  double scale_ = 1;
 };
 
 }  // namespace tg

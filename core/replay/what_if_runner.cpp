@@ -30,6 +30,7 @@ EngineConfig WhatIfRunner::baseConfig(const ReplayScenario& sc, double speed) {
   EngineConfig c;
   c.name = "what-if";
   c.snapshotIntervalS = std::max(0.02, 0.25 / speed);
+  c.timeScale = speed;
   c.requestTimeoutS = std::max(1.0, 60 / speed);
   c.retry.baseBackoffS /= speed;
   c.retry.maxBackoffS /= speed;

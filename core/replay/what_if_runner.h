@@ -4,7 +4,8 @@
 // by it, so rates scale up and the run takes durationS / speed of wall time. The re-driven samples
 // (SampleBuilder over engine snapshots) are mapped back onto the recording's time axis, counts per original
 // second, latencies multiplied back. Compression is faithful for everything configured in seconds; the
-// engine's fixed internal constants (adaptive concurrency steps, latency windows) are not scaled.
+// engine's own time constants (adaptive concurrency, the learnt rate) run on a clock as fast (timeScale);
+// latency windows counted in responses need no scaling.
 #pragma once
 
 #include "replay_scenario.h"

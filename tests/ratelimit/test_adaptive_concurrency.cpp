@@ -1,5 +1,6 @@
 // Adaptive concurrency: shrinks on 429 and latency growth, grows back under the operator ceiling.
 #include "adaptive_concurrency.h"
+#include "rate_learner.h"
 
 #include <QtTest>
 
@@ -27,6 +28,31 @@ class TestAdaptiveConcurrency : public QObject {
     QCOMPARE(a.limit(), 5);
     for (int i = 0; i < 30; ++i) a.onRateLimited(t += 2s);
     QCOMPARE(a.limit(), 1);  // never below the minimum
+  }
+
+  // A replay at 10x runs the constants on a clock ten times as fast: 429 bursts 0.2 s apart are two seconds
+  // apart on the recording's axis and count twice; the learnt rate moves ten times as fast too, and reads
+  // ten times as high.
+  void timeScaleCompressesTheConstants() {
+    AdaptiveConcurrency a(20, 1, true, t0);
+    a.setTimeScale(10);
+    a.onRateLimited(t0 + 2s);
+    a.onRateLimited(t0 + 2050ms);  // 0.5 s on the dilated clock: the same burst
+    QCOMPARE(a.limit(), 14);
+    a.onRateLimited(t0 + 2200ms);  // 2 s on the dilated clock: a second burst
+    QCOMPARE(a.limit(), 9);
+
+    RateLearner real, fast;
+    fast.setTimeScale(10);
+    TimePoint t = t0;
+    for (int i = 0; i < 20; ++i) real.onSuccess(t += 50ms);  // 20/s for a second
+    t = t0;
+    for (int i = 0; i < 20; ++i) fast.onSuccess(t += 5ms);   // the same at 10x
+    QVERIFY(real.onRefusal(t0 + 1s, t0 + 1s));
+    QVERIFY(fast.onRefusal(t0 + 100ms, t0 + 100ms));
+    QCOMPARE(fast.rate(t0 + 100ms), 10 * real.rate(t0 + 1s));
+    QCOMPARE(fast.rate(t0 + 150ms), 10 * real.rate(t0 + 1500ms));  // one doubling each
+    QVERIFY(fast.rate(t0 + 150ms) > 1.9 * fast.rate(t0 + 100ms));
   }
 
   void adaptiveBacksOffOnLatencyGrowth() {
