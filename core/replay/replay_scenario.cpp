@@ -88,7 +88,7 @@ std::optional<ReplayScenario> ReplayScenario::fromHistory(HistoryReader& reader,
     ScenarioGroup g;
     g.name = name;
     g.arrivals.assign(seconds, {});
-    std::vector<double> latencies, windows;
+    std::vector<double> latencies, windows, acceptedWhileRefused;
     double lastLimit = kUnknown;
     int maxConc = 0;
     for (const Sample* s : rows) {
@@ -98,6 +98,7 @@ std::optional<ReplayScenario> ReplayScenario::fromHistory(HistoryReader& reader,
       maxConc = std::max(maxConc, s->concurrencyLimit);
       if (known(s->p50Ms) && s->p50Ms > 0) latencies.push_back(s->p50Ms);
       if (s->resetAtMs > s->tsMs) windows.push_back(double(s->resetAtMs - s->tsMs) / 1000.0);
+      if (s->r429 > 0 && s->intervalS > 0) acceptedWhileRefused.push_back(double(s->ok) / s->intervalS);
       if (known(s->tokLimit) && s->tokLimit > 0 && g.tokenLimit == 0) g.tokenLimit = s->tokLimit;
       if (known(s->reqLimit) && s->reqLimit > 0) {
         if (!known(lastLimit)) {
@@ -112,6 +113,14 @@ std::optional<ReplayScenario> ReplayScenario::fromHistory(HistoryReader& reader,
     const double lat = percentile(latencies, 0.5);
     if (known(lat)) g.latencyMs = std::clamp(lat, 1.0, 5000.0);
     if (!windows.empty()) g.windowS = snapWindow(*std::max_element(windows.begin(), windows.end()));
+    if (!known(lastLimit) && !acceptedWhileRefused.empty()) {
+      // The upper quartile: in the seconds of a cold start or of backing off, less got through than the limit.
+      const double accepted = percentile(acceptedWhileRefused, 0.75);
+      if (known(accepted) && accepted > 0) {
+        g.headerless = true;
+        g.initialLimit = std::max(1.0, std::round(accepted * g.windowS));
+      }
+    }
     sc.groups.push_back(std::move(g));
   }
 
@@ -145,7 +154,10 @@ nlohmann::json ReplayScenario::simConfigJson(double speed) const {
   json groupsJ = json::object();
   json schedule = json::array();
   double latency = 0;
+  bool stated = false, headerless = false;
   for (const auto& g : groups) {
+    stated = stated || (!g.headerless && g.initialLimit > 0);
+    headerless = headerless || g.headerless;
     json gj = {{"algorithm", "fixed-window"},
                {"limit", g.initialLimit},
                {"window_s", g.windowS / speed},
@@ -157,8 +169,9 @@ nlohmann::json ReplayScenario::simConfigJson(double speed) const {
   }
   std::stable_sort(schedule.begin(), schedule.end(),
                    [](const json& a, const json& b) { return a["at_s"].get<double>() < b["at_s"].get<double>(); });
-  return {{"dialect", "openai"},
-          {"retry_after", true},
+  const bool bare = headerless && !stated;
+  return {{"dialect", !bare ? "openai" : retryAfterSeenS.empty() ? "none" : "retry-after"},
+          {"retry_after", !bare || !retryAfterSeenS.empty()},
           {"retry_after_format", "ms"},
           {"group_by", "header"},
           {"default_group", groups.empty() ? std::string("default") : groups.front().name},

@@ -26,6 +26,10 @@ struct ScenarioGroup {
   int concurrency = 16;      // ceiling: the highest concurrency limit recorded
   std::vector<std::pair<double, double>> limitChanges;  // (seconds from range start, new request limit)
   double latencyMs = 50;     // typical recorded latency (median of p50), the simulator's fixed latency
+  // The upstream stated no quota but refused (bare 429s, or Retry-After alone): initialLimit is then what it
+  // accepted per second while it refused (the upper quartile over those seconds), and the re-drive answers without
+  // quota headers, so the engine learns the rate from refusals as it did live.
+  bool headerless = false;
   std::int64_t totalArrivals() const;
 };
 
@@ -56,7 +60,9 @@ struct ReplayScenario {
 
   // tollgate-sim config reproducing the upstream, time compressed by `speed` (windows and latency divided,
   // schedule times divided): the openai dialect with millisecond resets and Retry-After-Ms, so short
-  // windows survive rounding.
+  // windows survive rounding. When every limited group was headerless, no quota headers at all: bare 429s,
+  // or Retry-After alone when the recording saw one (the simulator's dialect is one for all groups, so a
+  // recording that mixes the two keeps the headers).
   nlohmann::json simConfigJson(double speed) const;
 };
 

@@ -19,7 +19,17 @@
 
 namespace tgtest {
 
-inline nlohmann::json recordingSimConfig(double dropAtS) {
+// headerless: the upstream answers bare 429s and states no quota (nginx limit_req and the like) and its
+// limit (40/s on chat) stays below the workload (60/s): the engine learns the rate from refusals alone, and
+// every probe above it costs what was sent before the refusal came back, which the concurrency bounds.
+inline nlohmann::json recordingSimConfig(double dropAtS, bool headerless = false) {
+  if (headerless)
+    return {{"dialect", "none"},
+            {"retry_after", false},
+            {"group_by", "header"},
+            {"default_group", "chat"},
+            {"latency_ms", {{"distribution", "fixed"}, {"mean", 500}}},
+            {"groups", {{"chat", {{"limit", 40}, {"window_s", 1}}}, {"batch", {{"limit", 30}, {"window_s", 1}}}}}};
   return {{"dialect", "x-ratelimit"},
           {"group_by", "header"},
           {"default_group", "chat"},
@@ -33,8 +43,9 @@ inline nlohmann::json recordingSimConfig(double dropAtS) {
 }
 
 // Returns an error text, empty on success.
-inline std::string recordIncident(const std::string& dbPath, double seconds = 16, double dropAtS = 5) {
-  const nlohmann::json simJson = recordingSimConfig(dropAtS);
+inline std::string recordIncident(const std::string& dbPath, double seconds = 16, double dropAtS = 5,
+                                  bool headerless = false) {
+  const nlohmann::json simJson = recordingSimConfig(dropAtS, headerless);
   tg::SimServer sim(tg::SimConfig::fromJson(simJson, "(replay test sim)"));
   const int port = sim.start("127.0.0.1", 0);
   auto group = [](const char* name, int conc) {

@@ -128,6 +128,50 @@ class TestReplayWhatIf : public QObject {
     QVERIFY(j["groups"]["chat"].contains("recorded") && j["groups"]["chat"].contains("redriven"));
   }
 
+  // An upstream that states no quota: the scenario estimates its limit from what it accepted while it
+  // refused and re-drives it headerless, so the engine learns the rate from refusals as it did live; the
+  // 429s then follow the concurrency (what is sent before a refusal comes back), and halving it pays fewer.
+  void headerlessIncidentWhatIfHalvedConcurrency() {
+    const QString db = dir_.filePath("headerless.db");
+    const std::string rec = tgtest::recordIncident(db.toStdString(), 14, 0, true);
+    QVERIFY2(rec.empty(), rec.c_str());
+    std::string err;
+    auto reader = HistoryReader::open(db.toStdString(), {}, &err);
+    QVERIFY2(reader, err.c_str());
+    auto list = reader->incidents();
+    QVERIFY2(list.ok() && !list.value.empty(), "no incident recorded against the headerless upstream");
+    auto sc = ReplayScenario::fromIncident(*reader, list.value.front().id, 10'000, &err);
+    QVERIFY2(sc, err.c_str());
+    const ScenarioGroup* chat = nullptr;
+    for (const auto& g : sc->groups)
+      if (g.name == "chat") chat = &g;
+    QVERIFY(chat);
+    qInfo("headerless: estimated limit %.0f/s (hidden 40/s)", chat->initialLimit);
+    if (qEnvironmentVariableIsSet("TG_REPLAY_DEBUG")) {
+      std::string line = "recorded chat ok/429:";
+      for (const auto& s : sc->recorded)
+        if (s.group == "chat") line += " " + std::to_string(s.ok) + "/" + std::to_string(s.r429);
+      qInfo("%s", line.c_str());
+    }
+    QVERIFY(chat->headerless);
+    QVERIFY2(chat->initialLimit >= 34 && chat->initialLimit <= 46, std::to_string(chat->initialLimit).c_str());
+    QCOMPARE(sc->simConfigJson(10)["dialect"].get<std::string>(), std::string("none"));
+
+    WhatIfOptions opts;
+    opts.drainCapS = 20;
+    const WhatIfResult base = WhatIfRunner::run(*sc, WhatIfOverrides{}, opts);
+    const WhatIfResult half = WhatIfRunner::run(*sc, WhatIfOverrides::fromJson({{"concurrency_scale", 0.5}}, "(t)"), opts);
+    QVERIFY2(base.ok && half.ok, (base.error + half.error).c_str());
+    qInfo("headerless: 429s recorded %lld, re-driven %lld, halved concurrency %lld; ok %lld / %lld / %lld",
+          (long long)base.recorded.total.r429, (long long)base.redriven.total.r429, (long long)half.redriven.total.r429,
+          (long long)base.recorded.total.ok, (long long)base.redriven.total.ok, (long long)half.redriven.total.ok);
+    QVERIFY(base.recorded.total.r429 > 0);
+    QVERIFY2(half.redriven.total.r429 < base.recorded.total.r429,
+             qPrintable(QString("halved %1, recorded %2").arg(half.redriven.total.r429).arg(base.recorded.total.r429)));
+    QVERIFY2(half.redriven.total.r429 < base.redriven.total.r429,
+             qPrintable(QString("halved %1, unedited %2").arg(half.redriven.total.r429).arg(base.redriven.total.r429)));
+  }
+
   void overridesRejectUnknownKeys() {
     QVERIFY_THROWS_EXCEPTION(ConfigError, WhatIfOverrides::fromJson({{"concurency", 2}}, "(test)"));
     QVERIFY_THROWS_EXCEPTION(ConfigError, WhatIfOverrides::fromJson({{"groups", {{"chat", {{"bucket_fraction", 3}}}}}}, "(test)"));
