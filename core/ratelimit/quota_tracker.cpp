@@ -78,6 +78,12 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
     return w;
   }
   exhausted_ = false;
+  if (pauseLevel_ > 0 && pauseProbeOut_ && now < pauseProbeSentAt_ + fromSeconds(kPauseProbeLostS)) {
+    w.wait = pauseProbeSentAt_ + fromSeconds(kPauseProbeLostS) - now;  // or sooner: its answer re-dispatches
+    w.backIn = w.wait;
+    w.reason = "refused: one request goes alone until one passes";
+    return w;
+  }
   applyLearnedRate(now);  // the learnt rate grows with time
   for (int i = 0; i < kDimensionCount; ++i) {
     Dim& d = dims_[i];
@@ -148,6 +154,10 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
 }
 
 void QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint now) {
+  if (pauseLevel_ > 0 && !pauseProbeOut_) {
+    pauseProbeOut_ = true;
+    pauseProbeSentAt_ = now;
+  }
   for (int i = 0; i < kDimensionCount; ++i) {
     Dim& d = dims_[i];
     if (cost[i] <= 0) continue;
@@ -291,8 +301,12 @@ Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double ba
   const bool fresh = learner_.onRefusal(std::min(sentAt, now), now, hint);
   applyLearnedRate(now);
   const int n = learner_.refusedEpisodes();
+  if (fresh && n == 1) refusingSince_ = now;
   if (fresh && n >= 2) {  // nothing got through since the last episode: hold the key, doubling
-    double s = std::min(capS, baseS * std::pow(2.0, std::min(n - 2, 20)));
+    // No longer than the refusals have lasted so far (at least kMinHoldS): a window locked for half a second
+    // costs about that, not a whole base wait; a quota locked for good still reaches the cap by doubling.
+    const double lastedS = std::max(kMinHoldS, toSeconds(now - refusingSince_));
+    double s = std::min({capS, baseS * std::pow(2.0, std::min(n - 2, 20)), lastedS});
     if (std::isfinite(retryAfterS)) s = std::max(s, retryAfterS);
     blockUntil(now + fromSeconds(s), nowEpoch + static_cast<EpochMs>(s * 1000),
                (std::isfinite(retryAfterS) ? "refused, Retry-After: holding " : "bare 429s: backing off ") +
@@ -302,12 +316,15 @@ Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double ba
     // A refusal says "over the limit now": pause one interval of the learnt rate before the next request. One
     // sent after that pause and refused again doubles it (a fixed window stays full until it turns; a window
     // that counts refusals locks out whoever keeps asking); refusals of requests already in flight do not,
-    // and a success ends it. Bounded by a second.
+    // and a success ends it. Bounded by kPauseCapS (or one interval when longer): a window locked until it turns is then found open at most
+    // that late, for a refused probe or so a second while it stays locked (episodes that get nothing through
+    // at all are held longer, above).
     if (sentAt >= pauseSetAt_) {
       pauseLevel_ = pauseLevel_ == 0 ? 1 : std::min(pauseLevel_ * 2, 1 << 20);
       pauseSetAt_ = now;
     }
-    const double s = std::min(1.0, std::max(1, pauseLevel_) / r);
+    const double s = std::min(std::max(kPauseCapS, 1 / r), std::max(1, pauseLevel_) / r);
+    if (sentAt >= pauseProbeSentAt_) pauseProbeOut_ = false;  // the probe's answer, or one sent after it
     blockUntil(now + fromSeconds(s), nowEpoch + static_cast<EpochMs>(s * 1000),
                "refused: pausing " + formatDuration(s), false);
   }
@@ -315,6 +332,7 @@ Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double ba
 }
 
 void QuotaTracker::settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint now) {
+  if (pauseProbeOut_ && sentAt >= pauseProbeSentAt_) pauseProbeOut_ = false;  // answered, whatever it said
   for (Dim& d : dims_) {
     if (!d.probePending || sentAt != d.probeSentAt) continue;
     d.probePending = false;
@@ -364,6 +382,7 @@ bool QuotaTracker::onQuotaRefusal(const QuotaReading& r, std::array<double, kDim
 
 void QuotaTracker::onSuccess(TimePoint now) {
   pauseLevel_ = 0;
+  pauseProbeOut_ = false;
   learner_.onSuccess(now);
   applyLearnedRate(now);
 }

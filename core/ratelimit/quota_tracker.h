@@ -154,6 +154,15 @@ class QuotaTracker {
   // The pause after a refusal (onRefusal): its level doubles per refusal of a request sent after it began.
   int pauseLevel_ = 0;
   TimePoint pauseSetAt_{};
+  // After a refusal's pause one request goes alone (a probe) until it is answered: a success ends the pause,
+  // a refusal doubles it. Without this, every pause ended in a paced burst of rate x latency requests, all
+  // refused while the window stayed full (8 a probe at 500/s and 20 ms).
+  bool pauseProbeOut_ = false;
+  TimePoint pauseProbeSentAt_{};
+  static constexpr double kPauseProbeLostS = 2.0;
+  static constexpr double kPauseCapS = 0.25;  // the longest pause after a refusal (doubling up to it)
+  static constexpr double kMinHoldS = 0.1;    // the shortest hold when nothing gets through
+  TimePoint refusingSince_{};                 // the first refusal since something last got through  // a probe unanswered this long no longer holds the others
   void applyLearnedRate(TimePoint now);
   bool unpacedGradual(const Dim& d) const;  // gradual, no window known: the learnt rate alone paces it
 };

@@ -14,11 +14,18 @@ double RateLearner::rate(TimePoint now) const { return rateAt(dilated(now, scale
 double RateLearner::rateAt(TimePoint now) const {
   if (!active_) return 0;
   const double t = std::max(0.0, toSeconds(now - t0_));
+  const double k = std::cbrt((1 - kBeta) / kCubic);
   double r = 0;
   if (slowStart_) {
-    r = start_ * std::pow(2.0, std::min(t / kSlowStartDoublingS, 40.0));
+    // Doubling up to the threshold (what got through before the first refusal), then the cubic from there as
+    // if an episode had set the ceiling at it: flat first, so the doubling that would overshoot it is not made.
+    const double toThreshold =
+        threshold_ > start_ ? kSlowStartDoublingS * std::log2(threshold_ / start_) : 0.0;
+    if (threshold_ > 0 && t >= toThreshold)
+      r = threshold_ * (1 + kCubic * std::pow(std::min(t - toThreshold, 60.0), 3));
+    else
+      r = start_ * std::pow(2.0, std::min(t / kSlowStartDoublingS, 40.0));
   } else {
-    const double k = std::cbrt((1 - kBeta) / kCubic);
     r = ceiling_ * (1 + kCubic * std::pow(std::min(t, 60.0) - k, 3));
   }
   return std::clamp(r, kFloor, kMaxRate);
@@ -53,6 +60,14 @@ bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now, double rateHint) {
     // quiet wait nothing was accepted lately, and doubling up from 1/s would take seconds.
     const double recent = 2 * acceptedWithin(now, std::chrono::milliseconds(500));
     start_ = std::max({kSlowStartFrom, kSlowStartShare * std::min(accepted, recent), kBeta * rateHint});
+    // Slow start's threshold (TCP's ssthresh): the rate that was getting through. Past it the growth turns
+    // cubic, so the doubling that would overshoot a limit met there is never made. The larger of the two
+    // measures: the smaller undersells a surge that began less than a second ago (a leaky bucket's burst ran
+    // out at 20 of 50/s and took seconds of cubic growth to leave), and a burst that inflated the larger
+    // costs one refused episode, which then measures the rate.
+    // Nothing (or less than the start) got through: no threshold, doubling until the next refusal.
+    threshold_ = std::max(accepted, recent);
+    if (threshold_ <= start_) threshold_ = 0;
   } else {
     // While we sent above the limit, what it accepted over the last second is its rate.
     const double was = rateAt(now);

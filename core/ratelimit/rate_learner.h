@@ -3,7 +3,8 @@
 // capacity:
 // - slow start: after the first refusal the rate starts at half what was accepted (the last second's count,
 //   or twice the last half second's when less: a limiter's initial burst inflates the first), at least 1/s
-//   (or beta x a rate the headers suggest), and doubles every half second until the next refusal;
+//   (or beta x a rate the headers suggest), and doubles every half second up to what was getting through
+//   (TCP's ssthresh), then grows along the cubic below from there, until the next refusal;
 // - then each refusal episode sets the ceiling to what was being accepted over the last second (the
 //   limiter's real rate while we sent above it), drops to beta x that, and grows back along a cubic in time
 //   (CUBIC, as AWS's adaptive retry mode uses it): flat near the ceiling, where most of the time is spent,
@@ -57,6 +58,7 @@ class RateLearner {
   bool active_ = false;
   bool slowStart_ = true;
   double start_ = 0;          // slow start: the rate at t0_
+  double threshold_ = 0;      // slow start: doubling up to this rate, then cubic growth beyond it
   double ceiling_ = 0;        // cubic: the accepted rate at the last episode
   TimePoint t0_{};
   TimePoint lastDecrease_{};
