@@ -87,6 +87,7 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
     refill(d, now);
     if (d.hasReset && now >= d.resetAt) {
       d.hasReset = false;  // the window turned over: the server's limit is available again
+      d.turnCheckPending = false;
       if (known(d.limit)) d.remaining = d.limit;
     }
     if (fleetPaced && stated(dim).rate > 0) continue;
@@ -125,6 +126,15 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
           until = probeAt - now;
         }
       }
+      if (d.resetBy < d.resetAt && !d.turnCheckPending) {
+        // Earlier readings of this window pin its turn before the latest one's (rounded) reset.
+        if (now >= d.resetBy) {
+          d.turnCheckDue = true;
+          w.backIn = std::max(w.backIn, reset);
+          continue;
+        }
+        until = std::min(until, d.resetBy - now);
+      }
       w.backIn = std::max(w.backIn, reset);
       if (until > w.wait) {
         w.wait = until;
@@ -151,6 +161,11 @@ void QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint no
   for (int i = 0; i < kDimensionCount; ++i) {
     Dim& d = dims_[i];
     if (cost[i] <= 0) continue;
+    if (d.turnCheckDue) {
+      d.turnCheckDue = false;
+      d.turnCheckPending = true;
+      d.turnCheckSentAt = now;
+    }
     if (d.probeDue) {
       d.probeDue = false;
       d.probePending = true;
@@ -191,6 +206,7 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     const QuotaScope* s = pick(r, dim);
     if (!s) continue;
     Dim& d = dims_[i];
+    const double limitBefore = d.limit;
     if (known(d.limit) && std::abs(s->limit - d.limit) > 0.02 * d.limit && d.configuredPerMinute <= 0)
       change = QuotaChange{dim, d.limit, s->limit};
     if (d.configuredPerMinute <= 0 || !known(d.limit)) d.limit = s->limit;
@@ -243,10 +259,20 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       d.windowS = *s->windowS;
       d.windowReported = true;
     }
+    if (d.turnCheckPending && sent == d.turnCheckSentAt) d.turnCheckPending = false;
     if (s->resetInS) {
       const double in = std::max(0.0, *s->resetInS);
       const double rounding = s->resetFromAbsoluteTime || std::floor(in) == in ? 1.0 : 0.0;
-      d.earliestResetAt = sent + fromSeconds(std::max(0.0, in - rounding));
+      const TimePoint lo = sent + fromSeconds(std::max(0.0, in - rounding)), hi = now + fromSeconds(in);
+      // The same window as the last reading: remaining did not rise, the limit held, both bound one turn, and
+      // that turn is not already past (a reading after it refutes the bound).
+      const bool sameWindow = d.hasReset && now < d.resetBy && known(d.lastReported) && known(s->remaining) &&
+                              s->remaining <= d.lastReported && s->limit == limitBefore && lo < d.resetBy &&
+                              hi > d.resetLo;
+      d.resetLo = sameWindow ? std::max(d.resetLo, lo) : lo;
+      d.resetBy = sameWindow ? std::min(d.resetBy, hi) : hi;
+      d.earliestResetAt = lo;
+      d.lastReported = s->remaining;
       d.hasReset = true;
       d.resetAt = now + fromSeconds(in);
       d.resetAtEpochMs = nowEpoch + static_cast<EpochMs>(in * 1000);

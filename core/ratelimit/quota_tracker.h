@@ -127,6 +127,15 @@ class QuotaTracker {
     bool probeDue = false;          // check() let the next request go as the probe
     bool probePending = false;      // sent, not answered yet
     TimePoint probeSentAt{};
+    // A window's reset, told in whole seconds, may be up to a second late: "1" all through a 1-s window's last
+    // second. Every reading of one window bounds the same turn: after sent + reset - rounding, by received +
+    // reset. resetBy is the tightest such bound (the first reading of a window, answered just after it turned,
+    // pins the next turn), resetAt only the latest reading's. At resetBy one request checks whether the window
+    // turned (its answer tells remaining), instead of holding the key until resetAt.
+    TimePoint resetLo{}, resetBy{};
+    double lastReported = kUnknown;  // remaining as the last reading said it (a rise: a new window)
+    bool turnCheckDue = false, turnCheckPending = false;
+    TimePoint turnCheckSentAt{};
     // Recent responses, oldest first, for that judgement (a few dozen; older ones age out).
     struct Seen {
       TimePoint sentAt, receivedAt, earliestReset;  // earliestReset: send + the reset it told

@@ -326,6 +326,42 @@ class TestQuotaTracker : public QObject {
     QVERIFY2(wc.wait > Duration::zero() && wc.wait <= 1100us, wc.reason.c_str());  // 100 per 0.1 s
   }
 
+  void wholeSecondResetsOfOneWindowPinItsTurn() {
+    // A 1-s fixed window told in whole seconds says "1" all through it. The window's first reading (sent at
+    // t0, answered 20 ms later) bounds the turn by t0 + 1.02 s; the exhausting one at t0 + 600 ms only by
+    // t0 + 1.6 s. The key is held to the first bound, where one request checks the turn.
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    QuotaReading first;
+    first.scopes.push_back(scope(Dimension::Requests, 10, 9, 1.0));
+    qt.onResponse(first, 0, t0 + 20ms, 0, t0);
+    QuotaReading last;
+    last.scopes.push_back(scope(Dimension::Requests, 10, 0, 1.0));
+    qt.onResponse(last, 0, t0 + 600ms, 0, t0 + 580ms);
+    const QuotaWait held = qt.check({1, 0}, t0 + 700ms, 0);
+    QVERIFY2(held.wait > 300ms && held.wait <= 320ms, held.reason.c_str());
+    QVERIFY(held.backIn > 800ms);  // the latest reading's reset is still what everyone is told
+    QCOMPARE(qt.check({1, 0}, t0 + 1020ms, 0).wait, Duration::zero());
+    qt.onSend({1, 0}, t0 + 1020ms);
+    QVERIFY(qt.check({1, 0}, t0 + 1030ms, 0).wait > Duration::zero());  // one check at a time
+    QuotaReading turned;
+    turned.scopes.push_back(scope(Dimension::Requests, 10, 9, 1.0));
+    qt.onResponse(turned, 0, t0 + 1040ms, 0, t0 + 1020ms);
+    QCOMPARE(qt.check({1, 0}, t0 + 1040ms, 0).wait, Duration::zero());
+  }
+
+  void readingsOfDifferentWindowsDoNotPinATurn() {
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Requests, 10, 2, 1.0));
+    qt.onResponse(r, 0, t0 + 20ms, 0, t0);
+    r.scopes[0].remaining = 5;  // remaining rose: a new window, whose turn the first reading does not bound
+    qt.onResponse(r, 0, t0 + 500ms, 0, t0 + 480ms);
+    r.scopes[0].remaining = 0;
+    qt.onResponse(r, 0, t0 + 600ms, 0, t0 + 580ms);
+    const QuotaWait w = qt.check({1, 0}, t0 + 700ms, 0);
+    QVERIFY2(w.wait > 790ms && w.wait <= 800ms, w.reason.c_str());
+  }
+
   void lowerTiersLeaveAReserveForP0() {
     QuotaTracker qt(1.0, {600, 0}, t0);  // 10/s configured, burst 600
     QVERIFY(qt.reserveTokens() >= 1.0);
