@@ -143,6 +143,23 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
       }
       continue;
     }
+    // Gradual and paced by the learnt rate: the stated remaining still binds. Used up by requests in flight,
+    // their answers tell what came back (a window that counts refusals locks out whoever sends on nothing
+    // left); with none in flight, one learnt interval after the last answer.
+    if (d.gradual && !d.timeToFull && learner_.active() && known(d.remaining) && d.remaining + 1e-9 < need) {
+      const bool answersDue = d.unseenAtReading + d.sentSinceReading > 0;
+      const TimePoint until =
+          d.refilledAt + (answersDue ? Duration(std::chrono::seconds(1))
+                                     : fromSeconds(1.0 / std::max(RateLearner::kFloor, learner_.rate(now))));
+      if (now < until) {
+        if (until - now > w.wait) {
+          w.wait = until - now;
+          w.reason = std::string(dimensionName(dim)) + ": none left, " +
+                     (answersDue ? "waiting for answers in flight" : "next in " + formatDuration(toSeconds(w.wait)));
+        }
+        continue;
+      }
+    }
     // Gradual with no window known and nothing learnt yet: a bucket from the resets would be a guess (they
     // tell the time to drain, not the window); the first refusal starts the learnt rate.
     if (unpacedGradual(d) && !learner_.active()) continue;
@@ -174,6 +191,7 @@ void QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint no
       d.probeLimit = d.limit;
     }
     d.bucket.tryAcquire(cost[i], now);
+    d.sentSinceReading += cost[i];
     if (known(d.remaining)) d.remaining = std::max(0.0, d.remaining - cost[i]);
   }
 }
@@ -201,6 +219,7 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
                                                     double inFlightOtherTokens) {
   const TimePoint sent = sentAt ? std::min(*sentAt, now) : now;
   std::optional<QuotaChange> change;
+  spentAtLastReading_ = false;
   for (int i = 0; i < kDimensionCount; ++i) {
     const auto dim = static_cast<Dimension>(i);
     const QuotaScope* s = pick(r, dim);
@@ -244,6 +263,10 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       const double unseen = dim == Dimension::Requests ? inFlightOthers : std::max(0.0, inFlightOtherTokens);
       d.remaining = std::max(0.0, s->remaining - unseen);
       d.refilledAt = now;
+      d.unseenAtReading = unseen;
+      d.sentSinceReading = 0;
+      if (dim == Dimension::Requests)
+        spentAtLastReading_ = d.gradual && !d.timeToFull && s->remaining - unseen < 1 && s->limit == limitBefore;
     }
     if (timeToFull && s->resetInS && *s->resetInS > 0.001 && known(s->remaining) && s->remaining < s->limit)
       d.impliedRate = (s->limit - s->remaining) / *s->resetInS;
@@ -388,9 +411,14 @@ bool QuotaTracker::onQuotaRefusal(const QuotaReading& r, std::array<double, kDim
   return any;
 }
 
-void QuotaTracker::onSuccess(TimePoint now) {
+void QuotaTracker::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
   pauseLevel_ = 0;
   learner_.onSuccess(now);
+  if (spentAtLastReading_ && sentAt) {
+    const Dim& req = dims_[static_cast<int>(Dimension::Requests)];
+    learner_.onMark(std::min(*sentAt, now), now, known(req.limit) && req.limit > 0 ? req.limit / windowOf(req) : 0);
+  }
+  spentAtLastReading_ = false;
   applyLearnedRate(now);
 }
 

@@ -88,7 +88,10 @@ class QuotaTracker {
     double rate = 0, burst = 0;
   };
   StatedLimit stated(Dimension d) const;
-  void onSuccess(TimePoint now);
+  // An accepted request (sent at `sentAt`), after onResponse took its headers. When those said a gradual
+  // dimension's quota is spent (remaining used up by the requests still in flight) while the learnt rate paces
+  // it, the learnt rate goes down before the upstream refuses anything (RateLearner::onMark).
+  void onSuccess(TimePoint now, std::optional<TimePoint> sentAt = std::nullopt);
   void refund(Dimension d, double amount, TimePoint now);
 
   DimensionState state(Dimension d, TimePoint now);
@@ -144,6 +147,9 @@ class QuotaTracker {
     };
     std::deque<Seen> seen;
     TimePoint refilledAt{};
+    // Requests the last reading could not count yet, and sent since: answers still to come.
+    double unseenAtReading = 0;
+    double sentSinceReading = 0;
     TokenBucket bucket;
   };
   void refill(Dim& d, TimePoint now);
@@ -162,6 +168,7 @@ class QuotaTracker {
   RateLearner learner_;
   // The pause after a refusal (onRefusal): its level doubles per refusal of a request sent after it began.
   int pauseLevel_ = 0;
+  bool spentAtLastReading_ = false;  // the last reading's remaining of a learner-paced dimension was used up
   TimePoint pauseSetAt_{};
   void applyLearnedRate(TimePoint now);
   bool unpacedGradual(const Dim& d) const;  // gradual, no window known: the learnt rate alone paces it
