@@ -335,9 +335,7 @@ void QuotaTracker::applyLearnedRate(TimePoint now) {
 
 Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double baseS, double capS, TimePoint now,
                                  EpochMs nowEpoch) {
-  const Dim& req = dims_[static_cast<int>(Dimension::Requests)];
-  const double hint = known(req.limit) && req.limit > 0 ? req.limit / windowOf(req) : 0;
-  const bool fresh = learner_.onRefusal(std::min(sentAt, now), now, hint);
+  const bool fresh = learner_.onRefusal(std::min(sentAt, now), now, rateHint());
   applyLearnedRate(now);
   const int n = learner_.refusedEpisodes();
   if (fresh && n >= 2) {  // nothing got through since the last episode: hold the key, doubling
@@ -382,6 +380,11 @@ void QuotaTracker::settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint n
   }
 }
 
+double QuotaTracker::rateHint() const {
+  const Dim& req = dims_[static_cast<int>(Dimension::Requests)];
+  return known(req.limit) && req.limit > 0 ? req.limit / windowOf(req) : 0;
+}
+
 bool QuotaTracker::unpacedGradual(const Dim& d) const {
   return d.gradual && !d.timeToFull && !d.windowReported && d.configuredPerMinute <= 0 && windowHintS_ <= 0;
 }
@@ -414,10 +417,7 @@ bool QuotaTracker::onQuotaRefusal(const QuotaReading& r, std::array<double, kDim
 void QuotaTracker::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
   pauseLevel_ = 0;
   learner_.onSuccess(now);
-  if (spentAtLastReading_ && sentAt) {
-    const Dim& req = dims_[static_cast<int>(Dimension::Requests)];
-    learner_.onMark(std::min(*sentAt, now), now, known(req.limit) && req.limit > 0 ? req.limit / windowOf(req) : 0);
-  }
+  if (spentAtLastReading_ && sentAt) learner_.onMark(std::min(*sentAt, now), now, rateHint());
   spentAtLastReading_ = false;
   applyLearnedRate(now);
 }

@@ -168,9 +168,10 @@ class QuotaTracker {
   RateLearner learner_;
   // The pause after a refusal (onRefusal): its level doubles per refusal of a request sent after it began.
   int pauseLevel_ = 0;
-  bool spentAtLastReading_ = false;  // the last reading's remaining of a learner-paced dimension was used up
   TimePoint pauseSetAt_{};
+  bool spentAtLastReading_ = false;  // the last reading's remaining of a gradual dimension was used up
   void applyLearnedRate(TimePoint now);
+  double rateHint() const;  // limit / window of the request dimension, 0 when no limit is known
   bool unpacedGradual(const Dim& d) const;  // gradual, no window known: the learnt rate alone paces it
 };
 

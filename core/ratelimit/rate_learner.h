@@ -56,7 +56,8 @@ class RateLearner {
 
  private:
   double acceptedWithin(TimePoint now, Duration window);
-  bool decrease(TimePoint sentAt, TimePoint now, double rateHint);  // on the dilated clock
+  // On the dilated clock. A request sent before lastDecrease_ + sameEpisodeGrace belongs to the last episode.
+  bool decrease(TimePoint sentAt, TimePoint now, double rateHint, Duration sameEpisodeGrace);
   double rateAt(TimePoint now) const;  // on the dilated clock, per dilated second
 
   std::deque<TimePoint> ok_;  // successes of the last second
