@@ -654,7 +654,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     logError(g.cfg.name, "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url));
   } else {
     ++g.counters.ok;
-    k.quota.onSuccess(now);
+    k.quota.onSuccess(now, f.sentAt);
     g.concurrency.onSuccess(latencyMs / 1000.0, now, f.groupInFlightAtSend);
     g.latency.add(now, latencyMs);
   }

@@ -93,6 +93,7 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
     refill(d, now);
     if (d.hasReset && now >= d.resetAt) {
       d.hasReset = false;  // the window turned over: the server's limit is available again
+      d.turnCheckPending = false;
       if (known(d.limit)) d.remaining = d.limit;
     }
     if (fleetPaced && stated(dim).rate > 0) continue;
@@ -131,6 +132,15 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
           until = probeAt - now;
         }
       }
+      if (d.resetBy < d.resetAt && !d.turnCheckPending) {
+        // Earlier readings of this window pin its turn before the latest one's (rounded) reset.
+        if (now >= d.resetBy) {
+          d.turnCheckDue = true;
+          w.backIn = std::max(w.backIn, reset);
+          continue;
+        }
+        until = std::min(until, d.resetBy - now);
+      }
       w.backIn = std::max(w.backIn, reset);
       if (until > w.wait) {
         w.wait = until;
@@ -138,6 +148,23 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
         if (until < reset) w.reason += " (one request tests it in " + formatDuration(toSeconds(until)) + ")";
       }
       continue;
+    }
+    // Gradual and paced by the learnt rate: the stated remaining still binds. Used up by requests in flight,
+    // their answers tell what came back (a window that counts refusals locks out whoever sends on nothing
+    // left); with none in flight, one learnt interval after the last answer.
+    if (d.gradual && !d.timeToFull && learner_.active() && known(d.remaining) && d.remaining + 1e-9 < need) {
+      const bool answersDue = d.unseenAtReading + d.sentSinceReading > 0;
+      const TimePoint until =
+          d.refilledAt + (answersDue ? Duration(std::chrono::seconds(1))
+                                     : fromSeconds(1.0 / std::max(RateLearner::kFloor, learner_.rate(now))));
+      if (now < until) {
+        if (until - now > w.wait) {
+          w.wait = until - now;
+          w.reason = std::string(dimensionName(dim)) + ": none left, " +
+                     (answersDue ? "waiting for answers in flight" : "next in " + formatDuration(toSeconds(w.wait)));
+        }
+        continue;
+      }
     }
     // Gradual with no window known and nothing learnt yet: a bucket from the resets would be a guess (they
     // tell the time to drain, not the window); the first refusal starts the learnt rate.
@@ -161,6 +188,11 @@ void QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint no
   for (int i = 0; i < kDimensionCount; ++i) {
     Dim& d = dims_[i];
     if (cost[i] <= 0) continue;
+    if (d.turnCheckDue) {
+      d.turnCheckDue = false;
+      d.turnCheckPending = true;
+      d.turnCheckSentAt = now;
+    }
     if (d.probeDue) {
       d.probeDue = false;
       d.probePending = true;
@@ -169,6 +201,7 @@ void QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint no
       d.probeLimit = d.limit;
     }
     d.bucket.tryAcquire(cost[i], now);
+    d.sentSinceReading += cost[i];
     if (known(d.remaining)) d.remaining = std::max(0.0, d.remaining - cost[i]);
   }
 }
@@ -196,11 +229,13 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
                                                     double inFlightOtherTokens) {
   const TimePoint sent = sentAt ? std::min(*sentAt, now) : now;
   std::optional<QuotaChange> change;
+  spentAtLastReading_ = false;
   for (int i = 0; i < kDimensionCount; ++i) {
     const auto dim = static_cast<Dimension>(i);
     const QuotaScope* s = pick(r, dim);
     if (!s) continue;
     Dim& d = dims_[i];
+    const double limitBefore = d.limit;
     if (known(d.limit) && std::abs(s->limit - d.limit) > 0.02 * d.limit && d.configuredPerMinute <= 0)
       change = QuotaChange{dim, d.limit, s->limit};
     if (d.configuredPerMinute <= 0 || !known(d.limit)) d.limit = s->limit;
@@ -238,6 +273,10 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       const double unseen = dim == Dimension::Requests ? inFlightOthers : std::max(0.0, inFlightOtherTokens);
       d.remaining = std::max(0.0, s->remaining - unseen);
       d.refilledAt = now;
+      d.unseenAtReading = unseen;
+      d.sentSinceReading = 0;
+      if (dim == Dimension::Requests)
+        spentAtLastReading_ = d.gradual && !d.timeToFull && s->remaining - unseen < 1 && s->limit == limitBefore;
     }
     if (timeToFull && s->resetInS && *s->resetInS > 0.001 && known(s->remaining) && s->remaining < s->limit)
       d.impliedRate = (s->limit - s->remaining) / *s->resetInS;
@@ -253,10 +292,20 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       d.windowS = *s->windowS;
       d.windowReported = true;
     }
+    if (d.turnCheckPending && sent == d.turnCheckSentAt) d.turnCheckPending = false;
     if (s->resetInS) {
       const double in = std::max(0.0, *s->resetInS);
       const double rounding = s->resetFromAbsoluteTime || std::floor(in) == in ? 1.0 : 0.0;
-      d.earliestResetAt = sent + fromSeconds(std::max(0.0, in - rounding));
+      const TimePoint lo = sent + fromSeconds(std::max(0.0, in - rounding)), hi = now + fromSeconds(in);
+      // The same window as the last reading: remaining did not rise, the limit held, both bound one turn, and
+      // that turn is not already past (a reading after it refutes the bound).
+      const bool sameWindow = d.hasReset && now < d.resetBy && known(d.lastReported) && known(s->remaining) &&
+                              s->remaining <= d.lastReported && s->limit == limitBefore && lo < d.resetBy &&
+                              hi > d.resetLo;
+      d.resetLo = sameWindow ? std::max(d.resetLo, lo) : lo;
+      d.resetBy = sameWindow ? std::min(d.resetBy, hi) : hi;
+      d.earliestResetAt = lo;
+      d.lastReported = s->remaining;
       d.hasReset = true;
       d.resetAt = now + fromSeconds(in);
       d.resetAtEpochMs = nowEpoch + static_cast<EpochMs>(in * 1000);
@@ -296,9 +345,7 @@ void QuotaTracker::applyLearnedRate(TimePoint now) {
 
 Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double baseS, double capS, TimePoint now,
                                  EpochMs nowEpoch) {
-  const Dim& req = dims_[static_cast<int>(Dimension::Requests)];
-  const double hint = known(req.limit) && req.limit > 0 ? req.limit / windowOf(req) : 0;
-  const bool fresh = learner_.onRefusal(std::min(sentAt, now), now, hint);
+  const bool fresh = learner_.onRefusal(std::min(sentAt, now), now, rateHint());
   applyLearnedRate(now);
   const int n = learner_.refusedEpisodes();
   if (fresh && n == 1) refusingSince_ = now;
@@ -351,6 +398,11 @@ void QuotaTracker::settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint n
   }
 }
 
+double QuotaTracker::rateHint() const {
+  const Dim& req = dims_[static_cast<int>(Dimension::Requests)];
+  return known(req.limit) && req.limit > 0 ? req.limit / windowOf(req) : 0;
+}
+
 bool QuotaTracker::unpacedGradual(const Dim& d) const {
   return d.gradual && !d.timeToFull && !d.windowReported && d.configuredPerMinute <= 0 && windowHintS_ <= 0;
 }
@@ -380,10 +432,12 @@ bool QuotaTracker::onQuotaRefusal(const QuotaReading& r, std::array<double, kDim
   return any;
 }
 
-void QuotaTracker::onSuccess(TimePoint now) {
+void QuotaTracker::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
   pauseLevel_ = 0;
   pauseProbeOut_ = false;
   learner_.onSuccess(now);
+  if (spentAtLastReading_ && sentAt) learner_.onMark(std::min(*sentAt, now), now, rateHint());
+  spentAtLastReading_ = false;
   applyLearnedRate(now);
 }
 

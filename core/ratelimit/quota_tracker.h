@@ -88,7 +88,10 @@ class QuotaTracker {
     double rate = 0, burst = 0;
   };
   StatedLimit stated(Dimension d) const;
-  void onSuccess(TimePoint now);
+  // An accepted request (sent at `sentAt`), after onResponse took its headers. When those said a gradual
+  // dimension's quota is spent (remaining used up by the requests still in flight) while the learnt rate paces
+  // it, the learnt rate goes down before the upstream refuses anything (RateLearner::onMark).
+  void onSuccess(TimePoint now, std::optional<TimePoint> sentAt = std::nullopt);
   void refund(Dimension d, double amount, TimePoint now);
 
   DimensionState state(Dimension d, TimePoint now);
@@ -127,6 +130,15 @@ class QuotaTracker {
     bool probeDue = false;          // check() let the next request go as the probe
     bool probePending = false;      // sent, not answered yet
     TimePoint probeSentAt{};
+    // A window's reset, told in whole seconds, may be up to a second late: "1" all through a 1-s window's last
+    // second. Every reading of one window bounds the same turn: after sent + reset - rounding, by received +
+    // reset. resetBy is the tightest such bound (the first reading of a window, answered just after it turned,
+    // pins the next turn), resetAt only the latest reading's. At resetBy one request checks whether the window
+    // turned (its answer tells remaining), instead of holding the key until resetAt.
+    TimePoint resetLo{}, resetBy{};
+    double lastReported = kUnknown;  // remaining as the last reading said it (a rise: a new window)
+    bool turnCheckDue = false, turnCheckPending = false;
+    TimePoint turnCheckSentAt{};
     // Recent responses, oldest first, for that judgement (a few dozen; older ones age out).
     struct Seen {
       TimePoint sentAt, receivedAt, earliestReset;  // earliestReset: send + the reset it told
@@ -135,6 +147,9 @@ class QuotaTracker {
     };
     std::deque<Seen> seen;
     TimePoint refilledAt{};
+    // Requests the last reading could not count yet, and sent since: answers still to come.
+    double unseenAtReading = 0;
+    double sentSinceReading = 0;
     TokenBucket bucket;
   };
   void refill(Dim& d, TimePoint now);
@@ -159,11 +174,13 @@ class QuotaTracker {
   // refused while the window stayed full (8 a probe at 500/s and 20 ms).
   bool pauseProbeOut_ = false;
   TimePoint pauseProbeSentAt_{};
-  static constexpr double kPauseProbeLostS = 2.0;
-  static constexpr double kPauseCapS = 0.25;  // the longest pause after a refusal (doubling up to it)
-  static constexpr double kMinHoldS = 0.1;    // the shortest hold when nothing gets through
-  TimePoint refusingSince_{};                 // the first refusal since something last got through  // a probe unanswered this long no longer holds the others
+  static constexpr double kPauseProbeLostS = 2.0;  // a probe unanswered this long no longer holds the others
+  static constexpr double kPauseCapS = 0.25;       // the longest pause after a refusal (doubling up to it)
+  static constexpr double kMinHoldS = 0.1;         // the shortest hold when nothing gets through
+  TimePoint refusingSince_{};                      // the first refusal since something last got through
+  bool spentAtLastReading_ = false;  // the last reading's remaining of a gradual dimension was used up
   void applyLearnedRate(TimePoint now);
+  double rateHint() const;  // limit / window of the request dimension, 0 when no limit is known
   bool unpacedGradual(const Dim& d) const;  // gradual, no window known: the learnt rate alone paces it
 };
 

@@ -44,12 +44,25 @@ void RateLearner::onSuccess(TimePoint now) {
 }
 
 bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now, double rateHint) {
-  sentAt = dilated(sentAt, scale_);
-  now = dilated(now, scale_);
-  rateHint /= scale_;
-  if (active_ && sentAt < lastDecrease_ + grace_) return false;  // the same episode
+  const bool wasActive = active_;
+  const long okBefore = okSinceDecrease_;
+  if (!decrease(dilated(sentAt, scale_), dilated(now, scale_), rateHint / scale_, grace_)) return false;
+  refusedEpisodes_ = wasActive && okBefore == 0 ? refusedEpisodes_ + 1 : 1;
+  return true;
+}
+
+bool RateLearner::onMark(TimePoint sentAt, TimePoint now, double rateHint) {
+  // Once per round trip, as TCP answers ECN: a mark of a request sent after the last decrease says that rate
+  // is still too high. (A refusal's grace is for limiters that refuse in bursts; a mark is no burst.)
+  if (!decrease(dilated(sentAt, scale_), dilated(now, scale_), rateHint / scale_, Duration::zero())) return false;
+  refusedEpisodes_ = 0;
+  okSinceDecrease_ = 1;  // the marked request itself got through
+  return true;
+}
+
+bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Duration sameEpisodeGrace) {
+  if (active_ && sentAt < lastDecrease_ + sameEpisodeGrace) return false;  // the same episode
   const double accepted = acceptedWithin(now, kWindow);
-  refusedEpisodes_ = active_ && okSinceDecrease_ == 0 ? refusedEpisodes_ + 1 : 1;
   if (!active_) {
     // What got through before the first refusal may be a burst the limiter allowed: start below it, and
     // double until the next refusal shows the real rate.

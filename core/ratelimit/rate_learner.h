@@ -46,12 +46,19 @@ class RateLearner {
   // rateHint: a rate the upstream's headers suggest (limit / window), 0 when none; slow start begins no
   // lower than kBeta times it.
   bool onRefusal(TimePoint sentAt, TimePoint now, double rateHint = 0);
+  // An accepted request whose answer says the quota is spent (a stated remaining that the requests in flight
+  // use up): the limit is reached without a refusal, as an ECN mark tells TCP of congestion before a loss. The
+  // rate goes down (or slow start begins) as at a refusal, but it is no refused episode. Marks of requests
+  // sent before the last decrease belong to it. True when the rate went down.
+  bool onMark(TimePoint sentAt, TimePoint now, double rateHint = 0);
   // Episodes in a row with no success between them: 1 for an ordinary refusal, more when nothing gets
   // through at all (a hard refusal, not a rate).
   int refusedEpisodes() const { return refusedEpisodes_; }
 
  private:
   double acceptedWithin(TimePoint now, Duration window);
+  // On the dilated clock. A request sent before lastDecrease_ + sameEpisodeGrace belongs to the last episode.
+  bool decrease(TimePoint sentAt, TimePoint now, double rateHint, Duration sameEpisodeGrace);
   double rateAt(TimePoint now) const;  // on the dilated clock, per dilated second
 
   std::deque<TimePoint> ok_;  // successes of the last second

@@ -25,6 +25,34 @@ QuotaScope scope(Dimension d, double limit, double remaining, std::optional<doub
   s.dialect = "x-ratelimit";  // window semantics: capacity returns at the reset
   return s;
 }
+
+// A gradual (sliding) window told in x-ratelimit headers, refused once with a short Retry-After at `at`:
+// the learnt rate paces it from then on.
+QuotaTracker learntSlidingWindow(TimePoint at) {
+  QuotaTracker qt(1.0, {0, 0}, t0);
+  for (int i = 0; i < 50; ++i) {
+    QuotaReading ok;
+    ok.scopes.push_back(scope(Dimension::Requests, 50, 49 - i, 1.0 + 0.02 * i));
+    qt.onResponse(ok, 0, t0 + std::chrono::milliseconds(20 * i), 0);
+    qt.onSuccess(t0 + std::chrono::milliseconds(20 * i));
+  }
+  QuotaReading r;
+  r.scopes.push_back(scope(Dimension::Requests, 50, 0, 2.0));  // the simulator rounds both up
+  r.retryAfterS = 1.0;
+  qt.onResponse(r, 0, at, 0);
+  qt.onQuotaRefusal(r, {1, 0}, at);
+  qt.onRefusal(at - 20ms, 1.0, 1.0, 30.0, at, 0);
+  return qt;
+}
+
+// One accepted answer stating `remaining`, with `inFlightOthers` not yet counted in it.
+void answer(QuotaTracker& qt, double remaining, int inFlightOthers, TimePoint sent, TimePoint now) {
+  QuotaReading ok;
+  ok.scopes.push_back(scope(Dimension::Requests, 50, remaining, 1.5));
+  qt.onResponse(ok, inFlightOthers, now, 0, sent);
+  qt.onSuccess(now, sent);
+}
+
 }  // namespace
 
 class TestQuotaTracker : public QObject {
@@ -300,23 +328,60 @@ class TestQuotaTracker : public QObject {
   }
 
   void slidingWindowRefusalIsPacedNotHeldToTheReset() {
-    QuotaTracker qt(1.0, {0, 0}, t0);
-    for (int i = 0; i < 50; ++i) {
-      QuotaReading ok;
-      ok.scopes.push_back(scope(Dimension::Requests, 50, 49 - i, 1.0 + 0.02 * i));
-      qt.onResponse(ok, 0, t0 + std::chrono::milliseconds(20 * i), 0);
-      qt.onSuccess(t0 + std::chrono::milliseconds(20 * i));
-    }
-    QuotaReading r;
-    r.scopes.push_back(scope(Dimension::Requests, 50, 0, 2.0));  // the simulator rounds both up
-    r.retryAfterS = 1.0;
     const TimePoint at = t0 + 1s;
-    qt.onResponse(r, 0, at, 0);
-    QVERIFY(qt.onQuotaRefusal(r, {1, 0}, at));
-    qt.onRefusal(at - 20ms, 1.0, 1.0, 30.0, at, 0);
+    QuotaTracker qt = learntSlidingWindow(at);
+    QVERIFY(qt.gradual(Dimension::Requests));  // the 429's Retry-After (1 s) is well short of its reset (2 s)
     const QuotaWait w = qt.check({1, 0}, at + 100ms, 0);
     QVERIFY2(w.reason.find("exhausted") == std::string::npos && w.wait < 500ms, w.reason.c_str());
     QVERIFY(qt.learner().active());
+  }
+
+  void aStatedRemainingUsedUpLowersTheLearntRateWithoutARefusal() {
+    const TimePoint at = t0 + 1s;
+    QuotaTracker qt = learntSlidingWindow(at);
+    const TimePoint later = at + 1500ms;
+    answer(qt, 30, 2, later - 20ms, later);  // room left: nothing changes
+    const double before = qt.learner().rate(later);
+    QVERIFY(before > 0);
+    answer(qt, 3, 5, later - 10ms, later);  // the requests in flight use up what is left: a mark
+    QVERIFY2(qt.learner().rate(later) < before, std::to_string(qt.learner().rate(later)).c_str());
+    QCOMPARE(qt.learner().refusedEpisodes(), 0);  // no refused episode: nothing holds the key
+    QCOMPARE(qt.blockedUntil() <= later, true);
+    // A mark of a request sent before that decrease belongs to it.
+    const double after = qt.learner().rate(later + 5ms);
+    answer(qt, 0, 5, later - 5ms, later + 5ms);
+    QCOMPARE(qt.learner().rate(later + 5ms), after);
+  }
+
+  void aMarkStartsTheLearntRateWhereNoRefusalDid() {
+    RateLearner l;
+    for (int i = 0; i < 40; ++i) l.onSuccess(t0 + std::chrono::milliseconds(25 * i));
+    const TimePoint now = t0 + 1s;
+    QVERIFY(l.onMark(now - 20ms, now, 50));
+    QVERIFY(l.active());
+    QCOMPARE(l.refusedEpisodes(), 0);
+    QVERIFY(l.rate(now) >= RateLearner::kBeta * 50 - 1e-9);  // slow start, no lower than the headers suggest
+  }
+
+  void gradualRemainingUsedUpWaitsForTheAnswersInFlight() {
+    const TimePoint at = t0 + 1s;
+    QuotaTracker qt = learntSlidingWindow(at);
+    const TimePoint now = at + 1500ms;
+    answer(qt, 3, 3, now - 20ms, now);  // the three in flight take what is left
+    const QuotaWait held = qt.check({1, 0}, now, 0);
+    QVERIFY2(held.wait > Duration::zero() && held.reason.find("waiting for answers") != std::string::npos,
+             held.reason.c_str());
+    answer(qt, 2, 0, now - 10ms, now + 10ms);  // all answered, two left
+    QCOMPARE(qt.check({1, 0}, now + 10ms, 0).wait, Duration::zero());
+    qt.onSend({1, 0}, now + 10ms);
+    qt.onSend({1, 0}, now + 10ms);
+    QVERIFY(qt.check({1, 0}, now + 11ms, 0).wait > Duration::zero());
+    // Nothing left and nothing in flight: one learnt interval after the last answer, not a hold to the reset.
+    answer(qt, 0, 0, now + 10ms, now + 30ms);
+    answer(qt, 0, 0, now + 10ms, now + 30ms);
+    const QuotaWait next = qt.check({1, 0}, now + 30ms, 0);
+    QVERIFY2(next.wait > Duration::zero() && next.wait < 1s, next.reason.c_str());
+    QCOMPARE(qt.check({1, 0}, now + 30ms + next.wait, 0).wait, Duration::zero());
   }
 
   void unreportedWindowComesFromTheConfigElseFromResetsRoundedUp() {
@@ -336,6 +401,42 @@ class TestQuotaTracker : public QObject {
     const QuotaWait wi = inferred.check({1, 0}, t0, 0), wc = configured.check({1, 0}, t0, 0);
     QVERIFY2(wi.wait >= 9ms && wi.wait <= 11ms, wi.reason.c_str());  // 100 per 1 s
     QVERIFY2(wc.wait > Duration::zero() && wc.wait <= 1100us, wc.reason.c_str());  // 100 per 0.1 s
+  }
+
+  void wholeSecondResetsOfOneWindowPinItsTurn() {
+    // A 1-s fixed window told in whole seconds says "1" all through it. The window's first reading (sent at
+    // t0, answered 20 ms later) bounds the turn by t0 + 1.02 s; the exhausting one at t0 + 600 ms only by
+    // t0 + 1.6 s. The key is held to the first bound, where one request checks the turn.
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    QuotaReading first;
+    first.scopes.push_back(scope(Dimension::Requests, 10, 9, 1.0));
+    qt.onResponse(first, 0, t0 + 20ms, 0, t0);
+    QuotaReading last;
+    last.scopes.push_back(scope(Dimension::Requests, 10, 0, 1.0));
+    qt.onResponse(last, 0, t0 + 600ms, 0, t0 + 580ms);
+    const QuotaWait held = qt.check({1, 0}, t0 + 700ms, 0);
+    QVERIFY2(held.wait > 300ms && held.wait <= 320ms, held.reason.c_str());
+    QVERIFY(held.backIn > 800ms);  // the latest reading's reset is still what everyone is told
+    QCOMPARE(qt.check({1, 0}, t0 + 1020ms, 0).wait, Duration::zero());
+    qt.onSend({1, 0}, t0 + 1020ms);
+    QVERIFY(qt.check({1, 0}, t0 + 1030ms, 0).wait > Duration::zero());  // one check at a time
+    QuotaReading turned;
+    turned.scopes.push_back(scope(Dimension::Requests, 10, 9, 1.0));
+    qt.onResponse(turned, 0, t0 + 1040ms, 0, t0 + 1020ms);
+    QCOMPARE(qt.check({1, 0}, t0 + 1040ms, 0).wait, Duration::zero());
+  }
+
+  void readingsOfDifferentWindowsDoNotPinATurn() {
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Requests, 10, 2, 1.0));
+    qt.onResponse(r, 0, t0 + 20ms, 0, t0);
+    r.scopes[0].remaining = 5;  // remaining rose: a new window, whose turn the first reading does not bound
+    qt.onResponse(r, 0, t0 + 500ms, 0, t0 + 480ms);
+    r.scopes[0].remaining = 0;
+    qt.onResponse(r, 0, t0 + 600ms, 0, t0 + 580ms);
+    const QuotaWait w = qt.check({1, 0}, t0 + 700ms, 0);
+    QVERIFY2(w.wait > 790ms && w.wait <= 800ms, w.reason.c_str());
   }
 
   void lowerTiersLeaveAReserveForP0() {
