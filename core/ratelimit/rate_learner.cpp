@@ -7,6 +7,7 @@ namespace tg {
 namespace {
 constexpr double kMaxRate = 1e6;
 constexpr auto kWindow = std::chrono::seconds(1);
+constexpr auto kMinSpan = std::chrono::milliseconds(100);  // a shorter count says little of a rate
 }  // namespace
 
 double RateLearner::rate(TimePoint now) const { return rateAt(dilated(now, scale_)) * scale_; }
@@ -82,10 +83,18 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     threshold_ = std::max(accepted, recent);
     if (threshold_ <= start_) threshold_ = 0;
   } else {
-    // While we sent above the limit, what it accepted over the last second is its rate.
+    // While we sent above the limit, what it accepted over the last second is its rate. At the end of slow
+    // start, the rate since the first refusal when anything got through in between: what got through before it
+    // may be a burst the limiter allowed once (a token bucket that starts full), and counting it would set the
+    // ceiling at burst plus rate, met by a second storm of refusals. When nothing got through since (a window
+    // locked until it turns), what it let through before is the best measure there is.
+    double measured = accepted;
+    if (const Duration span = now - lastDecrease_; slowStart_ && span < kWindow && span >= kMinSpan) {
+      if (const double since = acceptedWithin(now, span); since > 0) measured = since / toSeconds(span);
+    }
     const double was = rateAt(now);
     slowStart_ = false;
-    ceiling_ = accepted > 0 ? accepted : std::max(kFloor, 0.5 * was);
+    ceiling_ = measured > 0 ? measured : std::max(kFloor, 0.5 * was);
   }
   t0_ = now;
   lastDecrease_ = now;

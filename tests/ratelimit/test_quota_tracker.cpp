@@ -353,6 +353,29 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(qt.learner().rate(later + 5ms), after);
   }
 
+  void slowStartsEndMeasuresTheRateSinceTheFirstRefusal() {
+    // A token bucket that started full: 100 got through in the first second (its burst of 50 plus 50/s), then
+    // it refused. Slow start overshoots; by the next refusal the bucket has let through its rate alone.
+    RateLearner bucket;
+    for (int i = 1; i <= 100; ++i) bucket.onSuccess(t0 + std::chrono::milliseconds(10 * i));
+    const TimePoint first = t0 + 1005ms;
+    QVERIFY(bucket.onRefusal(first - 5ms, first));
+    for (int i = 1; i <= 15; ++i) bucket.onSuccess(first + std::chrono::milliseconds(20 * i));
+    const TimePoint second = first + 300ms;
+    QVERIFY(bucket.onRefusal(second - 10ms, second));
+    QVERIFY2(std::abs(bucket.ceiling() - 50) < 1e-6, qPrintable(QString::number(bucket.ceiling())));  // not 100+
+
+    // A fixed window of 50 filled in half a second and stays locked until it turns: nothing got through since
+    // the first refusal, so what it let through before is the measure.
+    RateLearner window;
+    for (int i = 1; i <= 50; ++i) window.onSuccess(t0 + std::chrono::milliseconds(10 * i));
+    const TimePoint locked = t0 + 505ms;
+    QVERIFY(window.onRefusal(locked - 5ms, locked));
+    const TimePoint again = locked + 300ms;
+    QVERIFY(window.onRefusal(again - 10ms, again));
+    QCOMPARE(window.ceiling(), 50.0);
+  }
+
   void aMarkStartsTheLearntRateWhereNoRefusalDid() {
     RateLearner l;
     for (int i = 0; i < 40; ++i) l.onSuccess(t0 + std::chrono::milliseconds(25 * i));
