@@ -298,14 +298,19 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       const double rounding = s->resetFromAbsoluteTime || std::floor(in) == in ? 1.0 : 0.0;
       const TimePoint lo = sent + fromSeconds(std::max(0.0, in - rounding)), hi = now + fromSeconds(in);
       // The same window as the last reading: remaining did not rise, the limit held, both bound one turn, and
-      // that turn is not already past (a reading after it refutes the bound).
+      // that turn is not already past (a reading after it refutes the bound). Answers overtake each other: a
+      // request sent before the last reading's can come back after it and tell more remaining (it was counted
+      // first). That is no rise: read as a new window, it undid the pin on the turn. (A refill shows in
+      // readings in the order they were sent, and still starts a new bound.)
+      const bool overtaken = sent < d.lastReadingSentAt;
       const bool sameWindow = d.hasReset && now < d.resetBy && known(d.lastReported) && known(s->remaining) &&
-                              s->remaining <= d.lastReported && s->limit == limitBefore && lo < d.resetBy &&
-                              hi > d.resetLo;
+                              (s->remaining <= d.lastReported || overtaken) && s->limit == limitBefore &&
+                              lo < d.resetBy && hi > d.resetLo;
       d.resetLo = sameWindow ? std::max(d.resetLo, lo) : lo;
       d.resetBy = sameWindow ? std::min(d.resetBy, hi) : hi;
       d.earliestResetAt = lo;
-      d.lastReported = s->remaining;
+      d.lastReported = sameWindow ? std::min(d.lastReported, s->remaining) : s->remaining;
+      d.lastReadingSentAt = std::max(d.lastReadingSentAt, sent);
       d.hasReset = true;
       d.resetAt = now + fromSeconds(in);
       d.resetAtEpochMs = nowEpoch + static_cast<EpochMs>(in * 1000);

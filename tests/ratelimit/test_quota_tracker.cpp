@@ -449,6 +449,36 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(qt.check({1, 0}, t0 + 1040ms, 0).wait, Duration::zero());
   }
 
+  void anOvertakenAnswerKeepsTheWindowsPin() {
+    // Answers overtake each other: one counted before the last reading can come back after it and tell a
+    // little more remaining. With requests still in flight that is the same window, and the pin the window's
+    // first reading gave on its turn must hold (read as a new window, it moved the turn to its own reset).
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Requests, 100, 99, 1.0));
+    qt.onResponse(r, 8, t0 + 20ms, 0, t0);  // the window's first reading: its turn by t0 + 1.02 s
+    r.scopes[0].remaining = 40;
+    qt.onResponse(r, 8, t0 + 400ms, 0, t0 + 380ms);
+    r.scopes[0].remaining = 43;  // counted before the one above, answered after it
+    qt.onResponse(r, 8, t0 + 402ms, 0, t0 + 370ms);
+    r.scopes[0].remaining = 0;
+    qt.onResponse(r, 0, t0 + 600ms, 0, t0 + 580ms);
+    const QuotaWait held = qt.check({1, 0}, t0 + 700ms, 0);
+    QVERIFY2(held.wait > 300ms && held.wait <= 320ms, held.reason.c_str());
+    // A rise in a reading sent after the last one is a new window: its own reset bounds its turn.
+    QuotaTracker fresh(1.0, {0, 0}, t0);
+    r.scopes[0].remaining = 99;
+    fresh.onResponse(r, 2, t0 + 20ms, 0, t0);
+    r.scopes[0].remaining = 10;
+    fresh.onResponse(r, 2, t0 + 400ms, 0, t0 + 380ms);
+    r.scopes[0].remaining = 90;  // up, and sent after the last reading's request: the window turned
+    fresh.onResponse(r, 2, t0 + 450ms, 0, t0 + 430ms);
+    r.scopes[0].remaining = 0;
+    fresh.onResponse(r, 0, t0 + 600ms, 0, t0 + 580ms);
+    const QuotaWait w = fresh.check({1, 0}, t0 + 700ms, 0);
+    QVERIFY2(w.wait > 740ms && w.wait <= 750ms, w.reason.c_str());  // the 450 ms reading's turn: 1.45 s
+  }
+
   void readingsOfDifferentWindowsDoNotPinATurn() {
     QuotaTracker qt(1.0, {0, 0}, t0);
     QuotaReading r;
