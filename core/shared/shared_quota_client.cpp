@@ -18,6 +18,12 @@ constexpr const char* kScope = "shared-quota";
 constexpr auto kRetryEvery = std::chrono::milliseconds(250);  // while Redis is unreachable
 constexpr long long kKeyTtlMs = 10 * 60 * 1000;                // scope state of a fleet that went quiet
 constexpr std::size_t kLatencyRing = 1024;
+// An instance counts as dead after one heartbeat of silence (its lease then returns to the fleet), so it
+// shows a sign of life (a lease call or a heartbeat) whenever nothing reached Redis for this share of a
+// heartbeat: the rest is the margin for a late worker thread.
+constexpr double kKeepAliveShare = 0.75;
+// While lease calls keep the instance alive, the heartbeat only refreshes the fleet view: every two.
+constexpr double kViewEveryHeartbeats = 2;
 
 std::string num(double v) {
   char b[32];
@@ -120,8 +126,10 @@ void SharedQuotaClient::setMode(SharedMode m, const std::string& why) {
   cb_.post([cb = cb_.mode, m, live, why] { cb(m, live, why); });
 }
 
+double SharedQuotaClient::deadMs() const { return cfg_.heartbeatS * 1000; }
+
 bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
-  const double deadMs = cfg_.heartbeatS * 2000;
+  const double deadMs = this->deadMs();
   RedisReply r;
   switch (j.kind) {
     case Job::Kind::Ask: {
@@ -130,7 +138,7 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
       const std::string lease = cfg_.ns + ":l:" + a.group + ":" + a.fingerprint;
       if (a.giveBack) {
         if (!c.eval(shared_scripts::kGiveBack, {scope, lease},
-                    {instance_, num(a.requests), num(a.tokens)}, r))
+                    {instance_, num(a.requests), num(a.tokens), num(a.usedRequests)}, r))
           return false;
         if (r.isError()) logError(kScope, "give-back refused: " + r.str);
         return true;
@@ -189,7 +197,7 @@ bool SharedQuotaClient::heartbeat(RedisConnection& c) {
   stats["mode"] = std::string(sharedModeName(mode_ == SharedMode::Starting ? SharedMode::Shared : mode_));
   RedisReply r;
   if (!c.eval(shared_scripts::kHeartbeat, {cfg_.ns + ":instances", cfg_.ns + ":stats"},
-              {instance_, stats.dump(), num(cfg_.heartbeatS * 2000)}, r))
+              {instance_, stats.dump(), num(deadMs())}, r))
     return false;
   if (r.isError() || r.elements.empty()) {
     logError(kScope, "heartbeat script answered " + (r.isError() ? r.str : std::string("nothing")));
@@ -210,15 +218,19 @@ bool SharedQuotaClient::heartbeat(RedisConnection& c) {
 
 void SharedQuotaClient::runWorker() {
   RedisConnection c(endpointOf(cfg_, cfg_.timeoutS));
-  auto nextBeat = Clock::now();
-  bool leasedSinceBeat = false;
+  const Duration keepAlive = fromSeconds(cfg_.heartbeatS * kKeepAliveShare);
+  const Duration viewEvery = fromSeconds(cfg_.heartbeatS * kViewEveryHeartbeats);
+  // The last sign of life Redis got from this instance (a lease call or a heartbeat, taken at the moment it
+  // was sent) and the last heartbeat (the fleet view). Both in the past: the first round beats at once.
+  auto lastLife = Clock::now() - keepAlive;
+  auto lastBeat = Clock::now() - viewEvery;
   auto retryAt = Clock::now();
   std::deque<Job> batch;
   while (true) {
     {
       std::unique_lock lock(mutex_);
-      cv_.wait_until(lock, std::min(nextBeat, mode_ == SharedMode::Shared ? nextBeat : retryAt),
-                     [&] { return stopping_ || !jobs_.empty(); });
+      const auto wakeAt = mode_ == SharedMode::Shared ? std::min(lastLife + keepAlive, lastBeat + viewEvery) : retryAt;
+      cv_.wait_until(lock, wakeAt, [&] { return stopping_ || !jobs_.empty(); });
       if (stopping_) break;
       batch.swap(jobs_);
     }
@@ -229,27 +241,27 @@ void SharedQuotaClient::runWorker() {
     }
     bool ok = true;
     for (const Job& j : batch) {
-      if (j.kind == Job::Kind::Ask && !j.ask.giveBack) leasedSinceBeat = true;
+      const auto sentAt = Clock::now();
       if (!doJob(c, j)) {
         ok = false;
         break;
       }
+      // The lease script stamps the caller alive: a busy instance needs no separate heartbeat for that.
+      if (j.kind == Job::Kind::Ask && !j.ask.giveBack) lastLife = sentAt;
     }
     batch.clear();
-    const bool beatDue = Clock::now() >= nextBeat || mode_ != SharedMode::Shared;
+    const auto afterJobs = Clock::now();
+    const bool beatDue = afterJobs - lastLife >= keepAlive || afterJobs - lastBeat >= viewEvery ||
+                         mode_ != SharedMode::Shared;
     if (ok && beatDue) {
       ok = heartbeat(c);
-      // A lease call keeps this instance alive in the fleet's eyes; while leasing, the heartbeat only
-      // refreshes the fleet view, and half as often is enough for that.
-      if (ok) nextBeat = Clock::now() + fromSeconds(cfg_.heartbeatS * (leasedSinceBeat ? 2 : 1));
-      leasedSinceBeat = false;
+      if (ok) lastLife = lastBeat = afterJobs;
     }
     roundTrips_ = c.roundTrips();
     if (ok && mode_ != SharedMode::Shared) setMode(SharedMode::Shared, "");
     if (!ok) {
       setMode(SharedMode::Fallback, c.lastError());
       retryAt = Clock::now() + kRetryEvery;
-      nextBeat = retryAt;
     }
   }
 }
