@@ -16,7 +16,8 @@ namespace tg::shared_scripts {
 //          ready ms}.
 extern const char* const kLease;
 
-// Gives back what a lease did not use. KEYS: scope hash, lease hash. ARGV: instance, requests, tokens.
+// Gives back what a lease did not use. KEYS: scope hash, lease hash. ARGV: instance, requests, tokens,
+// requests sent since the last ask (they leave the instance's outstanding lease, as with a lease call).
 // Returns the bucket level after it (string).
 extern const char* const kGiveBack;
 
