@@ -3,8 +3,10 @@
 // twice the key's quota. Per fleet size it prints combined goodput / quota and the 429 share (the simulator's
 // counters are the judge), Redis round trips per request (every command the instances sent: leases,
 // give-backs, words, heartbeats, publishes; redis-server's own count is printed beside it, which also counts
-// the commands inside scripts), and the round trip of a lease call p50/p99 with how often a request waited
-// for a lease (what Redis adds to admission).
+// the commands inside scripts), the round trip of a lease call p50/p99, and what Redis adds to admission per
+// request sent: how long a request at the head of its queue, the local quota allowing it, waited only for
+// its instance's lease call to come back (0 for most requests), p50/p99 of the worst instance and the share of
+// requests that waited at all.
 //
 //   shared_quota_bench [--sizes 1,2,4,8] [--limit 100] [--window 10] [--algorithm sliding-window] [--dialect ietf]
 //                      [--duration 20] [--warmup 5] [--lease-ms 100] [--unshared] [--json FILE]
@@ -109,8 +111,8 @@ json runFleet(const Options& o, int n, bool shared, const std::string& tollgate)
     p->stop();
   }
   const json total = sim.stats()["groups"]["chat"];
-  double p50 = 0, p99 = 0;
-  long long leaseWaits = 0, sent = 0, calls = 0;
+  double p50 = 0, p99 = 0, delayP50 = 0, delayP99 = 0;
+  long long leaseWaits = 0, sent = 0, calls = 0, delayed = 0;
   for (int i = 0; i < n; ++i) {
     std::ifstream in(dir.path() + "/report" + std::to_string(i) + ".json");
     const json r = json::parse(in, nullptr, false);
@@ -121,6 +123,9 @@ json runFleet(const Options& o, int n, bool shared, const std::string& tollgate)
       p99 = std::max(p99, r["shared_quota"].value("lease_p99_ms", 0.0));
       leaseWaits += r["shared_quota"].value("lease_waits", 0LL);
       calls += r["shared_quota"].value("redis_calls", 0LL);
+      delayP50 = std::max(delayP50, r["shared_quota"].value("redis_delay_p50_ms", 0.0));
+      delayP99 = std::max(delayP99, r["shared_quota"].value("redis_delay_p99_ms", 0.0));
+      delayed += r["shared_quota"].value("redis_delayed", 0LL);
     }
   }
   const double okRate = (b["ok"].get<double>() - a["ok"].get<double>()) / measureS;
@@ -136,12 +141,17 @@ json runFleet(const Options& o, int n, bool shared, const std::string& tollgate)
            {"redis_server_commands_per_request", shared && cmdA >= 0 && cmdB >= 0 ? (cmdB - cmdA) / std::max(1.0, reqs) : 0.0},
            {"lease_p50_ms_max", p50},
            {"lease_p99_ms_max", p99},
-           {"lease_waits_per_request", static_cast<double>(leaseWaits) / std::max<long long>(1, sent)}};
+           {"lease_waits_per_request", static_cast<double>(leaseWaits) / std::max<long long>(1, sent)},
+           {"redis_delay_p50_ms_max", delayP50},
+           {"redis_delay_p99_ms_max", delayP99},
+           {"redis_delayed_share", static_cast<double>(delayed) / std::max<long long>(1, sent)}};
   std::printf("%-8s %2d instances: goodput %6.1f/s = %.3f of quota, 429 share %.2f%%, Redis %.3f round trips/request "
-              "(server: %.2f commands/request), lease p50 %.3f ms p99 %.3f ms, lease waits %.3f/request\n",
+              "(server: %.2f commands/request), lease p50 %.3f ms p99 %.3f ms, lease waits %.3f/request, "
+              "admission delay added by Redis p50 %.3f ms p99 %.3f ms (%.1f%% of requests delayed)\n",
               shared ? "shared" : "alone", n, okRate, okRate / o.limit, 100 * r429 / all,
               out["redis_round_trips_per_request"].get<double>(), out["redis_server_commands_per_request"].get<double>(),
-              p50, p99, out["lease_waits_per_request"].get<double>());
+              p50, p99, out["lease_waits_per_request"].get<double>(), delayP50, delayP99,
+              100 * out["redis_delayed_share"].get<double>());
   std::fflush(stdout);
   redis.stop();
   return out;
