@@ -172,8 +172,10 @@ void SharedLedger::onGrant(const LeaseGrant& g, TimePoint now) {
   if (g.scope < 0 || g.scope >= static_cast<int>(scopes_.size())) return;
   Scope& s = scopes_[static_cast<std::size_t>(g.scope)];
   s.asking = false;
-  if (s.stalled) {  // Redis's part of the wait ends with its answer; whatever follows waits for capacity
-    s.stall = now - s.stalledSince;
+  // The wait was Redis's only when its answer could be spent at once; a lease reserved for later, or none
+  // (come back then), means the request waits for the fleet's capacity, which the round trip did not delay.
+  if (s.stalled) {
+    s.stall = g.requests > 0 && g.readyS <= 0 ? now - s.stalledSince : Duration::zero();
     s.stalled = false;
   }
   s.lastTake = std::max(s.lastTake, now);  // a fresh lease is not stale before anyone could take from it
