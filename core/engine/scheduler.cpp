@@ -777,6 +777,7 @@ void Scheduler::fillSnapshot(EngineSnapshot& s, TimePoint now) {
     s.shared.live = shared_->live();
     s.shared.leaseWaits = shared_->leaseWaits();
     std::tie(s.shared.redisDelayP50Ms, s.shared.redisDelayP99Ms) = shared_->redisDelayMs();
+    s.shared.redisDelayMaxMs = shared_->redisDelayMaxMs();
     s.shared.redisDelayed = shared_->redisDelayed();
   }
   s.groups.reserve(groups_.size());

@@ -162,6 +162,10 @@ std::pair<double, double> SharedLedger::redisDelayMs() const {
   return {percentile(redisDelayMs_, 0.5), percentile(redisDelayMs_, 0.99)};
 }
 
+double SharedLedger::redisDelayMaxMs() const {
+  return redisDelayMs_.empty() ? 0.0 : *std::max_element(redisDelayMs_.begin(), redisDelayMs_.end());
+}
+
 void SharedLedger::refundTokens(int id, double tokens) {
   Scope& s = scopes_[static_cast<std::size_t>(id)];
   if (mode_ == SharedMode::Fallback || s.tokenRate <= 0 || tokens <= 0) return;

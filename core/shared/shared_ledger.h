@@ -79,6 +79,7 @@ class SharedLedger {
   // spent waiting for the fleet's capacity (a reserved lease, Redis's "not before") is not counted.
   // {p50, p99} in ms and how many of them waited at all; {0, 0} before the first send.
   std::pair<double, double> redisDelayMs() const;
+  double redisDelayMaxMs() const;  // the longest of them
   std::uint64_t redisDelayed() const { return redisDelayed_; }
   int live() const { return live_; }
   // Leases not touched for a while go back to the fleet (call every sweep).
