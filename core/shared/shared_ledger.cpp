@@ -13,6 +13,10 @@ constexpr auto kAskTimeout = std::chrono::milliseconds(500);
 constexpr auto kStaleLease = std::chrono::milliseconds(1000);
 // Before any rate is known, leases are this many requests.
 constexpr double kDefaultLease = 4;
+// A scope that sends asks for its next lease once this share of a heartbeat passed since its last ask, even
+// with half its lease left: the lease call is the instance's sign of life, which Redis needs within a
+// heartbeat, and one that brings capacity costs no more than a heartbeat that brings none.
+constexpr double kAskForLife = 0.6;
 // Sends whose Redis-added admission delay is kept for its percentiles.
 constexpr std::size_t kDelayRing = 4096;
 }  // namespace
@@ -47,13 +51,15 @@ double SharedLedger::leaseSize(const Scope& s) const {
   return std::max(1.0, std::floor(std::min({s.rate * cfg_.leaseS, bucket / 2, share})));
 }
 
-void SharedLedger::ask(Scope& s, int id, TimePoint now, SharedHint req, SharedHint tok) {
+void SharedLedger::ask(Scope& s, int id, TimePoint now, SharedHint req, SharedHint tok, bool topUp) {
   LeaseAsk a;
   a.scope = id;
   a.group = s.group;
   a.fingerprint = s.fingerprint;
   a.tier = s.want;
-  a.requests = leaseSize(s);
+  // An ask made for the sign of life, with half the lease or more left, only tops up what was spent since the
+  // last ask: the instance holds no more than before.
+  a.requests = topUp ? std::clamp(std::floor(s.used), 1.0, leaseSize(s)) : leaseSize(s);
   a.tokens = s.avgTokens > 0 ? a.requests * s.avgTokens : 0;
   a.rateHint = req.rate;
   a.burst = req.burst;
@@ -114,8 +120,9 @@ bool SharedLedger::ready(int id, Tier tier, double tokens, SharedHint req, Share
   if (s.avgTokens <= 0) s.avgTokens = tokens;
   // Ask for the next lease while half of this one is left, so sends do not wait on Redis.
   const bool low = s.requests < std::max(1.0, leaseSize(s) / 2) || (tokenLease && s.tokens < tokens * 2);
+  const bool forLife = s.used > 0 && now - s.askedAt >= fromSeconds(cfg_.heartbeatS * kAskForLife);
   if (s.asking && now - s.askedAt > kAskTimeout) s.asking = false;
-  if (low && !s.asking && now >= s.notBefore && s.futureRequests <= 0) ask(s, id, now, req, tok);
+  if ((low || forLife) && !s.asking && now >= s.notBefore && s.futureRequests <= 0) ask(s, id, now, req, tok, !low);
   if (have) return true;
   if (s.futureRequests > 0) {
     wait = s.futureAt - now;

@@ -109,7 +109,7 @@ class SharedLedger {
     TokenBucket fallbackTokens;
   };
   double leaseSize(const Scope& s) const;
-  void ask(Scope& s, int id, TimePoint now, SharedHint req, SharedHint tok);
+  void ask(Scope& s, int id, TimePoint now, SharedHint req, SharedHint tok, bool topUp);
   void retuneFallback(Scope& s, TimePoint now);
   static void settleFuture(Scope& s, TimePoint now);  // a reserved lease that came due joins the usable one
 

@@ -22,7 +22,8 @@ constexpr std::size_t kLatencyRing = 1024;
 // shows a sign of life (a lease call or a heartbeat) whenever nothing reached Redis for this share of a
 // heartbeat: the rest is the margin for a late worker thread.
 constexpr double kKeepAliveShare = 0.75;
-// While lease calls keep the instance alive, the heartbeat only refreshes the fleet view: every two.
+// While lease calls keep the instance alive, the heartbeat only refreshes the fleet view: every two, and
+// then on a lease call when one goes out in time.
 constexpr double kViewEveryHeartbeats = 2;
 
 std::string num(double v) {
@@ -128,7 +129,8 @@ void SharedQuotaClient::setMode(SharedMode m, const std::string& why) {
 
 double SharedQuotaClient::deadMs() const { return cfg_.heartbeatS * 1000; }
 
-bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
+bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j, bool withView, bool& viewed) {
+  viewed = false;
   const double deadMs = this->deadMs();
   RedisReply r;
   switch (j.kind) {
@@ -144,10 +146,11 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
         return true;
       }
       const auto sentAt = Clock::now();
-      if (!c.eval(shared_scripts::kLease, {scope, lease, cfg_.ns + ":instances"},
+      if (!c.eval(shared_scripts::kLease, {scope, lease, cfg_.ns + ":instances", cfg_.ns + ":stats"},
                   {instance_, std::to_string(static_cast<int>(a.tier)), num(a.requests), num(a.tokens), num(a.rateHint),
                    num(a.tokenRateHint), num(a.burst), num(cfg_.p0Reserve), num(a.usedRequests),
-                   std::to_string(kKeyTtlMs), num(deadMs), num(a.tokenBurst), num(cfg_.burstS)},
+                   std::to_string(kKeyTtlMs), num(deadMs), num(a.tokenBurst), num(cfg_.burstS),
+                   withView ? statsJson() : std::string()},
                   r))
         return false;
       {
@@ -170,6 +173,10 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
         g.live = static_cast<int>(r.elements[4].number(1));
         g.blockedS = r.elements[5].number() / 1000;
         g.readyS = r.elements[6].number() / 1000;
+        if (withView) {
+          takeFleet(r, 7);
+          viewed = true;
+        }
       }
       cb_.post([cb = cb_.grant, g] { cb(g); });
       return true;
@@ -192,19 +199,28 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
   return true;
 }
 
-bool SharedQuotaClient::heartbeat(RedisConnection& c) {
+std::string SharedQuotaClient::statsJson() {
   nlohmann::json stats = cb_.stats ? cb_.stats() : nlohmann::json::object();
   stats["mode"] = std::string(sharedModeName(mode_ == SharedMode::Starting ? SharedMode::Shared : mode_));
+  return stats.dump();
+}
+
+bool SharedQuotaClient::heartbeat(RedisConnection& c) {
   RedisReply r;
   if (!c.eval(shared_scripts::kHeartbeat, {cfg_.ns + ":instances", cfg_.ns + ":stats"},
-              {instance_, stats.dump(), num(deadMs())}, r))
+              {instance_, statsJson(), num(deadMs())}, r))
     return false;
   if (r.isError() || r.elements.empty()) {
     logError(kScope, "heartbeat script answered " + (r.isError() ? r.str : std::string("nothing")));
     return true;
   }
+  takeFleet(r, 1);
+  return true;
+}
+
+void SharedQuotaClient::takeFleet(const RedisReply& r, std::size_t from) {
   std::vector<FleetMember> fleet;
-  for (std::size_t i = 1; i + 1 < r.elements.size(); i += 2) {
+  for (std::size_t i = from; i + 1 < r.elements.size(); i += 2) {
     FleetMember m;
     m.instance = r.elements[i].str;
     m.stats = nlohmann::json::parse(r.elements[i + 1].str, nullptr, false);
@@ -213,7 +229,6 @@ bool SharedQuotaClient::heartbeat(RedisConnection& c) {
   }
   live_ = std::max<int>(1, static_cast<int>(fleet.size()));
   cb_.post([cb = cb_.fleet, fleet = std::move(fleet)]() mutable { cb(std::move(fleet)); });
-  return true;
 }
 
 void SharedQuotaClient::runWorker() {
@@ -242,12 +257,17 @@ void SharedQuotaClient::runWorker() {
     bool ok = true;
     for (const Job& j : batch) {
       const auto sentAt = Clock::now();
-      if (!doJob(c, j)) {
+      const bool lease = j.kind == Job::Kind::Ask && !j.ask.giveBack;
+      // The fleet view rides on a lease call when one is due a little early, saving the heartbeat's round trip.
+      const bool withView = lease && mode_ == SharedMode::Shared && sentAt - lastBeat >= viewEvery - keepAlive;
+      bool viewed = false;
+      if (!doJob(c, j, withView, viewed)) {
         ok = false;
         break;
       }
       // The lease script stamps the caller alive: a busy instance needs no separate heartbeat for that.
-      if (j.kind == Job::Kind::Ask && !j.ask.giveBack) lastLife = sentAt;
+      if (lease) lastLife = sentAt;
+      if (viewed) lastBeat = sentAt;
     }
     batch.clear();
     const auto afterJobs = Clock::now();

@@ -74,8 +74,12 @@ class SharedQuotaClient {
   };
   void runWorker();
   void runSubscriber();
-  bool doJob(class RedisConnection& c, const Job& j);
+  // withView: a lease ask also does the heartbeat's work (stats in, fleet view back); viewed says it did.
+  bool doJob(class RedisConnection& c, const Job& j, bool withView, bool& viewed);
   bool heartbeat(class RedisConnection& c);
+  std::string statsJson();
+  // The fleet view in a script's reply from element `from` on (pairs of instance id and stats JSON).
+  void takeFleet(const struct RedisReply& r, std::size_t from);
   void setMode(SharedMode m, const std::string& why);
   std::string scopeKey(const std::string& group, const std::string& fp) const;
   // Silence after which Redis counts an instance dead: its outstanding lease returns to the bucket and it

@@ -58,8 +58,15 @@ end
 lr = math.min(burstR, lr + rate * dt)
 lt = math.min(burstT, lt + trate * dt)
 
--- A lease call is a sign of life too: a busy instance needs no separate heartbeat to count as alive.
-redis.call('ZADD', KEYS[3], 'XX', now, inst)
+-- A lease call is a sign of life too: a busy instance needs no separate heartbeat to count as alive. With
+-- stats it is a heartbeat as well (the fleet view comes back with the lease).
+local stats = ARGV[14] or ''
+if stats ~= '' then
+  redis.call('ZADD', KEYS[3], now, inst)
+  redis.call('HSET', KEYS[4], inst, stats)
+else
+  redis.call('ZADD', KEYS[3], 'XX', now, inst)
+end
 -- Leases of instances that stopped heart-beating come back to the bucket.
 local dead = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - deadMs)
 for _, d in ipairs(dead) do
@@ -121,7 +128,14 @@ redis.call('PEXPIRE', KEYS[2], ttl)
 local live = redis.call('ZCOUNT', KEYS[3], now - deadMs, '+inf')
 local blockedMs = 0
 if blocked > now then blockedMs = blocked - now end
-return {grantR, tostring(grantT), waitMs, tostring(rate), live, blockedMs, readyMs}
+local out = {grantR, tostring(grantT), waitMs, tostring(rate), live, blockedMs, readyMs}
+if stats ~= '' then
+  for _, l in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], now - deadMs, '+inf')) do
+    table.insert(out, l)
+    table.insert(out, redis.call('HGET', KEYS[4], l) or '{}')
+  end
+end
+return out
 )LUA";
 
 const char* const kGiveBack = TG_REDIS_NOW R"LUA(

@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "redis_connection.h"
 #include "redis_process.h"
+#include "secret.h"
 #include "shared_ledger.h"
 #include "shared_quota_scripts.h"
 #include "sim_config.h"
@@ -572,8 +573,15 @@ class TestSharedQuota : public QObject {
       return ok + notSent + other;
     };
     tg::RedisConnection rc(endpoint(redis.port));
-    // 1. The scope's bucket is new (empty): the first lease is reserved for later, and these requests are gone
-    //    before it comes due: ten past a 50-ms deadline, ten cancelled.
+    // 1. Another instance has reserved 70 requests of the new (empty) bucket, so this one's first lease is
+    //    reserved most of a second ahead, and these requests are gone long before it comes due: ten past a
+    //    50-ms deadline, ten cancelled. (The deadline is enforced by the engine's sweep: a lease due sooner
+    //    could still send a request whose deadline passed since the last sweep.)
+    const std::string fp = tg::keyFingerprint("sk-fleet-secret-0123456789");
+    tg::RedisReply hog;
+    QVERIFY(rc.eval(sc::kLease, {"refund-test:q:chat:" + fp, "refund-test:l:chat:" + fp, "refund-test:instances"},
+                    {"hog", "1", "70", "0", "98", "0", "19.6", "0.25", "0", "600000", "1000", "0", "0.2"}, hog));
+    QVERIFY2(!hog.isError() && hog.elements.size() >= 7 && hog.elements[0].number() == 70, hog.str.c_str());
     for (int i = 0; i < 10; ++i) a.submit(request(i, 0.05), done);
     std::vector<tg::RequestHandle> handles;
     for (int i = 10; i < 20; ++i) handles.push_back(a.submit(request(i, 0), done));
