@@ -116,6 +116,14 @@ struct Fleet {
 // The simulator's own counters for the fleet's group: the judge of what reached the upstream.
 json chatCounters(const tg::SimServer& sim) { return sim.stats()["groups"]["chat"]; }
 
+// A simulator whose one group "chat" limits at `limit` per `windowS` with `algorithm`, answering in `dialect`.
+tg::SimConfig chatSim(const std::string& dialect, const std::string& algorithm, double limit, double windowS) {
+  return tg::SimConfig::fromJson(
+      json{{"dialect", dialect},
+           {"groups", {{"chat", {{"algorithm", algorithm}, {"limit", limit}, {"window_s", windowS}}}}}},
+      "sim");
+}
+
 // Epoch ms of the first line of `log` after `fromMs` that contains `needle` (log lines start with an ISO
 // UTC time), or -1.
 qint64 firstLineAfter(const QString& log, const QString& needle, qint64 fromMs) {
@@ -539,10 +547,7 @@ class TestSharedQuota : public QObject {
     QString why;
     QVERIFY2(redis.start(&why), qPrintable(why));
     // No headers: the configured 6,000/min (98/s at the bucket fraction) is the rate.
-    tg::SimServer sim(tg::SimConfig::fromJson(
-        json{{"dialect", "none"},
-             {"groups", {{"chat", {{"algorithm", "fixed-window"}, {"limit", 100000}, {"window_s", 10}}}}}},
-        "sim"));
+    tg::SimServer sim(chatSim("none", "fixed-window", 100000, 10));
     const int simPort = sim.start();
     tg::EngineConfig cfg =
         sharedEngine("inst-a", redis.port, "refund-test", "http://127.0.0.1:" + std::to_string(simPort));
@@ -739,10 +744,7 @@ class TestSharedQuota : public QObject {
     RedisProcess redis;
     QString why;
     QVERIFY2(redis.start(&why), qPrintable(why));
-    tg::SimServer sim(tg::SimConfig::fromJson(
-        json{{"dialect", "ietf"},
-             {"groups", {{"chat", {{"algorithm", "sliding-window"}, {"limit", 60}, {"window_s", 3}}}}}},
-        "sim"));
+    tg::SimServer sim(chatSim("ietf", "sliding-window", 60, 3));
     const int simPort = sim.start();
     const int heartbeatMs = 250;
     const double limit = 20;
@@ -787,10 +789,7 @@ class TestSharedQuota : public QObject {
     QString why;
     QVERIFY2(redis.start(&why), qPrintable(why));
     const double limit = 20;
-    tg::SimServer sim(tg::SimConfig::fromJson(
-        json{{"dialect", "none"},
-             {"groups", {{"chat", {{"algorithm", "token-bucket"}, {"limit", limit}, {"window_s", 1}}}}}},
-        "sim"));
+    tg::SimServer sim(chatSim("none", "token-bucket", limit, 1));
     const int simPort = sim.start();
     QTemporaryDir dir;
     json learnerCfg = fleetConfig(simPort, redis.port, 3 * limit, true);
@@ -848,10 +847,7 @@ class TestSharedQuota : public QObject {
     QString why;
     QVERIFY2(wrong.start(&why, 0, {"--requirepass", "another-one-a1b2"}), qPrintable(why));
     const int redisPort = wrong.port;
-    tg::SimServer sim(tg::SimConfig::fromJson(
-        json{{"dialect", "ietf"},
-             {"groups", {{"chat", {{"algorithm", "sliding-window"}, {"limit", 60}, {"window_s", 3}}}}}},
-        "sim"));
+    tg::SimServer sim(chatSim("ietf", "sliding-window", 60, 3));
     const int simPort = sim.start();
     json cfg = fleetConfig(simPort, redisPort, 10, true);
     cfg["shared_quota"]["password_env"] = "TG_TEST_REDIS_PASSWORD";
