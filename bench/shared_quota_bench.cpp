@@ -1,15 +1,18 @@
 // shared_quota_bench: issue 15's numbers. 1, 2, 4 and 8 `tollgate run` processes share one simulator key
 // through one redis-server (both on free loopback ports, started and stopped here); together they offer
-// twice the key's quota. Per fleet size it prints combined goodput / quota and the 429 share (the simulator's
+// twice the key's quota (--offer). Per fleet size it prints combined goodput / quota and the 429 share (the simulator's
 // counters are the judge), Redis round trips per request (every command the instances sent: leases,
 // give-backs, words, heartbeats, publishes; redis-server's own count is printed beside it, which also counts
-// the commands inside scripts), and the round trip of a lease call p50/p99 with how often a request waited
-// for a lease (what Redis adds to admission).
+// the commands inside scripts), the round trip of a lease call p50/p99, and what Redis adds to admission per
+// request sent: how long a request at the head of its queue, the local quota allowing it, waited only for
+// its instance's lease call to come back (0 for most requests), p50/p99 of the worst instance and the share of
+// requests that waited at all.
 //
 //   shared_quota_bench [--sizes 1,2,4,8] [--limit 100] [--window 10] [--algorithm sliding-window] [--dialect ietf]
-//                      [--duration 20] [--warmup 5] [--lease-ms 100] [--unshared] [--json FILE]
+//                      [--duration 20] [--warmup 5] [--lease-ms 100] [--offer 2] [--unshared] [--json FILE]
 //
-// --unshared runs the same fleets without shared_quota (each instance alone), to compare.
+// --offer: what the fleet offers, in quotas (below 1 requests never wait for capacity, so whatever wait is
+// left is Redis's). --unshared runs the same fleets without shared_quota (each instance alone), to compare.
 // Exit 0 when it ran (whatever the goals say), 1 when a process could not be started, 2 on bad arguments.
 #include "child_process.h"
 #include "redis_connection.h"
@@ -41,6 +44,7 @@ struct Options {
   std::string dialect = "ietf";  // RateLimit-Policy states the window, so limit / window is the fleet's rate
   double durationS = 20, warmupS = 5;
   double leaseMs = 100;
+  double offer = 2;  // the fleet's offered rate, in quotas
   bool unshared = false;
   std::string jsonPath;
 };
@@ -84,7 +88,7 @@ json runFleet(const Options& o, int n, bool shared, const std::string& tollgate)
                                     {"base_url", "http://127.0.0.1:" + std::to_string(simPort)},
                                     {"concurrency", 32},
                                     {"keys", json::array({{{"name", "k"}, {"env", "TG_BENCH_KEY"}}})}}})},
-           {"workload", {{"streams", json::array({{{"group", "chat"}, {"tier", "P1"}, {"rate", 2 * o.limit / n},
+           {"workload", {{"streams", json::array({{{"group", "chat"}, {"tier", "P1"}, {"rate", o.offer * o.limit / n},
                                                    {"max_tokens", 0}, {"prompt_bytes", 40}}})}}}};
     if (shared)
       c["shared_quota"] = {{"redis", "127.0.0.1:" + std::to_string(redisPort)}, {"namespace", "bench"},
@@ -109,8 +113,8 @@ json runFleet(const Options& o, int n, bool shared, const std::string& tollgate)
     p->stop();
   }
   const json total = sim.stats()["groups"]["chat"];
-  double p50 = 0, p99 = 0;
-  long long leaseWaits = 0, sent = 0, calls = 0;
+  double p50 = 0, p99 = 0, delayP50 = 0, delayP99 = 0, delayMax = 0;
+  long long leaseWaits = 0, sent = 0, calls = 0, delayed = 0;
   for (int i = 0; i < n; ++i) {
     std::ifstream in(dir.path() + "/report" + std::to_string(i) + ".json");
     const json r = json::parse(in, nullptr, false);
@@ -121,6 +125,10 @@ json runFleet(const Options& o, int n, bool shared, const std::string& tollgate)
       p99 = std::max(p99, r["shared_quota"].value("lease_p99_ms", 0.0));
       leaseWaits += r["shared_quota"].value("lease_waits", 0LL);
       calls += r["shared_quota"].value("redis_calls", 0LL);
+      delayP50 = std::max(delayP50, r["shared_quota"].value("redis_delay_p50_ms", 0.0));
+      delayP99 = std::max(delayP99, r["shared_quota"].value("redis_delay_p99_ms", 0.0));
+      delayMax = std::max(delayMax, r["shared_quota"].value("redis_delay_max_ms", 0.0));
+      delayed += r["shared_quota"].value("redis_delayed", 0LL);
     }
   }
   const double okRate = (b["ok"].get<double>() - a["ok"].get<double>()) / measureS;
@@ -136,12 +144,18 @@ json runFleet(const Options& o, int n, bool shared, const std::string& tollgate)
            {"redis_server_commands_per_request", shared && cmdA >= 0 && cmdB >= 0 ? (cmdB - cmdA) / std::max(1.0, reqs) : 0.0},
            {"lease_p50_ms_max", p50},
            {"lease_p99_ms_max", p99},
-           {"lease_waits_per_request", static_cast<double>(leaseWaits) / std::max<long long>(1, sent)}};
+           {"lease_waits_per_request", static_cast<double>(leaseWaits) / std::max<long long>(1, sent)},
+           {"redis_delay_p50_ms_max", delayP50},
+           {"redis_delay_p99_ms_max", delayP99},
+           {"redis_delay_max_ms", delayMax},
+           {"redis_delayed_share", static_cast<double>(delayed) / std::max<long long>(1, sent)}};
   std::printf("%-8s %2d instances: goodput %6.1f/s = %.3f of quota, 429 share %.2f%%, Redis %.3f round trips/request "
-              "(server: %.2f commands/request), lease p50 %.3f ms p99 %.3f ms, lease waits %.3f/request\n",
+              "(server: %.2f commands/request), lease p50 %.3f ms p99 %.3f ms, lease waits %.3f/request, "
+              "admission delay added by Redis p50 %.3f ms p99 %.3f ms max %.3f ms (%.1f%% of requests delayed)\n",
               shared ? "shared" : "alone", n, okRate, okRate / o.limit, 100 * r429 / all,
               out["redis_round_trips_per_request"].get<double>(), out["redis_server_commands_per_request"].get<double>(),
-              p50, p99, out["lease_waits_per_request"].get<double>());
+              p50, p99, out["lease_waits_per_request"].get<double>(), delayP50, delayP99, delayMax,
+              100 * out["redis_delayed_share"].get<double>());
   std::fflush(stdout);
   redis.stop();
   return out;
@@ -169,6 +183,7 @@ int main(int argc, char** argv) {
       else if (a == "--duration") o.durationS = std::stod(next());
       else if (a == "--warmup") o.warmupS = std::stod(next());
       else if (a == "--lease-ms") o.leaseMs = std::stod(next());
+      else if (a == "--offer") o.offer = std::stod(next());
       else if (a == "--unshared") o.unshared = true;
       else if (a == "--json") o.jsonPath = next();
       else {
@@ -185,8 +200,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "shared_quota_bench: --duration must exceed --warmup by more than 2 s\n");
     return 2;
   }
-  std::printf("quota %.0f requests/s (%s, %.0f per %.0f s), fleet offers 2x, %.0f s runs (first %.0f s not measured)\n",
-              o.limit, o.algorithm.c_str(), o.limit * o.windowS, o.windowS, o.durationS, o.warmupS);
+  std::printf("quota %.0f requests/s (%s, %.0f per %.0f s), fleet offers %.2gx, %.0f s runs (first %.0f s not "
+              "measured)\n",
+              o.limit, o.algorithm.c_str(), o.limit * o.windowS, o.windowS, o.offer, o.durationS, o.warmupS);
   json runs = json::array();
   try {
     for (int n : o.sizes) {
@@ -199,7 +215,7 @@ int main(int argc, char** argv) {
   }
   if (!o.jsonPath.empty()) {
     std::ofstream out(o.jsonPath);
-    out << json{{"limit", o.limit}, {"algorithm", o.algorithm}, {"runs", runs}}.dump(2) << "\n";
+    out << json{{"limit", o.limit}, {"algorithm", o.algorithm}, {"offer", o.offer}, {"runs", runs}}.dump(2) << "\n";
   }
   return 0;
 }

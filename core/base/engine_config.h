@@ -78,7 +78,7 @@ struct SharedQuotaConfig {
   std::vector<std::string> groups;  // groups whose keys share quota; empty = all
   std::string instance;     // this instance's id in the fleet; empty = "<hostname>:<pid>"
   double timeoutS = 0.05;   // every Redis call; beyond it Redis counts as unreachable
-  double heartbeatS = 1;    // an instance silent for 2 heartbeats (no heartbeat, no lease call) is gone: its
+  double heartbeatS = 1;    // an instance silent for a heartbeat (no heartbeat, no lease call) is gone: its
                             // lease returns to the others
   double leaseS = 0.1;      // a lease holds this many seconds of the fleet's rate (at least one request)
   double burstS = 0.2;      // the shared bucket holds this many seconds of the fleet's rate

@@ -94,6 +94,10 @@ struct SharedQuotaSnapshot {
   std::uint64_t redisCalls = 0;    // commands this instance sent to Redis (scripts, heartbeats, publishes)
   double leaseP50Ms = 0, leaseP99Ms = 0;  // round trip of a lease call, recent ones
   std::uint64_t leaseWaits = 0;    // dispatches where a request waited for a lease to arrive
+  // Admission delay Redis added per request sent (waiting only for a lease call to come back, the local
+  // quota allowing the request), recent sends: p50/p99/max in ms, and how many sends waited at all.
+  double redisDelayP50Ms = 0, redisDelayP99Ms = 0, redisDelayMaxMs = 0;
+  std::uint64_t redisDelayed = 0;
 };
 
 struct EngineSnapshot {

@@ -61,7 +61,11 @@ nlohmann::json RunReport::toJson(const EngineSnapshot& snap, double elapsedS) co
                            {"live", sq.live},                 {"redis_calls", sq.redisCalls},
                            {"lease_p50_ms", std::round(sq.leaseP50Ms * 1000) / 1000},
                            {"lease_p99_ms", std::round(sq.leaseP99Ms * 1000) / 1000},
-                           {"lease_waits", sq.leaseWaits}};
+                           {"lease_waits", sq.leaseWaits},
+                           {"redis_delay_p50_ms", std::round(sq.redisDelayP50Ms * 1000) / 1000},
+                           {"redis_delay_p99_ms", std::round(sq.redisDelayP99Ms * 1000) / 1000},
+                           {"redis_delay_max_ms", std::round(sq.redisDelayMaxMs * 1000) / 1000},
+                           {"redis_delayed", sq.redisDelayed}};
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <tuple>
 
 namespace tg {
 namespace {
@@ -675,10 +676,11 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     // its figure already holds whatever it charged (many charge max_tokens up front and refund nothing).
     bool tokensStated = false;
     for (const auto& sc : reading.scopes) tokensStated = tokensStated || sc.dimension == Dimension::Tokens;
-    if (used < p->tokenCost && !tokensStated)
-      k.quota.refund(Dimension::Tokens, p->tokenCost - static_cast<double>(used), now);
-    // The fleet's token lease gets back what the reservation overstated (a stale lease returns it to Redis).
-    if (used < p->tokenCost && shared_ && k.sharedScope >= 0)
+    const bool overstated = used < p->tokenCost && !tokensStated;
+    if (overstated) k.quota.refund(Dimension::Tokens, p->tokenCost - static_cast<double>(used), now);
+    // The fleet's token lease gets back the same (a stale lease returns it to Redis): an upstream that stated
+    // its count charged what it says, and the fleet may not spend it twice.
+    if (overstated && shared_ && k.sharedScope >= 0)
       shared_->refundTokens(k.sharedScope, p->tokenCost - static_cast<double>(used));
     if (used < p->tokenCost) {  // the operator's tokens/min ceiling counts what was used
       g.rateCeiling.refundTokens(p->tokenCost - static_cast<double>(used), now);
@@ -774,6 +776,9 @@ void Scheduler::fillSnapshot(EngineSnapshot& s, TimePoint now) {
     s.shared.mode = std::string(sharedModeName(shared_->mode()));
     s.shared.live = shared_->live();
     s.shared.leaseWaits = shared_->leaseWaits();
+    std::tie(s.shared.redisDelayP50Ms, s.shared.redisDelayP99Ms) = shared_->redisDelayMs();
+    s.shared.redisDelayMaxMs = shared_->redisDelayMaxMs();
+    s.shared.redisDelayed = shared_->redisDelayed();
   }
   s.groups.reserve(groups_.size());
   for (auto& gp : groups_) s.groups.push_back(gp->snapshot(now, globalTierPaused_));

@@ -1,5 +1,7 @@
 #include "shared_ledger.h"
 
+#include "stats.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,6 +13,12 @@ constexpr auto kAskTimeout = std::chrono::milliseconds(500);
 constexpr auto kStaleLease = std::chrono::milliseconds(1000);
 // Before any rate is known, leases are this many requests.
 constexpr double kDefaultLease = 4;
+// A scope that sends asks for its next lease once this share of a heartbeat passed since its last ask, even
+// with half its lease left: the lease call is the instance's sign of life, which Redis needs within a
+// heartbeat, and one that brings capacity costs no more than a heartbeat that brings none.
+constexpr double kAskForLife = 0.6;
+// Sends whose Redis-added admission delay is kept for its percentiles.
+constexpr std::size_t kDelayRing = 4096;
 }  // namespace
 
 std::string_view sharedModeName(SharedMode m) {
@@ -43,13 +51,15 @@ double SharedLedger::leaseSize(const Scope& s) const {
   return std::max(1.0, std::floor(std::min({s.rate * cfg_.leaseS, bucket / 2, share})));
 }
 
-void SharedLedger::ask(Scope& s, int id, TimePoint now, SharedHint req, SharedHint tok) {
+void SharedLedger::ask(Scope& s, int id, TimePoint now, SharedHint req, SharedHint tok, bool topUp) {
   LeaseAsk a;
   a.scope = id;
   a.group = s.group;
   a.fingerprint = s.fingerprint;
   a.tier = s.want;
-  a.requests = leaseSize(s);
+  // An ask made for the sign of life, with half the lease or more left, only tops up what was spent since the
+  // last ask: the instance holds no more than before.
+  a.requests = topUp ? std::clamp(std::floor(s.used), 1.0, leaseSize(s)) : leaseSize(s);
   a.tokens = s.avgTokens > 0 ? a.requests * s.avgTokens : 0;
   a.rateHint = req.rate;
   a.burst = req.burst;
@@ -76,6 +86,15 @@ void SharedLedger::retuneFallback(Scope& s, TimePoint now) {
   }
 }
 
+void SharedLedger::settleFuture(Scope& s, TimePoint now) {
+  if (s.futureRequests <= 0 || now < s.futureAt) return;
+  s.requests += s.futureRequests;
+  s.tokens += s.futureTokens;
+  s.futureRequests = s.futureTokens = 0;
+  // Usable only from futureAt: not stale before anyone could take from it.
+  s.lastTake = std::max(s.lastTake, s.futureAt);
+}
+
 bool SharedLedger::ready(int id, Tier tier, double tokens, SharedHint req, SharedHint tok, TimePoint now,
                          Duration& wait, std::string& why) {
   Scope& s = scopes_[static_cast<std::size_t>(id)];
@@ -94,26 +113,29 @@ bool SharedLedger::ready(int id, Tier tier, double tokens, SharedHint req, Share
     why = "shared quota (Redis unreachable): this instance's share";
     return false;
   }
-  if (s.futureRequests > 0 && now >= s.futureAt) {  // a reserved lease came due
-    s.requests += s.futureRequests;
-    s.tokens += s.futureTokens;
-    s.futureRequests = s.futureTokens = 0;
-  }
+  settleFuture(s, now);
   const bool tokenLease = s.tokenRate > 0 && tokens > 0;
   const bool have = s.requests >= 1 - 1e-9 && (!tokenLease || s.tokens >= tokens - 1e-9);
   if (!have && static_cast<int>(tier) < static_cast<int>(s.want)) s.want = tier;
   if (s.avgTokens <= 0) s.avgTokens = tokens;
   // Ask for the next lease while half of this one is left, so sends do not wait on Redis.
   const bool low = s.requests < std::max(1.0, leaseSize(s) / 2) || (tokenLease && s.tokens < tokens * 2);
+  const bool forLife = s.used > 0 && now - s.askedAt >= fromSeconds(cfg_.heartbeatS * kAskForLife);
   if (s.asking && now - s.askedAt > kAskTimeout) s.asking = false;
-  if (low && !s.asking && now >= s.notBefore && s.futureRequests <= 0) ask(s, id, now, req, tok);
+  if ((low || forLife) && !s.asking && now >= s.notBefore && s.futureRequests <= 0) ask(s, id, now, req, tok, !low);
   if (have) return true;
   if (s.futureRequests > 0) {
     wait = s.futureAt - now;
     why = "shared quota: the fleet's next lease for this instance";
     return false;
   }
-  if (s.notBefore <= now) ++leaseWaits_;
+  if (s.notBefore <= now) {
+    ++leaseWaits_;
+    if (!s.stalled) {
+      s.stalled = true;
+      s.stalledSince = now;
+    }
+  }
   wait = s.notBefore > now ? s.notBefore - now : Duration(kAskTimeout);
   why = s.notBefore > now ? "shared quota: the fleet's capacity is spent" : "shared quota: waiting for a lease";
   return false;
@@ -131,6 +153,24 @@ void SharedLedger::take(int id, double tokens, TimePoint now) {
   s.requests = std::max(0.0, s.requests - 1);
   if (s.tokenRate > 0 && tokens > 0) s.tokens = std::max(0.0, s.tokens - tokens);
   s.used += 1;
+  // A stall still open here ended without a grant (an ask taken as lost): it lasted until now.
+  const Duration stall = s.stalled ? now - s.stalledSince : s.stall;
+  s.stalled = false;
+  s.stall = Duration::zero();
+  const double ms = std::max(0.0, toSeconds(stall) * 1000);
+  if (ms > 0) ++redisDelayed_;
+  if (redisDelayMs_.size() < kDelayRing) redisDelayMs_.push_back(ms);
+  else redisDelayMs_[redisDelayNext_] = ms;
+  redisDelayNext_ = (redisDelayNext_ + 1) % kDelayRing;
+}
+
+std::pair<double, double> SharedLedger::redisDelayMs() const {
+  if (redisDelayMs_.empty()) return {0, 0};
+  return {percentile(redisDelayMs_, 0.5), percentile(redisDelayMs_, 0.99)};
+}
+
+double SharedLedger::redisDelayMaxMs() const {
+  return redisDelayMs_.empty() ? 0.0 : *std::max_element(redisDelayMs_.begin(), redisDelayMs_.end());
 }
 
 void SharedLedger::refundTokens(int id, double tokens) {
@@ -143,6 +183,12 @@ void SharedLedger::onGrant(const LeaseGrant& g, TimePoint now) {
   if (g.scope < 0 || g.scope >= static_cast<int>(scopes_.size())) return;
   Scope& s = scopes_[static_cast<std::size_t>(g.scope)];
   s.asking = false;
+  // The wait was Redis's only when its answer could be spent at once; a lease reserved for later, or none
+  // (come back then), means the request waits for the fleet's capacity, which the round trip did not delay.
+  if (s.stalled) {
+    s.stall = g.requests > 0 && g.readyS <= 0 ? now - s.stalledSince : Duration::zero();
+    s.stalled = false;
+  }
   s.lastTake = std::max(s.lastTake, now);  // a fresh lease is not stale before anyone could take from it
   if (g.readyS > 0) {
     s.futureRequests += g.requests;
@@ -168,6 +214,8 @@ void SharedLedger::setMode(SharedMode m, int live, TimePoint now) {
   for (auto& s : scopes_) {
     s.asking = false;
     s.notBefore = now;
+    s.stalled = false;
+    s.stall = Duration::zero();
     if (m == SharedMode::Fallback) {  // a lease of a server now unreachable is not spent twice
       s.requests = 0;
       s.tokens = 0;
@@ -183,6 +231,9 @@ void SharedLedger::sweep(TimePoint now) {
   if (mode_ != SharedMode::Shared) return;
   for (std::size_t i = 0; i < scopes_.size(); ++i) {
     Scope& s = scopes_[i];
+    // A reserved lease whose requests went away before it came due (cancelled, shed, past their deadline)
+    // is spent by nobody and asked about by nobody: it goes back like any lease left untouched.
+    settleFuture(s, now);
     if ((s.requests >= 1 || s.tokens > 0) && !s.asking && now - s.lastTake > kStaleLease) {
       LeaseAsk a;
       a.scope = static_cast<int>(i);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,13 @@ class SharedLedger {
   void setLive(int live) { live_ = std::max(1, live); }
   // Times ready() said no only because the next lease had not arrived (Redis on the request's path).
   std::uint64_t leaseWaits() const { return leaseWaits_; }
+  // The admission delay Redis added to each of the last requests sent (0 for most): how long the request
+  // waited at the head of its queue, the local quota allowing it, only for a lease call to come back. Time
+  // spent waiting for the fleet's capacity (a reserved lease, Redis's "not before") is not counted.
+  // {p50, p99} in ms and how many of them waited at all; {0, 0} before the first send.
+  std::pair<double, double> redisDelayMs() const;
+  double redisDelayMaxMs() const;  // the longest of them
+  std::uint64_t redisDelayed() const { return redisDelayed_; }
   int live() const { return live_; }
   // Leases not touched for a while go back to the fleet (call every sweep).
   void sweep(TimePoint now);
@@ -94,12 +102,16 @@ class SharedLedger {
     double burst = 0;                 // requests the stated limit leaves room for (0: burst_ms of the rate)
     double avgTokens = 0;             // per request, to size token leases
     Tier want = Tier::P2;
+    bool stalled = false;             // a request waits only for the lease call in flight
+    TimePoint stalledSince{};
+    Duration stall{};                 // that wait, charged to the next request sent
     TokenBucket fallback;             // fallback: rate / live
     TokenBucket fallbackTokens;
   };
   double leaseSize(const Scope& s) const;
-  void ask(Scope& s, int id, TimePoint now, SharedHint req, SharedHint tok);
+  void ask(Scope& s, int id, TimePoint now, SharedHint req, SharedHint tok, bool topUp);
   void retuneFallback(Scope& s, TimePoint now);
+  static void settleFuture(Scope& s, TimePoint now);  // a reserved lease that came due joins the usable one
 
   SharedQuotaConfig cfg_;
   AskFn ask_;
@@ -107,6 +119,9 @@ class SharedLedger {
   SharedMode mode_ = SharedMode::Starting;
   int live_ = 1;
   std::uint64_t leaseWaits_ = 0;
+  std::vector<double> redisDelayMs_;  // a ring of the last kDelayRing sends
+  std::size_t redisDelayNext_ = 0;
+  std::uint64_t redisDelayed_ = 0;
 };
 
 }  // namespace tg

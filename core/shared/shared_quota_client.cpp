@@ -18,6 +18,13 @@ constexpr const char* kScope = "shared-quota";
 constexpr auto kRetryEvery = std::chrono::milliseconds(250);  // while Redis is unreachable
 constexpr long long kKeyTtlMs = 10 * 60 * 1000;                // scope state of a fleet that went quiet
 constexpr std::size_t kLatencyRing = 1024;
+// An instance counts as dead after one heartbeat of silence (its lease then returns to the fleet), so it
+// shows a sign of life (a lease call or a heartbeat) whenever nothing reached Redis for this share of a
+// heartbeat: the rest is the margin for a late worker thread.
+constexpr double kKeepAliveShare = 0.75;
+// While lease calls keep the instance alive, the heartbeat only refreshes the fleet view: every two, and
+// then on a lease call when one goes out in time.
+constexpr double kViewEveryHeartbeats = 2;
 
 std::string num(double v) {
   char b[32];
@@ -120,8 +127,11 @@ void SharedQuotaClient::setMode(SharedMode m, const std::string& why) {
   cb_.post([cb = cb_.mode, m, live, why] { cb(m, live, why); });
 }
 
-bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
-  const double deadMs = cfg_.heartbeatS * 2000;
+double SharedQuotaClient::deadMs() const { return cfg_.heartbeatS * 1000; }
+
+bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j, bool withView, bool& viewed) {
+  viewed = false;
+  const double deadMs = this->deadMs();
   RedisReply r;
   switch (j.kind) {
     case Job::Kind::Ask: {
@@ -130,16 +140,17 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
       const std::string lease = cfg_.ns + ":l:" + a.group + ":" + a.fingerprint;
       if (a.giveBack) {
         if (!c.eval(shared_scripts::kGiveBack, {scope, lease},
-                    {instance_, num(a.requests), num(a.tokens)}, r))
+                    {instance_, num(a.requests), num(a.tokens), num(a.usedRequests)}, r))
           return false;
         if (r.isError()) logError(kScope, "give-back refused: " + r.str);
         return true;
       }
       const auto sentAt = Clock::now();
-      if (!c.eval(shared_scripts::kLease, {scope, lease, cfg_.ns + ":instances"},
+      if (!c.eval(shared_scripts::kLease, {scope, lease, cfg_.ns + ":instances", cfg_.ns + ":stats"},
                   {instance_, std::to_string(static_cast<int>(a.tier)), num(a.requests), num(a.tokens), num(a.rateHint),
                    num(a.tokenRateHint), num(a.burst), num(cfg_.p0Reserve), num(a.usedRequests),
-                   std::to_string(kKeyTtlMs), num(deadMs), num(a.tokenBurst), num(cfg_.burstS)},
+                   std::to_string(kKeyTtlMs), num(deadMs), num(a.tokenBurst), num(cfg_.burstS),
+                   withView ? statsJson() : std::string()},
                   r))
         return false;
       {
@@ -162,6 +173,10 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
         g.live = static_cast<int>(r.elements[4].number(1));
         g.blockedS = r.elements[5].number() / 1000;
         g.readyS = r.elements[6].number() / 1000;
+        if (withView) {
+          takeFleet(r, 7);
+          viewed = true;
+        }
       }
       cb_.post([cb = cb_.grant, g] { cb(g); });
       return true;
@@ -184,19 +199,28 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j) {
   return true;
 }
 
-bool SharedQuotaClient::heartbeat(RedisConnection& c) {
+std::string SharedQuotaClient::statsJson() {
   nlohmann::json stats = cb_.stats ? cb_.stats() : nlohmann::json::object();
   stats["mode"] = std::string(sharedModeName(mode_ == SharedMode::Starting ? SharedMode::Shared : mode_));
+  return stats.dump();
+}
+
+bool SharedQuotaClient::heartbeat(RedisConnection& c) {
   RedisReply r;
   if (!c.eval(shared_scripts::kHeartbeat, {cfg_.ns + ":instances", cfg_.ns + ":stats"},
-              {instance_, stats.dump(), num(cfg_.heartbeatS * 2000)}, r))
+              {instance_, statsJson(), num(deadMs())}, r))
     return false;
   if (r.isError() || r.elements.empty()) {
     logError(kScope, "heartbeat script answered " + (r.isError() ? r.str : std::string("nothing")));
     return true;
   }
+  takeFleet(r, 1);
+  return true;
+}
+
+void SharedQuotaClient::takeFleet(const RedisReply& r, std::size_t from) {
   std::vector<FleetMember> fleet;
-  for (std::size_t i = 1; i + 1 < r.elements.size(); i += 2) {
+  for (std::size_t i = from; i + 1 < r.elements.size(); i += 2) {
     FleetMember m;
     m.instance = r.elements[i].str;
     m.stats = nlohmann::json::parse(r.elements[i + 1].str, nullptr, false);
@@ -205,20 +229,23 @@ bool SharedQuotaClient::heartbeat(RedisConnection& c) {
   }
   live_ = std::max<int>(1, static_cast<int>(fleet.size()));
   cb_.post([cb = cb_.fleet, fleet = std::move(fleet)]() mutable { cb(std::move(fleet)); });
-  return true;
 }
 
 void SharedQuotaClient::runWorker() {
   RedisConnection c(endpointOf(cfg_, cfg_.timeoutS));
-  auto nextBeat = Clock::now();
-  bool leasedSinceBeat = false;
+  const Duration keepAlive = fromSeconds(cfg_.heartbeatS * kKeepAliveShare);
+  const Duration viewEvery = fromSeconds(cfg_.heartbeatS * kViewEveryHeartbeats);
+  // The last sign of life Redis got from this instance (a lease call or a heartbeat, taken at the moment it
+  // was sent) and the last heartbeat (the fleet view). Both in the past: the first round beats at once.
+  auto lastLife = Clock::now() - keepAlive;
+  auto lastBeat = Clock::now() - viewEvery;
   auto retryAt = Clock::now();
   std::deque<Job> batch;
   while (true) {
     {
       std::unique_lock lock(mutex_);
-      cv_.wait_until(lock, std::min(nextBeat, mode_ == SharedMode::Shared ? nextBeat : retryAt),
-                     [&] { return stopping_ || !jobs_.empty(); });
+      const auto wakeAt = mode_ == SharedMode::Shared ? std::min(lastLife + keepAlive, lastBeat + viewEvery) : retryAt;
+      cv_.wait_until(lock, wakeAt, [&] { return stopping_ || !jobs_.empty(); });
       if (stopping_) break;
       batch.swap(jobs_);
     }
@@ -229,27 +256,32 @@ void SharedQuotaClient::runWorker() {
     }
     bool ok = true;
     for (const Job& j : batch) {
-      if (j.kind == Job::Kind::Ask && !j.ask.giveBack) leasedSinceBeat = true;
-      if (!doJob(c, j)) {
+      const auto sentAt = Clock::now();
+      const bool lease = j.kind == Job::Kind::Ask && !j.ask.giveBack;
+      // The fleet view rides on a lease call when one is due a little early, saving the heartbeat's round trip.
+      const bool withView = lease && mode_ == SharedMode::Shared && sentAt - lastBeat >= viewEvery - keepAlive;
+      bool viewed = false;
+      if (!doJob(c, j, withView, viewed)) {
         ok = false;
         break;
       }
+      // The lease script stamps the caller alive: a busy instance needs no separate heartbeat for that.
+      if (lease) lastLife = sentAt;
+      if (viewed) lastBeat = sentAt;
     }
     batch.clear();
-    const bool beatDue = Clock::now() >= nextBeat || mode_ != SharedMode::Shared;
+    const auto afterJobs = Clock::now();
+    const bool beatDue = afterJobs - lastLife >= keepAlive || afterJobs - lastBeat >= viewEvery ||
+                         mode_ != SharedMode::Shared;
     if (ok && beatDue) {
       ok = heartbeat(c);
-      // A lease call keeps this instance alive in the fleet's eyes; while leasing, the heartbeat only
-      // refreshes the fleet view, and half as often is enough for that.
-      if (ok) nextBeat = Clock::now() + fromSeconds(cfg_.heartbeatS * (leasedSinceBeat ? 2 : 1));
-      leasedSinceBeat = false;
+      if (ok) lastLife = lastBeat = afterJobs;
     }
     roundTrips_ = c.roundTrips();
     if (ok && mode_ != SharedMode::Shared) setMode(SharedMode::Shared, "");
     if (!ok) {
       setMode(SharedMode::Fallback, c.lastError());
       retryAt = Clock::now() + kRetryEvery;
-      nextBeat = retryAt;
     }
   }
 }

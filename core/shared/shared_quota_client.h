@@ -44,7 +44,8 @@ struct SharedQuotaCallbacks {
 class SharedQuotaClient {
  public:
   SharedQuotaClient(SharedQuotaConfig cfg, SharedQuotaCallbacks cb);
-  ~SharedQuotaClient();  // stops both threads; gives back nothing (leases age out with the heartbeat)
+  // Stops both threads; gives back nothing: Redis returns the lease one heartbeat after the last sign of life.
+  ~SharedQuotaClient();
   SharedQuotaClient(const SharedQuotaClient&) = delete;
   SharedQuotaClient& operator=(const SharedQuotaClient&) = delete;
 
@@ -73,10 +74,17 @@ class SharedQuotaClient {
   };
   void runWorker();
   void runSubscriber();
-  bool doJob(class RedisConnection& c, const Job& j);
+  // withView: a lease ask also does the heartbeat's work (stats in, fleet view back); viewed says it did.
+  bool doJob(class RedisConnection& c, const Job& j, bool withView, bool& viewed);
   bool heartbeat(class RedisConnection& c);
+  std::string statsJson();
+  // The fleet view in a script's reply from element `from` on (pairs of instance id and stats JSON).
+  void takeFleet(const struct RedisReply& r, std::size_t from);
   void setMode(SharedMode m, const std::string& why);
   std::string scopeKey(const std::string& group, const std::string& fp) const;
+  // Silence after which Redis counts an instance dead: its outstanding lease returns to the bucket and it
+  // leaves the live count (the lease share and the fallback share).
+  double deadMs() const;
 
   SharedQuotaConfig cfg_;
   SharedQuotaCallbacks cb_;

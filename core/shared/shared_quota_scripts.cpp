@@ -58,8 +58,15 @@ end
 lr = math.min(burstR, lr + rate * dt)
 lt = math.min(burstT, lt + trate * dt)
 
--- A lease call is a sign of life too: a busy instance needs no separate heartbeat to count as alive.
-redis.call('ZADD', KEYS[3], 'XX', now, inst)
+-- A lease call is a sign of life too: a busy instance needs no separate heartbeat to count as alive. With
+-- stats it is a heartbeat as well (the fleet view comes back with the lease).
+local stats = ARGV[14] or ''
+if stats ~= '' then
+  redis.call('ZADD', KEYS[3], now, inst)
+  redis.call('HSET', KEYS[4], inst, stats)
+else
+  redis.call('ZADD', KEYS[3], 'XX', now, inst)
+end
 -- Leases of instances that stopped heart-beating come back to the bucket.
 local dead = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - deadMs)
 for _, d in ipairs(dead) do
@@ -121,24 +128,48 @@ redis.call('PEXPIRE', KEYS[2], ttl)
 local live = redis.call('ZCOUNT', KEYS[3], now - deadMs, '+inf')
 local blockedMs = 0
 if blocked > now then blockedMs = blocked - now end
-return {grantR, tostring(grantT), waitMs, tostring(rate), live, blockedMs, readyMs}
+local out = {grantR, tostring(grantT), waitMs, tostring(rate), live, blockedMs, readyMs}
+if stats ~= '' then
+  for _, l in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], now - deadMs, '+inf')) do
+    table.insert(out, l)
+    table.insert(out, redis.call('HGET', KEYS[4], l) or '{}')
+  end
+end
+return out
 )LUA";
 
 const char* const kGiveBack = TG_REDIS_NOW R"LUA(
 local inst = ARGV[1]
 local r = tonumber(ARGV[2])
 local tk = tonumber(ARGV[3])
-local s = redis.call('HMGET', KEYS[1], 'rate', 'trate', 'lr', 'lt', 'br', 'bt')
+local usedR = tonumber(ARGV[4]) or 0
+local s = redis.call('HMGET', KEYS[1], 'rate', 'trate', 'lr', 'lt', 'br', 'bt', 'gc', 'gp')
 local rate = tonumber(s[1]) or 0
 local trate = tonumber(s[2]) or 0
-if s[3] == false then return '0' end
+-- What the instance holds shrinks by what it gives back and by what it sent since its last ask: both are
+-- no longer outstanding, and a dead instance's return must not hand out what it already spent.
+local function release()
+  if r + usedR <= 0 or redis.call('HEXISTS', KEYS[2], inst) == 0 then return end
+  local held = tonumber(redis.call('HINCRBYFLOAT', KEYS[2], inst, -(r + usedR)))
+  if held < 0 then redis.call('HSET', KEYS[2], inst, 0) end
+end
+if s[3] == false then
+  release()
+  return '0'
+end
 local lr = tonumber(s[3]) or 0
 local lt = tonumber(s[4]) or 0
 if rate > 0 then lr = math.min(tonumber(s[5]) or 1, lr + r) end
 if trate > 0 then lt = math.min(tonumber(s[6]) or 1, lt + tk) end
-redis.call('HSET', KEYS[1], 'lr', lr, 'lt', lt)
-local held = tonumber(redis.call('HINCRBYFLOAT', KEYS[2], inst, -r))
-if held < 0 then redis.call('HSET', KEYS[2], inst, 0) end
+-- Returned grants were never sent: the grants per second a bare refusal cuts the rate from leave them out
+-- (this second's first, then the last second's).
+local gc = tonumber(s[7]) or 0
+local gp = tonumber(s[8]) or 0
+local fromGc = math.min(gc, r)
+gc = gc - fromGc
+gp = math.max(0, gp - (r - fromGc))
+redis.call('HSET', KEYS[1], 'lr', lr, 'lt', lt, 'gc', gc, 'gp', gp)
+release()
 return tostring(lr)
 )LUA";
 

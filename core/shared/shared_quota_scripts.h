@@ -6,17 +6,19 @@
 namespace tg::shared_scripts {
 
 // Admission: refill the scope's request and token buckets, then grant up to the asked lease.
-// KEYS: scope hash, lease hash, instances zset.
+// KEYS: scope hash, lease hash, instances zset, stats hash.
 // ARGV: instance, tier, want requests, want tokens, rate hint (req/s, 0 = none), token rate hint (tokens/s),
 //       request burst (with the rate hint), P0 reserve share, requests used since the last call, key ttl ms,
-//       dead-after ms, token burst (with the token rate hint), burst seconds (for a learnt rate).
+//       dead-after ms, token burst (with the token rate hint), burst seconds (for a learnt rate), this
+//       instance's stats JSON or "" (with stats the call is a heartbeat too, see kHeartbeat).
 // A lease is granted whole, usable at once or reserved for when the bucket will hold it (ready ms, at most
 // a second ahead; beyond that nothing is granted and wait ms says when to ask again).
 // Returns {granted requests, granted tokens (string), wait ms, rate (string), live instances, blocked ms,
-//          ready ms}.
+//          ready ms}, then with stats the live instances and their stats as kHeartbeat does (instance, JSON).
 extern const char* const kLease;
 
-// Gives back what a lease did not use. KEYS: scope hash, lease hash. ARGV: instance, requests, tokens.
+// Gives back what a lease did not use. KEYS: scope hash, lease hash. ARGV: instance, requests, tokens,
+// requests sent since the last ask (they leave the instance's outstanding lease, as with a lease call).
 // Returns the bucket level after it (string).
 extern const char* const kGiveBack;
 

@@ -8,11 +8,13 @@
 #include "engine.h"
 #include "redis_connection.h"
 #include "redis_process.h"
+#include "secret.h"
 #include "shared_ledger.h"
 #include "shared_quota_scripts.h"
 #include "sim_config.h"
 #include "sim_server.h"
 
+#include <QDirIterator>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -64,21 +66,30 @@ void sleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)
 struct Fleet {
   std::vector<std::unique_ptr<QProcess>> procs;
   QString dir;
-  void start(int n, const json& cfg, const QString& d, double seconds) {
+  // n more instances (numbered on from those already started). env: extra variables; history: each
+  // instance keeps a history file (events, metrics) and prints its progress instead of running quiet.
+  void start(int n, const json& cfg, const QString& d, double seconds, const QProcessEnvironment& extraEnv = {},
+             bool history = false) {
     dir = d;
-    for (int i = 0; i < n; ++i) {
+    const int first = static_cast<int>(procs.size());
+    for (int i = first; i < first + n; ++i) {
       json c = cfg;
-      if (c.contains("shared_quota")) c["shared_quota"]["instance"] = "inst-" + std::to_string(i);
+      if (c.contains("shared_quota") && !c["shared_quota"].contains("instance"))
+        c["shared_quota"]["instance"] = "inst-" + std::to_string(i);
       const QString cfgPath = dir + QString("/cfg%1.json").arg(i);
       writeFile(cfgPath, c.dump());
       auto p = std::make_unique<QProcess>();
       QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
       env.insert("TG_SHARED_KEY", "sk-fleet-secret-0123456789");
+      env.insert(extraEnv);
       p->setProcessEnvironment(env);
       p->setStandardOutputFile(dir + QString("/out%1.txt").arg(i));
       p->setStandardErrorFile(dir + QString("/err%1.txt").arg(i));
-      p->start(bin(), {"run", "--headless", "--quiet", "--history", "off", "--config", cfgPath, "--duration",
-                       QString::number(seconds), "--report", dir + QString("/report%1.json").arg(i)});
+      QStringList args{"run", "--headless", "--config", cfgPath, "--duration", QString::number(seconds), "--report",
+                       dir + QString("/report%1.json").arg(i)};
+      args += history ? QStringList{"--history", dir + QString("/history%1.db").arg(i)}
+                      : QStringList{"--quiet", "--history", "off"};
+      p->start(bin(), args);
       p->waitForStarted(5000);
       procs.push_back(std::move(p));
     }
@@ -104,6 +115,14 @@ struct Fleet {
 
 // The simulator's own counters for the fleet's group: the judge of what reached the upstream.
 json chatCounters(const tg::SimServer& sim) { return sim.stats()["groups"]["chat"]; }
+
+// A simulator whose one group "chat" limits at `limit` per `windowS` with `algorithm`, answering in `dialect`.
+tg::SimConfig chatSim(const std::string& dialect, const std::string& algorithm, double limit, double windowS) {
+  return tg::SimConfig::fromJson(
+      json{{"dialect", dialect},
+           {"groups", {{"chat", {{"algorithm", algorithm}, {"limit", limit}, {"window_s", windowS}}}}}},
+      "sim");
+}
 
 // Epoch ms of the first line of `log` after `fromMs` that contains `needle` (log lines start with an ISO
 // UTC time), or -1.
@@ -153,7 +172,7 @@ struct LedgerUnderTest {
 
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 
-json fleetConfig(int simPort, int redisPort, double ratePerInstance, bool shared) {
+json fleetConfig(int simPort, int redisPort, double ratePerInstance, bool shared, int heartbeatMs = 250) {
   json c{{"name", "fleet-test"},
          {"groups", json::array({{{"name", "chat"},
                                   {"base_url", "http://127.0.0.1:" + std::to_string(simPort)},
@@ -164,8 +183,23 @@ json fleetConfig(int simPort, int redisPort, double ratePerInstance, bool shared
                                      {"prompt_bytes", 40}}})}}}};
   if (shared)
     c["shared_quota"] = {{"redis", "127.0.0.1:" + std::to_string(redisPort)}, {"namespace", "fleet-test"},
-                         {"heartbeat_ms", 250}};
+                         {"heartbeat_ms", heartbeatMs}};
   return c;
+}
+
+// The one key of a namespace's lease hash (<ns>:l:<group>:<fingerprint>), "" when none exists yet.
+std::string leaseHashKey(tg::RedisConnection& c, const std::string& ns) {
+  tg::RedisReply r;
+  if (!c.call({"KEYS", ns + ":l:*"}, r) || r.elements.size() != 1) return {};
+  return r.elements[0].str;
+}
+
+// What Redis believes an instance holds of the fleet's capacity (its outstanding lease); -1 when it holds no
+// entry (never leased, or returned as dead).
+double held(tg::RedisConnection& c, const std::string& leaseKey, const std::string& instance) {
+  tg::RedisReply r;
+  if (!c.call({"HGET", leaseKey, instance}, r) || r.type == tg::RedisReply::Type::Nil) return -1;
+  return r.number(-1);
 }
 
 }  // namespace
@@ -318,6 +352,26 @@ class TestSharedQuota : public QObject {
     QCOMPARE(after.live, 1.0);
     QVERIFY(c.call({"HEXISTS", "t:l:g:fp", "a"}, r));
     QCOMPARE(r.integer, 0LL);
+  }
+
+  void aGiveBackReleasesWhatWasSentToo() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    tg::RedisConnection c(endpoint(redis.port));
+    tg::RedisReply r;
+    QCOMPARE(lease(c, "a", 0, 1, 10, 20).granted, 1.0);  // reserved: the new bucket starts empty
+    QVERIFY(c.call({"HSET", "t:q:g:fp", "lr", "20"}, r));
+    QCOMPARE(lease(c, "a", 0, 10, 10, 20).granted, 10.0);
+    QCOMPARE(held(c, "t:l:g:fp", "a"), 11.0);
+    // 7 of the 11 went out, 4 come back: a holds nothing more. (Without the 7, Redis would go on believing a
+    // holds them, and hand them out again as a dead instance's lease.)
+    QVERIFY(c.eval(sc::kGiveBack, {"t:q:g:fp", "t:l:g:fp"}, {"a", "4", "0", "7"}, r));
+    QVERIFY2(!r.isError(), r.str.c_str());
+    QCOMPARE(held(c, "t:l:g:fp", "a"), 0.0);
+    // The grants a bare refusal cuts the learnt rate from count what was sent, not what came back.
+    QVERIFY(c.call({"HMGET", "t:q:g:fp", "gc", "gp"}, r));
+    QCOMPARE(r.elements.at(0).number() + r.elements.at(1).number(), 7.0);
   }
 
   // --- the ledger, hand-set time --------------------------------------------------------------------
@@ -486,6 +540,82 @@ class TestSharedQuota : public QObject {
     QVERIFY2(c["r429"].get<int>() <= 0.01 * c["requests"].get<int>(), c.dump().substr(0, 300).c_str());
   }
 
+  // A request that never went (past its deadline in the queue, cancelled) spends nothing of the fleet's
+  // quota: the lease asked for it goes back, and what Redis believes this instance holds ends at zero.
+  void requestsNeverSentGiveTheirLeaseBack() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    // No headers: the configured 6,000/min (98/s at the bucket fraction) is the rate.
+    tg::SimServer sim(chatSim("none", "fixed-window", 100000, 10));
+    const int simPort = sim.start();
+    tg::EngineConfig cfg =
+        sharedEngine("inst-a", redis.port, "refund-test", "http://127.0.0.1:" + std::to_string(simPort));
+    cfg.groups[0].requestsPerMinute = 6000;
+    tg::Engine a(cfg);
+    a.start();
+    QTRY_VERIFY_WITH_TIMEOUT(a.latestSnapshot()->shared.mode == "shared", 5000);
+    std::mutex m;
+    int ok = 0, notSent = 0, other = 0;
+    auto done = [&](const tg::Result& r) {
+      std::lock_guard lock(m);
+      if (r.status == 200) ++ok;
+      else if (r.status == 0 && (r.error == tg::ErrorKind::Shed || r.error == tg::ErrorKind::Cancelled)) ++notSent;
+      else ++other;
+    };
+    auto request = [](int i, double deadlineS) {
+      tg::Request r;
+      r.id = "r" + std::to_string(i);
+      r.group = "chat";
+      r.tier = tg::Tier::P1;
+      r.url = "/v1/chat/completions";
+      r.body = R"({"max_tokens": 1})";
+      r.deadlineS = deadlineS;
+      return r;
+    };
+    auto count = [&] {
+      std::lock_guard lock(m);
+      return ok + notSent + other;
+    };
+    tg::RedisConnection rc(endpoint(redis.port));
+    // 1. Another instance has reserved 70 requests of the new (empty) bucket, so this one's first lease is
+    //    reserved most of a second ahead, and these requests are gone long before it comes due: ten past a
+    //    50-ms deadline, ten cancelled. (The deadline is enforced by the engine's sweep: a lease due sooner
+    //    could still send a request whose deadline passed since the last sweep.)
+    const std::string fp = tg::keyFingerprint("sk-fleet-secret-0123456789");
+    tg::RedisReply hog;
+    QVERIFY(rc.eval(sc::kLease, {"refund-test:q:chat:" + fp, "refund-test:l:chat:" + fp, "refund-test:instances"},
+                    {"hog", "1", "70", "0", "98", "0", "19.6", "0.25", "0", "600000", "1000", "0", "0.2"}, hog));
+    QVERIFY2(!hog.isError() && hog.elements.size() >= 7 && hog.elements[0].number() == 70, hog.str.c_str());
+    for (int i = 0; i < 10; ++i) a.submit(request(i, 0.05), done);
+    std::vector<tg::RequestHandle> handles;
+    for (int i = 10; i < 20; ++i) handles.push_back(a.submit(request(i, 0), done));
+    sleepMs(20);
+    for (tg::RequestHandle h : handles) a.cancel(h);
+    QTRY_COMPARE_WITH_TIMEOUT(count(), 20, 5000);
+    const std::string key = leaseHashKey(rc, "refund-test");
+    QVERIFY2(!key.empty(), "a lease was asked for the queued requests");
+    const double reserved = held(rc, key, "inst-a");
+    const qint64 goneAt = nowMs();
+    QTRY_VERIFY_WITH_TIMEOUT(held(rc, key, "inst-a") == 0.0, 4000);
+    const qint64 backAfter = nowMs() - goneAt;
+    const int sentUnsent = chatCounters(sim)["requests"].get<int>();
+    // 2. Five sent, then nothing: what was sent leaves the outstanding lease, the rest goes back.
+    for (int i = 20; i < 25; ++i) a.submit(request(i, 0), done);
+    QTRY_COMPARE_WITH_TIMEOUT(count(), 25, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(held(rc, key, "inst-a") == 0.0, 4000);
+    const json c = chatCounters(sim);
+    a.stop();
+    qInfo("never sent: %d, sent %d (upstream saw %d during the unsent phase, %d in all); held %.0f for them, "
+          "back to 0 after %lld ms",
+          notSent, ok, sentUnsent, c["requests"].get<int>(), reserved, backAfter);
+    QCOMPARE(notSent, 20);
+    QCOMPARE(ok, 5);
+    QCOMPARE(other, 0);
+    QCOMPARE(sentUnsent, 0);
+    QVERIFY2(reserved >= 1, "a lease was reserved for the requests that never went");
+  }
+
   // --- a fleet of processes ------------------------------------------------------------------------
 
   void threeInstancesShareOneKey() {
@@ -606,6 +736,152 @@ class TestSharedQuota : public QObject {
     const double afterRequests = end["requests"].get<double>() - endOutage["requests"].get<double>();
     qInfo("after the restart: %.0f requests, %.0f 429s", afterRequests, after429);
     QVERIFY2(after429 <= 0.01 * std::max(1.0, afterRequests), "429s after Redis came back");
+  }
+
+  // kill -9 of one instance: Redis counts it dead one heartbeat after its last sign of life and hands its
+  // outstanding lease back to the bucket at the next lease call of anyone.
+  void aKilledInstancesLeaseReturnsWithinAHeartbeat() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    tg::SimServer sim(chatSim("ietf", "sliding-window", 60, 3));
+    const int simPort = sim.start();
+    const int heartbeatMs = 250;
+    const double limit = 20;
+    QTemporaryDir dir;
+    Fleet fleet;
+    fleet.start(3, fleetConfig(simPort, redis.port, limit, true, heartbeatMs), dir.path(), 10);
+    sleepMs(4000);
+    tg::RedisConnection rc(endpoint(redis.port));
+    const std::string key = leaseHashKey(rc, "fleet-test");
+    QVERIFY2(!key.empty(), "the fleet leases");
+    double heldWhenKilled = -1;
+    for (int i = 0; i < 100 && heldWhenKilled < 0; ++i, sleepMs(10)) heldWhenKilled = held(rc, key, "inst-2");
+    QVERIFY2(heldWhenKilled >= 0, "the instance to kill has an outstanding lease entry");
+    const qint64 killedAt = nowMs();
+    fleet.procs[2]->kill();  // SIGKILL: no goodbye, its lease is still counted as held
+    qint64 returnedAt = -1;
+    while (returnedAt < 0 && nowMs() - killedAt < 3000) {
+      if (held(rc, key, "inst-2") < 0) returnedAt = nowMs();
+      else sleepMs(2);
+    }
+    sleepMs(500);
+    const json afterKill = chatCounters(sim);
+    sleepMs(3000);
+    const json end = chatCounters(sim);
+    fleet.wait();
+    const double twoOk = (end["ok"].get<double>() - afterKill["ok"].get<double>()) / 3.0;
+    qInfo("kill -9 of an instance holding %.1f requests: its lease returned %lld ms after the kill (dead after "
+          "%d ms of silence); the other two at %.1f/s of %.0f/s",
+          heldWhenKilled, returnedAt < 0 ? -1 : returnedAt - killedAt, heartbeatMs, twoOk, limit);
+    QVERIFY2(returnedAt >= 0, "the killed instance's lease never returned");
+    // Its last sign of life came at most just before the kill; one heartbeat later the next lease call of
+    // the others (every ~100 ms at this rate) returns it. The margin is for a busy machine.
+    QVERIFY2(returnedAt - killedAt <= heartbeatMs + 150, qPrintable(QString::number(returnedAt - killedAt)));
+    QVERIFY2(twoOk >= 0.85 * limit, qPrintable(QString("two instances at %1/s").arg(twoOk)));
+    QVERIFY2(end["r429"].get<int>() <= 0.01 * end["requests"].get<int>(), end.dump().c_str());
+  }
+
+  // A headerless upstream (bare 429s): the rate one instance learns from its refusals is the fleet's, so an
+  // instance that starts later is paced at it from its first lease instead of finding it out with 429s.
+  void aLearntRateIsTheFleets() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    const double limit = 20;
+    tg::SimServer sim(chatSim("none", "token-bucket", limit, 1));
+    const int simPort = sim.start();
+    QTemporaryDir dir;
+    json learnerCfg = fleetConfig(simPort, redis.port, 3 * limit, true);
+    learnerCfg["shared_quota"]["instance"] = "learner";
+    Fleet learner;
+    learner.start(1, learnerCfg, dir.path(), 8);
+    QVERIFY(learner.wait());
+    const json learnt = chatCounters(sim);
+    tg::RedisConnection rc(endpoint(redis.port));
+    tg::RedisReply keys, scope;
+    QVERIFY(rc.call({"KEYS", "fleet-test:q:*"}, keys));
+    QCOMPARE(keys.elements.size(), std::size_t{1});
+    QVERIFY(rc.call({"HMGET", keys.elements[0].str, "rate", "learnt"}, scope));
+    const double fleetRate = scope.elements.at(0).number();
+    QCOMPARE(scope.elements.at(1).number(), 1.0);
+    QVERIFY2(fleetRate > 0.5 * limit && fleetRate < 1.3 * limit, qPrintable(QString::number(fleetRate)));
+
+    json laterCfg = learnerCfg;
+    laterCfg["shared_quota"]["instance"] = "later";
+    QTemporaryDir dir2;
+    Fleet later;
+    // The upstream's bucket fills up again meanwhile: what follows is the later instance's own pacing, not
+    // the refusals the learner's last sends left it (those cut the rate further, which is not this test's).
+    sleepMs(1500);
+    const json idle = chatCounters(sim);
+    const qint64 startedAt = nowMs();
+    later.start(1, laterCfg, dir2.path(), 5);
+    sleepMs(2000);
+    const json early = chatCounters(sim);
+    const double earlyS = (nowMs() - startedAt) / 1000.0;
+    QVERIFY(later.wait());
+    const json end = chatCounters(sim);
+    const double earlyRequests = early["requests"].get<double>() - idle["requests"].get<double>();
+    const double early429 = early["r429"].get<double>() - idle["r429"].get<double>();
+    const double laterOk = (end["ok"].get<double>() - idle["ok"].get<double>()) / 5.0;
+    qInfo("learnt by the first instance: %.1f/s (the upstream allows %.0f/s; it saw %d 429s learning it); the "
+          "later one offering %.0f/s sent %.0f in its first %.1f s (%.1f/s), %.0f of them refused; %.1f/s ok over "
+          "its run",
+          fleetRate, limit, learnt["r429"].get<int>(), 3 * limit, earlyRequests, earlyS, earlyRequests / earlyS,
+          early429, laterOk);
+    // Offering three times the limit, it would send ~60/s until refused; paced at the fleet's rate (which grows
+    // 5% a second between refusals, plus a bucket of 0.2 s of it), it stays near that rate from the start, and
+    // is not starved either.
+    QVERIFY2(earlyRequests <= fleetRate * (1.15 * earlyS + 0.3) + 2, qPrintable(QString::number(earlyRequests)));
+    QVERIFY2(earlyRequests >= 0.5 * fleetRate * earlyS, qPrintable(QString::number(earlyRequests)));
+    QVERIFY2(early429 <= std::max(2.0, 0.05 * earlyRequests), qPrintable(QString::number(early429)));
+  }
+
+  // The Redis password (from its environment variable) shows up nowhere a run writes: log lines, progress
+  // output, the report, the history file's events and metrics; also not while Redis is down or refuses it.
+  void theRedisPasswordNeverShows() {
+    const QString password = "tg-redis-pw-5b1e9c77";
+    // At start a server that wants another password: authentication refused, logged with Redis's words.
+    RedisProcess wrong;
+    QString why;
+    QVERIFY2(wrong.start(&why, 0, {"--requirepass", "another-one-a1b2"}), qPrintable(why));
+    const int redisPort = wrong.port;
+    tg::SimServer sim(chatSim("ietf", "sliding-window", 60, 3));
+    const int simPort = sim.start();
+    json cfg = fleetConfig(simPort, redisPort, 10, true);
+    cfg["shared_quota"]["password_env"] = "TG_TEST_REDIS_PASSWORD";
+    QProcessEnvironment env;
+    env.insert("TG_TEST_REDIS_PASSWORD", password);
+    QTemporaryDir dir;
+    Fleet fleet;
+    fleet.start(2, cfg, dir.path(), 9, env, true);
+    sleepMs(1500);
+    wrong.kill();
+    RedisProcess redis;  // the right one: shared
+    QVERIFY2(redis.start(&why, redisPort, {"--requirepass", password}), qPrintable(why));
+    sleepMs(2000);
+    redis.kill();  // down: connection refused, logged
+    sleepMs(1500);
+    RedisProcess again;
+    QVERIFY2(again.start(&why, redisPort, {"--requirepass", password}), qPrintable(why));
+    QVERIFY(fleet.wait());
+    QString logs;
+    int files = 0;
+    QDirIterator it(dir.path(), QDir::Files);
+    while (it.hasNext()) {
+      QFile f(it.next());
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      const QByteArray bytes = f.readAll();
+      ++files;
+      QVERIFY2(!bytes.contains(password.toUtf8()), qPrintable(f.fileName()));
+      if (f.fileName().contains("/err") || f.fileName().contains("/out")) logs += QString::fromUtf8(bytes);
+    }
+    qInfo("%d files of 2 runs checked (logs, progress, reports, history with events and metrics)", files);
+    // The runs did meet each kind of trouble, so the check above covers the error paths.
+    QVERIFY2(logs.contains("Redis unreachable"), qPrintable(logs.right(2000)));
+    QVERIFY2(logs.contains("authentication refused"), qPrintable(logs.right(2000)));
+    QVERIFY2(logs.contains("shared with the fleet"), qPrintable(logs.right(2000)));
   }
 };
 
