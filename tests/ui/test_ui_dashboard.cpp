@@ -288,7 +288,8 @@ class TestUiDashboard : public QObject {
         g.inFlight = 4;
         g.concurrencyLimit = 8;
         g.queueDepth = {1, 2, 3};
-        g.waitReason = "Retry-After until 12:03:41";
+        g.wait = WaitReason{.code = WaitCode::RetryAfter, .untilMs = (12 * 3600 + 3 * 60 + 41) * 1000};
+        g.waitReason = waitText(g.wait);
         g.tierPaused[2] = true;
       }));
     MainWindow w;
