@@ -366,7 +366,9 @@ void MainWindow::showAt(qint64 tsMs, const QString& group) {
   show();
   raise();
   activateWindow();
-  if (tsMs > 0) eventWidget_->selectEvent(tsMs, group);
+  if (tsMs <= 0) return;
+  charts_->showMoment(tsMs);
+  eventWidget_->selectEvent(tsMs, group);
 }
 
 void MainWindow::updateStatus() {
