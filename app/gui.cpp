@@ -140,6 +140,10 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
     std::fprintf(stderr, "tollgate: %s\n", error.c_str());
     return kExitUsage;
   }
+  if (!pauses.empty() && a.isSet("--replay")) {
+    std::fprintf(stderr, "tollgate: --pause-tier: a replay has no engine to pause\n");
+    return kExitUsage;
+  }
   const std::optional<std::string> lang = a.value("--lang");
   if (lang && !ui::TranslationLoader::isChoice(QString::fromStdString(*lang))) {
     std::fprintf(stderr, "tollgate: --lang: expected %s, got \"%s\"\n",

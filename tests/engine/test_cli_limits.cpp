@@ -151,6 +151,14 @@ class TestCliLimits : public QObject {
     QVERIFY(!QFile::exists(dir.filePath("s.png")));
   }
 
+  void pauseTierNeedsALiveRun() {
+    QTemporaryDir dir;
+    QByteArray err;
+    QCOMPARE(runTollgate({"--replay", QString::fromStdString(historyFile(dir)), "--pause-tier", "P2@1"}, nullptr, &err),
+             kExitUsage);
+    QVERIFY2(err.contains("--pause-tier") && err.contains("replay"), err.constData());
+  }
+
   // The demo's dashboard with --pause-tier P2@1: one second in, P2 is paused on all groups as the operator,
   // audited in the history like a click in the Controls menu.
   void pauseTierActsAsTheOperator() {
