@@ -29,8 +29,27 @@ namespace tg::cli {
 
 namespace {
 
-// The longest --screenshot-after: a day, far inside QTimer's int milliseconds.
-constexpr double kMaxScreenshotAfterS = 86400;
+// The longest --screenshot-after or --pause-tier delay: a day, far inside QTimer's int milliseconds.
+constexpr double kMaxDelayS = 86400;
+
+// --pause-tier TIER@S: pause TIER on every group S seconds into the run, as an operator would from the
+// Controls menu (audited, marked on the charts). For the README's screenshots and for trying the dashboard.
+struct TierPause {
+  Tier tier;
+  double afterS;
+};
+
+std::optional<TierPause> parseTierPause(const std::string& word, std::string* error) {
+  const std::size_t at = word.find('@');
+  const std::optional<Tier> tier = at == std::string::npos ? std::nullopt : parseTier(word.substr(0, at));
+  const std::optional<double> s = at == std::string::npos ? std::nullopt : CommandLine::parseNumber(word.substr(at + 1));
+  if (!tier || !s || *s > kMaxDelayS) {
+    *error = "--pause-tier: expected TIER@SECONDS (P0, P1 or P2 and 0 to 86400 seconds, e.g. P2@100), got \"" +
+             word + "\"";
+    return std::nullopt;
+  }
+  return TierPause{*tier, *s};
+}
 
 // The options that carry over to the restarted window.
 struct Carried {
@@ -95,6 +114,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
                          {"--screenshot", "FILE", "grab the window to FILE after --screenshot-after seconds, then quit"},
                          {"--screenshot-after", "S", "seconds before the screenshot, 0..86400 (default: 30; 3 with --replay)"},
                          {"--lang", "LANG", "language of the window: en, zh_CN or system (default: the setting, else system)"},
+                         {"--pause-tier", "TIER@S", "pause TIER (P0, P1, P2) on all groups S seconds into the run, as the operator (repeatable)"},
                          {"--version", "", "print the version"}});
   if (auto answered = a.parseOrAnswer(argvRest, "tollgate", std::cout, std::cerr)) return *answered;
   if (a.isSet("--version")) {
@@ -105,9 +125,23 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
   // the cap is a usage error instead of an int overflow.
   std::string afterError;
   const std::optional<double> screenshotAfter = a.number("--screenshot-after", &afterError);
-  if (!afterError.empty() || (screenshotAfter && *screenshotAfter > kMaxScreenshotAfterS)) {
+  if (!afterError.empty() || (screenshotAfter && *screenshotAfter > kMaxDelayS)) {
     std::fprintf(stderr, "tollgate: %s\n",
                  afterError.empty() ? "--screenshot-after: expected seconds from 0 to 86400" : afterError.c_str());
+    return kExitUsage;
+  }
+  std::vector<TierPause> pauses;
+  for (const std::string& word : a.values("--pause-tier")) {
+    std::string error;
+    if (auto p = parseTierPause(word, &error)) {
+      pauses.push_back(*p);
+      continue;
+    }
+    std::fprintf(stderr, "tollgate: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  if (!pauses.empty() && a.isSet("--replay")) {
+    std::fprintf(stderr, "tollgate: --pause-tier: a replay has no engine to pause\n");
     return kExitUsage;
   }
   const std::optional<std::string> lang = a.value("--lang");
@@ -215,6 +249,9 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
   }
   addUpstreamMenu(window, Carried{a.value("--history"), lang});
   window.show();
+  for (const TierPause& p : pauses)
+    QTimer::singleShot(static_cast<int>(p.afterS * 1000), &window,
+                       [&commands, tier = p.tier] { commands.setTierPaused(tier, true, {}); });
   // --screenshot FILE [--screenshot-after S]: grab the window after S seconds (default 30) and quit;
   // used for the README picture and to look at the app as an operator sees it.
   if (auto shot = a.value("--screenshot")) {

@@ -17,6 +17,13 @@
 
 namespace tg::ui {
 
+namespace {
+
+// Room left of a moment shown (showMoment), so its mark is not on the axis' edge.
+qint64 momentMarginMs(qint64 windowMs) { return windowMs / 20; }
+
+}  // namespace
+
 EpochMs ChartPanelWidget::axisFromMs(EpochMs startMs, EpochMs endMs, qint64 windowMs) {
   const EpochMs windowStart = endMs - windowMs;
   if (startMs <= windowStart) return windowStart;
@@ -83,6 +90,11 @@ void ChartPanelWidget::setSource(SampleSource* source) {
 }
 
 void ChartPanelWidget::setWindowMs(qint64 ms) {
+  if (momentMs_) {
+    momentMs_ = 0;
+    for (auto* c : charts_) c->setMomentMs(0);
+    builtRevision_ = ~0ull;
+  }
   qint64 best = kWindowsMs[0];
   for (qint64 w : kWindowsMs)
     if (std::llabs(w - ms) < std::llabs(best - ms)) best = w;
@@ -91,6 +103,23 @@ void ChartPanelWidget::setWindowMs(qint64 ms) {
   if (windowMs_ == best) return;
   windowMs_ = best;
   emit windowMsChanged(best);
+  refresh();
+}
+
+void ChartPanelWidget::showMoment(EpochMs tsMs) {
+  const EpochMs end = source_ ? source_->endMs() : 0;
+  if (tsMs > 0 && end > 0) {
+    qint64 window = kWindowsMs.back();
+    for (qint64 w : kWindowsMs)
+      if (w >= windowMs_ && tsMs - momentMarginMs(w) >= end - w) {
+        window = w;
+        break;
+      }
+    setWindowMs(std::max(window, windowMs_));  // clears any earlier moment
+  }
+  momentMs_ = tsMs > 0 ? tsMs : 0;
+  for (auto* c : charts_) c->setMomentMs(momentMs_);
+  builtRevision_ = ~0ull;
   refresh();
 }
 
@@ -144,7 +173,8 @@ void ChartPanelWidget::refresh() {
   if (!source_) return;
   const EpochMs end = source_->endMs();
   if (end <= 0) return;
-  const EpochMs from = axisFromMs(source_->startMs(), end, windowMs_);
+  EpochMs from = axisFromMs(source_->startMs(), end, windowMs_);
+  if (momentMs_ > 0) from = std::min<EpochMs>(from, momentMs_ - momentMarginMs(windowMs_));
   int width = 0;
   for (auto* c : charts_)
     if (isChartVisible(c->kind())) width = std::max(width, c->plotWidthPx());

@@ -37,7 +37,12 @@ class ChartPanelWidget : public QWidget {
 
   void setSource(SampleSource* source);  // not owned; must outlive this widget or be reset to null
   qint64 windowMs() const { return windowMs_; }
-  void setWindowMs(qint64 ms);  // snapped to the nearest of kWindowsMs
+  void setWindowMs(qint64 ms);  // snapped to the nearest of kWindowsMs; ends showMoment()
+  // Keeps `tsMs` (an event a notification told of) on the charts, marked: the smallest window that holds it
+  // (never a smaller one than now), and when even the widest does not reach back that far, an axis that
+  // starts just before it. Until the operator chooses a window, or showMoment(0).
+  void showMoment(EpochMs tsMs);
+  EpochMs momentMs() const { return momentMs_; }
   bool isChartVisible(ChartKind kind) const;
   void setChartVisible(ChartKind kind, bool visible);
   TimeChartWidget* chart(ChartKind kind) const { return charts_[int(kind)]; }
@@ -64,6 +69,7 @@ class ChartPanelWidget : public QWidget {
   QLabel* statsLabel_;
   QTimer* timer_;
   qint64 windowMs_ = 15 * 60'000;
+  EpochMs momentMs_ = 0;
   std::uint64_t builtRevision_ = ~0ull;
   qint64 builtWindowMs_ = 0;
   int builtWidth_ = 0;

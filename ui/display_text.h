@@ -6,6 +6,7 @@
 
 #include "event.h"
 #include "types.h"
+#include "wait_reason.h"
 
 #include <QString>
 
@@ -17,8 +18,23 @@ QString breakerStateText(BreakerState state);
 
 // A rate ceiling in words: "10 req/s · 90000 tokens/min", "none" when there is none.
 QString rateCeilingText(const RateCeilingConfig& c);
-// What an event says on screen: an operator action in words from its detail ("Paused P2 on all groups",
-// "Concurrency of batch: 16 → 8"); any other event, or an action this version does not know, as core wrote it.
+// What an event says on screen, worded here from its kind and detail (never from core's English message): an
+// operator action ("Paused P2 on all groups", "Concurrency of batch: 16 → 8"), a 429 burst, a breaker, a quota,
+// shed requests, the fleet's shared quota. An event whose detail this version cannot read (a newer
+// history file, a hand-written one) shows core's message as it was written.
 QString eventMessageText(const Event& e);
+
+// A duration, in the bands of core's formatDuration: "850 ms", "8.5 s", "42 s", "4 min 10 s", "3 h 05 min",
+// "2 d 04 h"; "–" for NaN, "forever" for infinity.
+QString durationText(double seconds);
+// "requests", "tokens".
+QString dimensionText(Dimension d);
+// Why a group's requests wait, from the engine's code and numbers: "Retry-After until 12:03:41",
+// "tokens: next in 3.2 s"; empty when not waiting.
+QString waitReasonText(const WaitReason& w);
+// What an incident was detected by, from history's names ("429_share", "breaker_open", "queue_growth", "shed").
+QString incidentReasonText(const std::string& reason);
+// A fleet member's or the shared quota's mode ("starting", "shared", "fallback").
+QString sharedModeText(const std::string& mode);
 
 }  // namespace tg::ui

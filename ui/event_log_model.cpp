@@ -46,7 +46,9 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
       }
       return {};
     case Qt::ToolTipRole:
-      return QString::fromStdString(e.detail.empty() ? e.message : e.message + "\n" + tg::dumpJson(e.detail, 2));
+      // The words of the Message column, then the detail as recorded (names and numbers, as the files hold it).
+      return e.detail.empty() ? eventMessageText(e)
+                              : eventMessageText(e) + QLatin1Char('\n') + QString::fromStdString(tg::dumpJson(e.detail, 2));
     case Qt::DecorationRole:
       if (index.column() != Severity || e.severity == tg::Severity::Info) return {};
       return QApplication::style()->standardIcon(e.severity == tg::Severity::Error

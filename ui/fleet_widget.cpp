@@ -1,5 +1,7 @@
 #include "fleet_widget.h"
 
+#include "display_text.h"
+
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableWidget>
@@ -9,12 +11,6 @@ namespace tg::ui {
 namespace {
 enum Column { Instance, Mode, OkPerS, Share, InFlight, R429, ColumnCount };
 
-QString modeText(const std::string& mode) {
-  if (mode == "shared") return FleetWidget::tr("shared");
-  if (mode == "fallback") return FleetWidget::tr("fallback");
-  if (mode == "starting") return FleetWidget::tr("starting");
-  return QString::fromStdString(mode);
-}
 }  // namespace
 
 FleetWidget::FleetWidget(QWidget* parent)
@@ -38,11 +34,12 @@ FleetWidget::FleetWidget(QWidget* parent)
 QString FleetWidget::headline() const { return mode_->text(); }
 
 void FleetWidget::setState(const SharedQuotaSnapshot& s) {
-  QString line = tr("Shared quota: %1 · %n instance(s)", nullptr, s.live).arg(modeText(s.mode));
+  QString line = tr("Shared quota: %1 · %n instance(s)", nullptr, s.live).arg(sharedModeText(s.mode));
   if (s.mode == "fallback")
     line += tr(" · Redis unreachable, this instance takes 1/%1 of each shared limit").arg(std::max(1, s.live));
   mode_->setText(line);
-  mode_->setToolTip(QString::fromStdString(s.why));
+  // Redis's own error message (the client library's words, not Tollgate's).
+  mode_->setToolTip(s.why.empty() ? QString() : tr("Redis: %1").arg(QString::fromStdString(s.why)));
   double okTotal = 0;
   for (const auto& m : s.members) okTotal += m.okPerS;
   table_->setRowCount(static_cast<int>(s.members.size()));
@@ -50,7 +47,7 @@ void FleetWidget::setState(const SharedQuotaSnapshot& s) {
     const FleetMemberSnapshot& m = s.members[static_cast<std::size_t>(r)];
     const QString share = okTotal > 0 ? QStringLiteral("%1%").arg(100 * m.okPerS / okTotal, 0, 'f', 0) : tr("–");
     const QStringList cells{QString::fromStdString(m.instance) + (m.self ? tr(" (this)") : QString()),
-                            modeText(m.mode),
+                            sharedModeText(m.mode),
                             QString::number(m.okPerS, 'f', 1),
                             share,
                             QString::number(m.inFlight),

@@ -22,7 +22,7 @@ QString number(double v, int decimals = 0) {
   return QString::number(v, 'f', decimals);
 }
 
-QString duration(double s) { return QString::fromStdString(formatDuration(std::max(0.0, s))); }
+QString duration(double s) { return durationText(std::max(0.0, s)); }
 
 }  // namespace
 
@@ -155,7 +155,8 @@ void GroupCardWidget::setState(const GroupSnapshot& g, const Sample* last, Epoch
   field("flags")->setText(flags.join(QStringLiteral(" · ")));
   field("flags")->setVisible(!flags.isEmpty());
 
-  const QString wait = QString::fromStdString(g.waitReason);
+  // Worded from the engine's code; a snapshot that carries only core's English (none do now) shows that.
+  const QString wait = g.wait.waiting() ? waitReasonText(g.wait) : QString::fromStdString(g.waitReason);
   field("waitReason")->setText(wait.isEmpty() ? QString() : tr("waiting: %1").arg(wait));
   field("waitReason")->setVisible(!wait.isEmpty());
 

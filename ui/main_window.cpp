@@ -158,7 +158,7 @@ MainWindow::MainWindow(QWidget* parent)
   ageLabel_->setObjectName(QStringLiteral("statusAge"));
   setUpstreamName(QString());
 
-  resize(1400, 900);
+  resize(1480, 900);  // the charts' legends fit beside both docks, in Chinese too
   restoreSettings();
   connect(charts_, &ChartPanelWidget::windowMsChanged, this, [this] { saveSettings(); });
   connect(charts_, &ChartPanelWidget::chartVisibilityChanged, this, [this] { saveSettings(); });
@@ -366,7 +366,9 @@ void MainWindow::showAt(qint64 tsMs, const QString& group) {
   show();
   raise();
   activateWindow();
-  if (tsMs > 0) eventWidget_->selectEvent(tsMs, group);
+  if (tsMs <= 0) return;
+  charts_->showMoment(tsMs);
+  eventWidget_->selectEvent(tsMs, group);
 }
 
 void MainWindow::updateStatus() {

@@ -71,7 +71,8 @@ class MainWindow : public QMainWindow {
   FleetWidget* fleetPanel() const { return fleet_; }
   GroupCardWidget* card(const QString& group) const;
   AlertTray* alerts() const { return alerts_; }
-  // Raises the window in live mode at `tsMs` (0 = now): the event at that time selected in the event log.
+  // Raises the window in live mode at `tsMs` (0 = now): the charts widened to hold that moment and marked
+  // there (ChartPanelWidget::showMoment), the event at that time selected in the event log.
   void showAt(qint64 tsMs, const QString& group);
   QString statusText() const;  // the status bar's fields joined by " | "
 

@@ -1,6 +1,7 @@
 #include "replay_panel_widget.h"
 
 #include "chart_panel_widget.h"
+#include "display_text.h"
 #include "history_sample_source.h"
 #include "replay_exporter.h"
 #include "replay_scrub_widget.h"
@@ -34,7 +35,7 @@ namespace {
 
 QString utc(EpochMs ms) { return QString::fromStdString(formatUtc(ms, UtcStyle::DateTime)); }
 
-QString duration(std::int64_t ms) { return QString::fromStdString(formatDuration(static_cast<double>(ms) / 1000)); }
+QString duration(std::int64_t ms) { return durationText(static_cast<double>(ms) / 1000); }
 
 QToolButton* tool(QWidget* parent, QStyle::StandardPixmap icon, const QString& tip, const char* name) {
   auto* b = new QToolButton(parent);
@@ -193,7 +194,7 @@ void ReplayPanelWidget::fillIncidents() {
       item->setData(Qt::UserRole, qlonglong(i.id));
       if (c == 3) {
         QStringList reasons;
-        for (const auto& x : i.reasons) reasons << QString::fromStdString(x);
+        for (const auto& x : i.reasons) reasons << incidentReasonText(x);
         item->setToolTip(tr("Reasons: %1").arg(reasons.join(", ")));
       }
       table_->setItem(r, c, item);

@@ -26,6 +26,7 @@ namespace {
 constexpr std::size_t kMaxSegments = 256;  // beyond this, the rest of a line is drawn as one segment
 constexpr double kBandLow = 0.15, kBandHigh = 0.85;
 constexpr double kLanePx = 6;  // height of the lane where 429 bursts are ticked
+constexpr double kMomentHalfWidthPx = 6;  // the shaded band around a moment pointed out (setMomentMs)
 
 double niceCeiling(double v) {
   if (!(v > 0)) return 1;
@@ -146,6 +147,12 @@ void TimeChartWidget::setTimeRange(EpochMs fromMs, EpochMs toMs) {
   const int ticks = std::clamp(plotWidthPx() / 90 + 1, 2, 8);
   if (xAxis_->tickCount() != ticks) xAxis_->setTickCount(ticks);
   xAxis_->setRange(QDateTime::fromMSecsSinceEpoch(fromMs), QDateTime::fromMSecsSinceEpoch(toMs));
+}
+
+void TimeChartWidget::setMomentMs(EpochMs tsMs) {
+  if (momentMs_ == tsMs) return;
+  momentMs_ = tsMs;
+  viewport()->update();
 }
 
 void TimeChartWidget::setFrame(const ChartFrame& frame, EpochMs fromMs, EpochMs toMs) {
@@ -327,10 +334,19 @@ void TimeChartWidget::paintEvent(QPaintEvent* event) {
 
 void TimeChartWidget::drawForeground(QPainter* painter, const QRectF& rect) {
   QChartView::drawForeground(painter, rect);
-  if (markers_.empty() || toMs_ <= fromMs_) return;
+  if ((markers_.empty() && !momentMs_) || toMs_ <= fromMs_) return;
   const QRectF plot = chart_->mapRectToScene(chart_->plotArea());
   painter->save();
   painter->setClipRect(plot);
+  if (momentMs_ >= fromMs_ && momentMs_ <= toMs_) {
+    // Under the event markers: a band in the highlight colour a few pixels either side, and a solid line.
+    const double x = plot.left() + double(momentMs_ - fromMs_) / double(toMs_ - fromMs_) * plot.width();
+    QColor band = palette().color(QPalette::Highlight);
+    band.setAlphaF(0.22);
+    painter->fillRect(QRectF(x - kMomentHalfWidthPx, plot.top(), 2 * kMomentHalfWidthPx, plot.height()), band);
+    painter->setPen(QPen(palette().color(QPalette::Highlight), 2));
+    painter->drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
+  }
   for (const Marker& m : markers_) {
     if (m.tsMs < fromMs_ || m.tsMs > toMs_) continue;
     const double x = plot.left() + double(m.tsMs - fromMs_) / double(toMs_ - fromMs_) * plot.width();

@@ -31,6 +31,9 @@ class TimeChartWidget : public QChartView {
   // Moves the time axis (cheap; called on every dashboard tick).
   void setTimeRange(EpochMs fromMs, EpochMs toMs);
   void setStats(RedrawStats* stats) { stats_ = stats; }  // not owned; may be null
+  // A moment to point out (an event a notification told of): a shaded band and a line; 0 = none.
+  void setMomentMs(EpochMs tsMs);
+  EpochMs momentMs() const { return momentMs_; }
 
   // Inspection for tests and tooltips.
   // Drawn segments (non-empty series) of the line named `name`, in time order.
@@ -78,6 +81,7 @@ class TimeChartWidget : public QChartView {
   std::vector<Marker> markers_;
   RedrawStats* stats_ = nullptr;
   EpochMs fromMs_ = 0, toMs_ = 0;
+  EpochMs momentMs_ = 0;
 };
 
 }  // namespace tg::ui

@@ -1,6 +1,6 @@
 #include "workload_panel_widget.h"
 
-#include "time_text.h"
+#include "display_text.h"
 #include "workload_controller.h"
 
 #include <QComboBox>
@@ -21,7 +21,7 @@ namespace {
 
 QString eta(double s) {
   if (std::isnan(s) || s < 0) return QObject::tr("ETA –");
-  return QObject::tr("ETA %1").arg(QString::fromStdString(formatDuration(s)));
+  return QObject::tr("ETA %1").arg(durationText(s));
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ enum class EventKind : std::uint8_t {
   QuotaExhausted,    // detail: {"until_ms", "wait_s"}: a wait beyond the cap
   OperatorAction,    // detail: {"action", "target", "before", "after", "actor", "instance"}
   ConfigReload,
-  RequestShed,       // aggregated: detail {"count", "reason"}
+  RequestShed,       // aggregated: detail {"count", "reason" (the last, in English), "cause" (its ShedReason name)}
   RequestFailed,     // non-rate-limit errors (5xx, network) worth an operator's eye
   HistoryGap,        // history could not write for a while: detail {"from_ms", "to_ms", "reason"}
   SharedQuota,       // the fleet's shared quota changed mode or held a key: detail {"mode", "live", "from", ...}

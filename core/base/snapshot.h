@@ -6,6 +6,7 @@
 #pragma once
 
 #include "types.h"
+#include "wait_reason.h"
 
 #include <array>
 #include <cmath>
@@ -68,7 +69,8 @@ struct GroupSnapshot {
   GroupCounters counters;
   double latencyP50Ms = kUnknown;  // over the recent window (last ~10 s of completions)
   double latencyP95Ms = kUnknown;
-  std::string waitReason;  // empty when not waiting; e.g. "Retry-After until 12:03:41", "tokens: 3.2 s"
+  WaitReason wait;         // why the group waits (code and numbers), for the dashboard
+  std::string waitReason;  // the same in English (waitText): empty when not waiting; e.g. "Retry-After until 12:03:41"
 };
 
 enum class EngineState : std::uint8_t { Stopped, Running, Draining };

@@ -83,7 +83,8 @@ GroupSnapshot GroupState::snapshot(TimePoint now, const std::array<bool, kTierCo
   auto [p50, p95] = latency.percentiles(now);
   gs.latencyP50Ms = p50;
   gs.latencyP95Ms = p95;
-  gs.waitReason = waitReason;
+  gs.wait = wait;
+  gs.waitReason = waitText(wait);
   return gs;
 }
 

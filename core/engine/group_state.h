@@ -59,10 +59,11 @@ struct GroupState {
   GroupCounters counters;
   LatencyWindow latency;
   BurstTracker bursts;
-  std::string waitReason;
+  WaitReason wait;  // as of the last dispatch
   std::array<TierWait, kTierCount> tierWait{};  // as of the last dispatch
   int shedSinceEvent = 0;
   std::string shedReason;
+  ShedReason shedCause = ShedReason::None;  // the last shed's, for the event's detail
   TimePoint lastErrorLog{};
   int suppressedErrors = 0;
   // Origins of base_url and allowed_hosts: an absolute request URL must name one of them, since the

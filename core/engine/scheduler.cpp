@@ -29,6 +29,16 @@ std::string endpointOf(const std::string& url) {
   return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
+// The shared ledger (core/shared) says why a lease is not ready in words; they are kept as the English text
+// and sorted into codes for the dashboard.
+WaitReason sharedWait(std::string why) {
+  WaitCode code = WaitCode::SharedLease;
+  if (why.find("Redis unreachable") != std::string::npos) code = WaitCode::SharedShare;
+  else if (why.find("next lease") != std::string::npos) code = WaitCode::SharedNextLease;
+  else if (why.find("capacity is spent") != std::string::npos) code = WaitCode::SharedSpent;
+  return WaitReason{.code = code, .note = std::move(why)};
+}
+
 }  // namespace
 
 // A fleet's shared bucket holds what the limit leaves room for beyond the paced rate, and no more than
@@ -232,6 +242,7 @@ void Scheduler::shed(GroupState& g, PendingPtr p, ShedReason reason, const std::
   countShed(g, reason);
   ++g.shedSinceEvent;
   g.shedReason = why;
+  g.shedCause = reason;
   p->waitMs += toSeconds(now - p->queuedAt) * 1000.0;
   p->last.error = ErrorKind::Shed;
   p->last.errorMessage = why;
@@ -262,15 +273,15 @@ void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
       const double waited = toSeconds(now - p->submittedAt);
       char buf[160];
       std::snprintf(buf, sizeof buf, "deadline passed after %.1f s queued (%s)%s%s", waited,
-                    std::string(tierName(p->req.tier)).c_str(), g.waitReason.empty() ? "" : ": ",
-                    g.waitReason.c_str());
+                    std::string(tierName(p->req.tier)).c_str(), g.wait.waiting() ? ": " : "",
+                    waitText(g.wait).c_str());
       const ShedReason reason = deadlineShedReason(g.tierWait[static_cast<std::size_t>(p->req.tier)]);
       shed(g, std::move(p), reason, buf, now);
     });
     if (g.shedSinceEvent > 0) {
       emit(EventKind::RequestShed, Severity::Warn, g.cfg.name,
            std::to_string(g.shedSinceEvent) + " request(s) shed: " + g.shedReason,
-           {{"count", g.shedSinceEvent}, {"reason", g.shedReason}}, nowEpoch);
+           {{"count", g.shedSinceEvent}, {"reason", g.shedReason}, {"cause", shedReasonName(g.shedCause)}}, nowEpoch);
       g.shedSinceEvent = 0;
     }
     if (auto end = g.bursts.sweep(now)) {
@@ -317,7 +328,8 @@ int Scheduler::chooseKey(GroupState& g, Tier tier, const Pending& p, TimePoint n
                           sharedHint(ks.quota, Dimension::Tokens), now, wait, why)) {
         w.wait = std::max(wait, Duration(std::chrono::milliseconds(1)));
         w.backIn = w.wait;
-        w.reason = std::move(why);
+        w.why = sharedWait(std::move(why));
+        w.reason = waitText(w.why);
       }
     }
     if (w.wait == Duration::zero()) {
@@ -351,7 +363,7 @@ std::pair<int, int> Scheduler::nextOnAnotherKey(GroupState& g, Tier tier, TimePo
 TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& send) {
   TimePoint wake = TimePoint::max();
   for (auto& gp : groups_) {
-    gp->waitReason.clear();
+    gp->wait = WaitReason{};
     gp->tierWait.fill(TierWait{});
   }
   std::vector<bool> blocked(groups_.size(), false);  // a higher tier of this group is waiting
@@ -363,12 +375,12 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
       if (g.queues.empty(tier)) continue;
       TierWait& tw = g.tierWait[static_cast<std::size_t>(ti)];
       if (g.paused) {
-        if (g.waitReason.empty()) g.waitReason = "group paused";
+        if (!g.wait.waiting()) g.wait = WaitReason{.code = WaitCode::GroupPaused};
         tw.cause = TierWait::Cause::Paused;
         continue;
       }
       if (globalTierPaused_[ti] || g.tierPaused[ti]) {
-        if (g.waitReason.empty()) g.waitReason = "tier " + std::string(tierName(tier)) + " paused";
+        if (!g.wait.waiting()) g.wait = WaitReason{.code = WaitCode::TierPaused, .tier = tier};
         tw.cause = TierWait::Cause::Paused;
         continue;
       }
@@ -378,20 +390,20 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
       }
       while (!g.queues.empty(tier)) {
         if (globalInFlight_ >= globalLimit_) {
-          if (g.waitReason.empty())
-            g.waitReason = "global concurrency " + std::to_string(globalInFlight_) + "/" + std::to_string(globalLimit_);
+          if (!g.wait.waiting())
+            g.wait = WaitReason{.code = WaitCode::GlobalConcurrency, .used = globalInFlight_, .limit = globalLimit_};
           return wake;  // a completion wakes the loop
         }
         if (g.inFlight >= g.concurrency.limit()) {
-          g.waitReason = "concurrency " + std::to_string(g.inFlight) + "/" + std::to_string(g.concurrency.limit());
+          g.wait = WaitReason{.code = WaitCode::Concurrency, .used = g.inFlight, .limit = g.concurrency.limit()};
           blockedBy[gi] = TierWait{};
           blocked[gi] = true;
           break;
         }
-        std::string ceilingWhy;
+        WaitReason ceilingWhy;
         if (const Duration cw = rateCeilingWait(g, *g.queues.front(tier), now, ceilingWhy); cw > Duration::zero()) {
           const TimePoint until = addSaturating(now, cw);
-          g.waitReason = std::move(ceilingWhy);
+          g.wait = std::move(ceilingWhy);
           wake = std::min(wake, until);
           blockedBy[gi] = TierWait{TierWait::Cause::None, until, false};
           tw = blockedBy[gi];
@@ -404,10 +416,11 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
           emit(EventKind::BreakerTransition, Severity::Info, g.cfg.name, "breaker open -> half-open",
                {{"from", "open"}, {"to", "half-open"}}, nowEpoch);
         if (!allowed) {
-          g.waitReason = g.breaker.state() == BreakerState::Open
-                             ? "breaker open until " + formatClock(nowEpoch + static_cast<EpochMs>(
-                                                                      toSeconds(g.breaker.openUntil() - now) * 1000))
-                             : "breaker half-open: probing";
+          g.wait = g.breaker.state() == BreakerState::Open
+                       ? WaitReason{.code = WaitCode::BreakerOpen,
+                                    .untilMs = nowEpoch + static_cast<EpochMs>(
+                                                              toSeconds(g.breaker.openUntil() - now) * 1000)}
+                       : WaitReason{.code = WaitCode::BreakerProbing};
           if (g.breaker.state() == BreakerState::Open) wake = std::min(wake, g.breaker.openUntil());
           tw = TierWait{TierWait::Cause::Breaker,
                         g.breaker.state() == BreakerState::Open ? g.breaker.openUntil() : TimePoint::max(), false};
@@ -425,7 +438,7 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
           }
         }
         if (best < 0) {
-          g.waitReason = shortest.reason;
+          g.wait = shortest.why;
           // Exhausted beyond the cap: shed is left to the deadline sweep, but don't spin on it.
           wake = std::min(wake, addSaturating(now, shortest.wait));
           tw = TierWait{TierWait::Cause::Quota, addSaturating(now, std::max(shortest.wait, shortest.backIn)),
@@ -441,13 +454,18 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
   return wake;
 }
 
-Duration Scheduler::rateCeilingWait(GroupState& g, const Pending& p, TimePoint now, std::string& reason) {
+Duration Scheduler::rateCeilingWait(GroupState& g, const Pending& p, TimePoint now, WaitReason& reason) {
   Dimension ownPart{}, allPart{};
   const Duration own = g.rateCeiling.timeUntil(p.tokenCost, now, &ownPart);
   const Duration all = globalRate_.timeUntil(p.tokenCost, now, &allPart);
   if (own <= Duration::zero() && all <= Duration::zero()) return Duration::zero();
-  reason = own >= all ? "rate ceiling " + g.rateCeiling.text(ownPart)
-                      : "rate ceiling of all groups " + globalRate_.text(allPart);
+  const auto amount = [](const RateCeilingConfig& c, Dimension d) {
+    return d == Dimension::Requests ? c.requestsPerS : c.tokensPerMin;
+  };
+  reason = own >= all ? WaitReason{.code = WaitCode::RateCeiling, .dimension = ownPart,
+                                   .amount = amount(g.rateCeiling.config(), ownPart)}
+                      : WaitReason{.code = WaitCode::GlobalRateCeiling, .dimension = allPart,
+                                   .amount = amount(globalRate_.config(), allPart)};
   return std::max(own, all);
 }
 
@@ -592,7 +610,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       exhausted = true;
       const auto until = static_cast<EpochMs>(verdict.untilEpochS * 1000);
       k.quota.blockUntil(addSaturating(now, fromSeconds(verdict.waitS)), until,
-                         "quota exhausted until " + formatClock(until), true);
+                         WaitReason{.code = WaitCode::QuotaExhausted, .untilMs = until}, true);
       holdS = verdict.waitS;
       holdWhy = "quota exhausted";
       emit(EventKind::QuotaExhausted, Severity::Error, g.cfg.name,
@@ -620,7 +638,9 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       const double waitS = std::max(verdict.waitS, cfg_.retry.baseBackoffS);
       const auto until = nowEpoch + static_cast<EpochMs>(waitS * 1000);
       k.quota.blockUntil(now + fromSeconds(waitS), until,
-                         (reading.retryAfterS ? "Retry-After until " : "reset at ") + formatClock(until), false);
+                         WaitReason{.code = reading.retryAfterS ? WaitCode::RetryAfter : WaitCode::ResetAt,
+                                    .untilMs = until},
+                         false);
       holdS = waitS;
       holdWhy = reading.retryAfterS ? "429 with Retry-After" : "429, window exhausted";
     }
@@ -638,7 +658,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     if (serverWait) {
       const auto until = nowEpoch + static_cast<EpochMs>(verdict.waitS * 1000);
       k.quota.blockUntil(now + fromSeconds(std::min(verdict.waitS, cfg_.retry.maxServerWaitS)), until,
-                         "Retry-After (" + std::to_string(status) + ") until " + formatClock(until), false);
+                         WaitReason{.code = WaitCode::ServerRetryAfter, .untilMs = until, .status = status}, false);
     }
     if (status >= 500) ++g.counters.r5xx;
     else ++g.counters.netErrors;
@@ -824,7 +844,7 @@ void Scheduler::sharedHold(const std::string& group, const std::string& fp, doub
     const auto until = nowEpoch + static_cast<EpochMs>(waitS * 1000);
     if (k.quota.blockedUntil() >= now + fromSeconds(waitS)) return;  // already held as long
     k.quota.blockUntil(now + fromSeconds(std::min(waitS, cfg_.retry.maxServerWaitS)), until,
-                       "fleet: " + reason + " on " + from + ", until " + formatClock(until), false);
+                       WaitReason{.code = WaitCode::FleetHold, .untilMs = until, .note = reason, .from = from}, false);
     std::string text = "key " + fp + " held until " + formatClock(until) + ": " + reason + " on instance " + from;
     logInfo(group, text);
     emit(EventKind::SharedQuota, Severity::Info, group, std::move(text),

@@ -140,7 +140,7 @@ class Scheduler {
   void start(GroupState& g, int key, PendingPtr p, TimePoint now, const SendFn& send);
   // How long the front of a tier must wait for the operator's rate ceilings (the group's and the global one);
   // zero when it may go. `reason` says which ceiling holds it.
-  Duration rateCeilingWait(GroupState& g, const Pending& p, TimePoint now, std::string& reason);
+  Duration rateCeilingWait(GroupState& g, const Pending& p, TimePoint now, WaitReason& reason);
   // Answers a request unsent (ErrorKind::Shed) with its reason and retry hint, and counts it.
   void shed(GroupState& g, PendingPtr p, ShedReason reason, const std::string& why, TimePoint now);
   static void countShed(GroupState& g, ShedReason reason);

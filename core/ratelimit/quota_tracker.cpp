@@ -73,7 +73,8 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
   if (now < blockedUntil_) {
     w.wait = blockedUntil_ - now;
     w.backIn = w.wait;
-    w.reason = blockReason_;
+    w.why = blockReason_;
+    w.reason = waitText(w.why);
     w.exhausted = exhausted_;
     return w;
   }
@@ -81,7 +82,8 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
   if (pauseLevel_ > 0 && pauseProbeOut_ && now < pauseProbeSentAt_ + fromSeconds(kPauseProbeLostS)) {
     w.wait = pauseProbeSentAt_ + fromSeconds(kPauseProbeLostS) - now;  // or sooner: its answer re-dispatches
     w.backIn = w.wait;
-    w.reason = "refused: one request goes alone until one passes";
+    w.why = WaitReason{.code = WaitCode::ProbeAlone};
+    w.reason = waitText(w.why);
     return w;
   }
   applyLearnedRate(now);  // the learnt rate grows with time
@@ -103,7 +105,7 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
       const Duration until = fromSeconds((need - d.remaining) / d.refillRate);
       if (until > w.wait) {
         w.wait = until;
-        w.reason = std::string(dimensionName(dim)) + ": refill in " + formatDuration(toSeconds(until));
+        w.why = WaitReason{.code = WaitCode::Refill, .dimension = dim, .seconds = toSeconds(until)};
       }
       continue;
     }
@@ -144,8 +146,8 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
       w.backIn = std::max(w.backIn, reset);
       if (until > w.wait) {
         w.wait = until;
-        w.reason = std::string(dimensionName(dim)) + " exhausted, reset in " + formatDuration(toSeconds(reset));
-        if (until < reset) w.reason += " (one request tests it in " + formatDuration(toSeconds(until)) + ")";
+        w.why = WaitReason{.code = WaitCode::ResetIn, .dimension = dim, .seconds = toSeconds(reset)};
+        if (until < reset) w.why.probeS = toSeconds(until);
       }
       continue;
     }
@@ -160,8 +162,8 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
       if (now < until) {
         if (until - now > w.wait) {
           w.wait = until - now;
-          w.reason = std::string(dimensionName(dim)) + ": none left, " +
-                     (answersDue ? "waiting for answers in flight" : "next in " + formatDuration(toSeconds(w.wait)));
+          w.why = answersDue ? WaitReason{.code = WaitCode::NoneLeftAnswers, .dimension = dim}
+                             : WaitReason{.code = WaitCode::NoneLeftNext, .dimension = dim, .seconds = toSeconds(w.wait)};
         }
         continue;
       }
@@ -172,10 +174,11 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
     const Duration b = d.bucket.timeUntil(c + (dim == Dimension::Requests ? reserve : 0.0), now);
     if (b > w.wait) {
       w.wait = b;
-      w.reason = std::string(dimensionName(dim)) + ": " + formatDuration(toSeconds(b));
+      w.why = WaitReason{.code = WaitCode::Pacing, .dimension = dim, .seconds = toSeconds(b)};
     }
   }
   (void)nowEpoch;
+  w.reason = waitText(w.why);
   w.backIn = std::max(w.backIn, w.wait);
   return w;
 }
@@ -321,7 +324,7 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
   return change;
 }
 
-void QuotaTracker::blockUntil(TimePoint until, EpochMs untilEpoch, std::string why, bool exhausted) {
+void QuotaTracker::blockUntil(TimePoint until, EpochMs untilEpoch, WaitReason why, bool exhausted) {
   if (until <= blockedUntil_ && !exhausted) return;
   blockedUntil_ = until;
   blockedUntilEpoch_ = untilEpoch;
@@ -361,8 +364,8 @@ Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double ba
     double s = std::min({capS, baseS * std::pow(2.0, std::min(n - 2, 20)), lastedS});
     if (std::isfinite(retryAfterS)) s = std::max(s, retryAfterS);
     blockUntil(now + fromSeconds(s), nowEpoch + static_cast<EpochMs>(s * 1000),
-               (std::isfinite(retryAfterS) ? "refused, Retry-After: holding " : "bare 429s: backing off ") +
-                   formatDuration(s),
+               WaitReason{.code = std::isfinite(retryAfterS) ? WaitCode::RefusedHolding : WaitCode::RefusedBackingOff,
+                          .seconds = s},
                false);
   } else if (const double r = learner_.rate(now); r > 0) {
     // A refusal says "over the limit now": pause one interval of the learnt rate before the next request. One
@@ -378,7 +381,7 @@ Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double ba
     const double s = std::min(std::max(kPauseCapS, 1 / r), std::max(1, pauseLevel_) / r);
     if (sentAt >= pauseProbeSentAt_) pauseProbeOut_ = false;  // the probe's answer, or one sent after it
     blockUntil(now + fromSeconds(s), nowEpoch + static_cast<EpochMs>(s * 1000),
-               "refused: pausing " + formatDuration(s), false);
+               WaitReason{.code = WaitCode::RefusedPausing, .seconds = s}, false);
   }
   return now < blockedUntil_ ? blockedUntil_ - now : Duration::zero();
 }

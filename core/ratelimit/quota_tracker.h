@@ -18,7 +18,8 @@ namespace tg {
 
 struct QuotaWait {
   Duration wait = Duration::zero();  // zero = may send now
-  std::string reason;                // "Retry-After until 12:03:41", "tokens: 3.2 s", "requests: reset in 0.4 s"
+  WaitReason why;                    // why, as a code and its numbers
+  std::string reason;                // waitText(why): "Retry-After until 12:03:41", "tokens: 3.2 s"
   bool exhausted = false;            // blocked beyond the cap (daily quota): surfaced, not retried early
   // When the quota is back for every request: >= wait, longer when one request (a probe) may go before the
   // reset. What a shed request is told.
@@ -55,7 +56,7 @@ class QuotaTracker {
                                         EpochMs nowEpoch, std::optional<TimePoint> sentAt = std::nullopt,
                                         double inFlightOtherTokens = 0);
   // Server-directed wait (Retry-After or an exhausted window). exhausted: beyond the cap.
-  void blockUntil(TimePoint until, EpochMs untilEpoch, std::string why, bool exhausted);
+  void blockUntil(TimePoint until, EpochMs untilEpoch, WaitReason why, bool exhausted);
   // A refusal that says nothing of the quota: a bare 429, or a Retry-After (`retryAfterS`, NaN when none)
   // without quota headers. The request rate is learnt from such refusals (RateLearner) and paced by the
   // request bucket; the key is not held, since other requests may go at the learnt rate. Only when nothing
@@ -163,7 +164,7 @@ class QuotaTracker {
   std::array<Dim, kDimensionCount> dims_;
   TimePoint blockedUntil_{};
   EpochMs blockedUntilEpoch_ = 0;
-  std::string blockReason_;
+  WaitReason blockReason_;
   bool exhausted_ = false;
   // Upstreams that say nothing of their quota: the rate learnt from their refusals.
   RateLearner learner_;

@@ -1,7 +1,6 @@
 #include "rate_ceiling.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace tg {
 namespace {
@@ -32,13 +31,6 @@ Duration RateCeiling::timeUntil(double tokens, TimePoint now, Dimension* binding
   const Duration r = requests_.timeUntil(1.0, now), t = tokens_.timeUntil(tokens, now);
   if (binding) *binding = r >= t ? Dimension::Requests : Dimension::Tokens;
   return std::max(r, t);
-}
-
-std::string RateCeiling::text(Dimension d) const {
-  char buf[64];
-  if (d == Dimension::Requests) std::snprintf(buf, sizeof buf, "%g req/s", cfg_.requestsPerS);
-  else std::snprintf(buf, sizeof buf, "%.0f tokens/min", cfg_.tokensPerMin);
-  return buf;
 }
 
 void RateCeiling::onSend(double tokens, TimePoint now) {

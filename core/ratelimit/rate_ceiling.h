@@ -6,8 +6,6 @@
 #include "token_bucket.h"
 #include "types.h"
 
-#include <string>
-
 namespace tg {
 
 class RateCeiling {
@@ -22,8 +20,6 @@ class RateCeiling {
   // How long a send of `tokens` must wait for the ceiling; zero when it may go now (or there is none).
   // `binding` (optional) is set to the part that holds it longest.
   Duration timeUntil(double tokens, TimePoint now, Dimension* binding = nullptr);
-  // "20 req/s" or "60000 tokens/min": one part of the ceiling, for wait reasons.
-  std::string text(Dimension d) const;
   // Charges a send that started (its estimated tokens).
   void onSend(double tokens, TimePoint now);
   // Gives back what the estimate overstated once the response says what was used, so the tokens part

@@ -162,6 +162,322 @@
         <comment>event kind</comment>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>forever</source>
+        <comment>duration</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 d</source>
+        <comment>duration: days</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 ms</source>
+        <comment>duration</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <comment>duration</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 min %2 s</source>
+        <comment>duration</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 h %2 min</source>
+        <comment>duration</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 d %2 h</source>
+        <comment>duration</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>requests</source>
+        <comment>quota dimension</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tokens</source>
+        <comment>quota dimension</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>quota exhausted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429 without quota headers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429 with Retry-After</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429, window used up</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>deadline passed while queued</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>queue full</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>breaker open past the deadline</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>paused past the deadline</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>quota exhausted beyond the wait cap</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>draining</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Engine started (%n group(s))</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Engine stopped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429: quota exhausted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429 burst</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1, Retry-After %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1, reset in %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429 burst over: %1 in %2, peak %3/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Breaker %1 → %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The upstream&apos;s %1 limit changed: %2 → %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quota exhausted until %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quota exhausted until %1 (key %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n request(s) shed: %1</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>the write queue overflowed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>History lost %1 rows: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shared quota: Redis unreachable, this instance takes 1/%1 of each shared limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shared quota: shared with the fleet through Redis</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shared quota: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Key %1 held until %2: %3 on instance %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Configuration reloaded</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Request failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>group paused</source>
+        <comment>wait</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 paused</source>
+        <comment>wait: a tier</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>concurrency of all groups %1/%2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>concurrency %1/%2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>rate ceiling %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>rate ceiling of all groups %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>breaker open until %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>breaker half-open: one request tests the upstream</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Retry-After until %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Retry-After (HTTP %1) until %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>window used up, resets at %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>quota exhausted until %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>refused, Retry-After: holding %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>429s without quota headers: backing off %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>refused: pausing %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>refused: one request goes alone until one passes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: refill in %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 exhausted, reset in %2 (one request tests it in %3)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 exhausted, reset in %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: none left, waiting for answers in flight</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: none left, next in %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: next in %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>fleet: %1 on %2, until %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shared quota (Redis unreachable): this instance&apos;s share</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shared quota: the fleet&apos;s next lease for this instance</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shared quota: the fleet&apos;s capacity is spent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shared quota: waiting for a lease</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>share of 429s</source>
+        <comment>incident reason</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>breaker open</source>
+        <comment>incident reason</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>queue growth</source>
+        <comment>incident reason</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>requests shed</source>
+        <comment>incident reason</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shared</source>
+        <comment>shared quota mode</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>fallback</source>
+        <comment>shared quota mode</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>starting</source>
+        <comment>shared quota mode</comment>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>
@@ -664,18 +980,6 @@
 <context>
     <name>tg::ui::FleetWidget</name>
     <message>
-        <source>shared</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>fallback</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>starting</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Instance</source>
         <translation type="unfinished"></translation>
     </message>
@@ -716,6 +1020,10 @@
     </message>
     <message>
         <source> (this)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Redis: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -162,6 +162,320 @@
         <comment>event kind</comment>
         <translation>共享配额</translation>
     </message>
+    <message>
+        <source>forever</source>
+        <comment>duration</comment>
+        <translation>永远</translation>
+    </message>
+    <message>
+        <source>%1 d</source>
+        <comment>duration: days</comment>
+        <translation>%1 天</translation>
+    </message>
+    <message>
+        <source>%1 ms</source>
+        <comment>duration</comment>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <comment>duration</comment>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 min %2 s</source>
+        <comment>duration</comment>
+        <translation>%1 分 %2 秒</translation>
+    </message>
+    <message>
+        <source>%1 h %2 min</source>
+        <comment>duration</comment>
+        <translation>%1 小时 %2 分</translation>
+    </message>
+    <message>
+        <source>%1 d %2 h</source>
+        <comment>duration</comment>
+        <translation>%1 天 %2 小时</translation>
+    </message>
+    <message>
+        <source>requests</source>
+        <comment>quota dimension</comment>
+        <translation>请求数</translation>
+    </message>
+    <message>
+        <source>tokens</source>
+        <comment>quota dimension</comment>
+        <translation>令牌数</translation>
+    </message>
+    <message>
+        <source>quota exhausted</source>
+        <translation>配额耗尽</translation>
+    </message>
+    <message>
+        <source>429 without quota headers</source>
+        <translation>429（无配额响应头）</translation>
+    </message>
+    <message>
+        <source>429 with Retry-After</source>
+        <translation>429（带 Retry-After）</translation>
+    </message>
+    <message>
+        <source>429, window used up</source>
+        <translation>429，窗口已用尽</translation>
+    </message>
+    <message>
+        <source>deadline passed while queued</source>
+        <translation>排队时超过截止时间</translation>
+    </message>
+    <message>
+        <source>queue full</source>
+        <translation>队列已满</translation>
+    </message>
+    <message>
+        <source>breaker open past the deadline</source>
+        <translation>熔断器打开直至超过截止时间</translation>
+    </message>
+    <message>
+        <source>paused past the deadline</source>
+        <translation>暂停直至超过截止时间</translation>
+    </message>
+    <message>
+        <source>quota exhausted beyond the wait cap</source>
+        <translation>配额耗尽，超出等待上限</translation>
+    </message>
+    <message>
+        <source>draining</source>
+        <translation>排空中</translation>
+    </message>
+    <message numerus="yes">
+        <source>Engine started (%n group(s))</source>
+        <translation>
+            <numerusform>引擎已启动（%n 个分组）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Engine stopped</source>
+        <translation>引擎已停止</translation>
+    </message>
+    <message>
+        <source>429: quota exhausted</source>
+        <translation>429：配额耗尽</translation>
+    </message>
+    <message>
+        <source>429 burst</source>
+        <translation>429 突发</translation>
+    </message>
+    <message>
+        <source>%1, Retry-After %2</source>
+        <translation>%1，Retry-After %2</translation>
+    </message>
+    <message>
+        <source>%1, reset in %2</source>
+        <translation>%1，%2后重置</translation>
+    </message>
+    <message>
+        <source>429 burst over: %1 in %2, peak %3/s</source>
+        <translation>429 突发结束：%2 内 %1 次，峰值 %3 次/秒</translation>
+    </message>
+    <message>
+        <source>Breaker %1 → %2</source>
+        <translation>熔断器 %1 → %2</translation>
+    </message>
+    <message>
+        <source>The upstream&apos;s %1 limit changed: %2 → %3</source>
+        <translation>上游的%1限额已变更：%2 → %3</translation>
+    </message>
+    <message>
+        <source>Quota exhausted until %1</source>
+        <translation>配额耗尽，直到 %1</translation>
+    </message>
+    <message>
+        <source>Quota exhausted until %1 (key %2)</source>
+        <translation>配额耗尽，直到 %1（密钥 %2）</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n request(s) shed: %1</source>
+        <translation>
+            <numerusform>已丢弃 %n 个请求：%1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>the write queue overflowed</source>
+        <translation>写入队列溢出</translation>
+    </message>
+    <message>
+        <source>History lost %1 rows: %2</source>
+        <translation>历史记录丢失 %1 行：%2</translation>
+    </message>
+    <message>
+        <source>Shared quota: Redis unreachable, this instance takes 1/%1 of each shared limit</source>
+        <translation>共享配额：无法连接 Redis，本实例使用每项共享限额的 1/%1</translation>
+    </message>
+    <message>
+        <source>Shared quota: shared with the fleet through Redis</source>
+        <translation>共享配额：通过 Redis 与集群共享</translation>
+    </message>
+    <message>
+        <source>Shared quota: %1</source>
+        <translation>共享配额：%1</translation>
+    </message>
+    <message>
+        <source>Key %1 held until %2: %3 on instance %4</source>
+        <translation>密钥 %1 暂停使用至 %2：实例 %4 上%3</translation>
+    </message>
+    <message>
+        <source>Configuration reloaded</source>
+        <translation>配置已重新加载</translation>
+    </message>
+    <message>
+        <source>Request failed: %1</source>
+        <translation>请求失败：%1</translation>
+    </message>
+    <message>
+        <source>group paused</source>
+        <comment>wait</comment>
+        <translation>分组已暂停</translation>
+    </message>
+    <message>
+        <source>%1 paused</source>
+        <comment>wait: a tier</comment>
+        <translation>%1 已暂停</translation>
+    </message>
+    <message>
+        <source>concurrency of all groups %1/%2</source>
+        <translation>所有分组的并发 %1/%2</translation>
+    </message>
+    <message>
+        <source>concurrency %1/%2</source>
+        <translation>并发 %1/%2</translation>
+    </message>
+    <message>
+        <source>rate ceiling %1</source>
+        <translation>速率上限 %1</translation>
+    </message>
+    <message>
+        <source>rate ceiling of all groups %1</source>
+        <translation>所有分组的速率上限 %1</translation>
+    </message>
+    <message>
+        <source>breaker open until %1</source>
+        <translation>熔断器打开至 %1</translation>
+    </message>
+    <message>
+        <source>breaker half-open: one request tests the upstream</source>
+        <translation>熔断器半开：一个请求试探上游</translation>
+    </message>
+    <message>
+        <source>Retry-After until %1</source>
+        <translation>Retry-After 至 %1</translation>
+    </message>
+    <message>
+        <source>Retry-After (HTTP %1) until %2</source>
+        <translation>Retry-After（HTTP %1）至 %2</translation>
+    </message>
+    <message>
+        <source>window used up, resets at %1</source>
+        <translation>窗口已用尽，%1 重置</translation>
+    </message>
+    <message>
+        <source>quota exhausted until %1</source>
+        <translation>配额耗尽，直到 %1</translation>
+    </message>
+    <message>
+        <source>refused, Retry-After: holding %1</source>
+        <translation>被拒绝，Retry-After：暂停 %1</translation>
+    </message>
+    <message>
+        <source>429s without quota headers: backing off %1</source>
+        <translation>429 无配额响应头：退避 %1</translation>
+    </message>
+    <message>
+        <source>refused: pausing %1</source>
+        <translation>被拒绝：暂停 %1</translation>
+    </message>
+    <message>
+        <source>refused: one request goes alone until one passes</source>
+        <translation>被拒绝：单个请求先行试探，直到有请求通过</translation>
+    </message>
+    <message>
+        <source>%1: refill in %2</source>
+        <translation>%1：%2后补充</translation>
+    </message>
+    <message>
+        <source>%1 exhausted, reset in %2 (one request tests it in %3)</source>
+        <translation>%1已耗尽，%2后重置（%3后由一个请求试探）</translation>
+    </message>
+    <message>
+        <source>%1 exhausted, reset in %2</source>
+        <translation>%1已耗尽，%2后重置</translation>
+    </message>
+    <message>
+        <source>%1: none left, waiting for answers in flight</source>
+        <translation>%1：已无剩余，等待进行中请求的响应</translation>
+    </message>
+    <message>
+        <source>%1: none left, next in %2</source>
+        <translation>%1：已无剩余，%2后发送下一个</translation>
+    </message>
+    <message>
+        <source>%1: next in %2</source>
+        <translation>%1：%2后发送下一个</translation>
+    </message>
+    <message>
+        <source>fleet: %1 on %2, until %3</source>
+        <translation>集群：实例 %2 上%1，直到 %3</translation>
+    </message>
+    <message>
+        <source>shared quota (Redis unreachable): this instance&apos;s share</source>
+        <translation>共享配额（无法连接 Redis）：本实例的份额</translation>
+    </message>
+    <message>
+        <source>shared quota: the fleet&apos;s next lease for this instance</source>
+        <translation>共享配额：等待集群给本实例的下一份租约</translation>
+    </message>
+    <message>
+        <source>shared quota: the fleet&apos;s capacity is spent</source>
+        <translation>共享配额：集群容量已用完</translation>
+    </message>
+    <message>
+        <source>shared quota: waiting for a lease</source>
+        <translation>共享配额：等待租约</translation>
+    </message>
+    <message>
+        <source>share of 429s</source>
+        <comment>incident reason</comment>
+        <translation>429 占比</translation>
+    </message>
+    <message>
+        <source>breaker open</source>
+        <comment>incident reason</comment>
+        <translation>熔断器打开</translation>
+    </message>
+    <message>
+        <source>queue growth</source>
+        <comment>incident reason</comment>
+        <translation>队列增长</translation>
+    </message>
+    <message>
+        <source>requests shed</source>
+        <comment>incident reason</comment>
+        <translation>请求被丢弃</translation>
+    </message>
+    <message>
+        <source>shared</source>
+        <comment>shared quota mode</comment>
+        <translation>共享</translation>
+    </message>
+    <message>
+        <source>fallback</source>
+        <comment>shared quota mode</comment>
+        <translation>后备</translation>
+    </message>
+    <message>
+        <source>starting</source>
+        <comment>shared quota mode</comment>
+        <translation>启动中</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>
@@ -664,18 +978,6 @@
 <context>
     <name>tg::ui::FleetWidget</name>
     <message>
-        <source>shared</source>
-        <translation>共享</translation>
-    </message>
-    <message>
-        <source>fallback</source>
-        <translation>后备</translation>
-    </message>
-    <message>
-        <source>starting</source>
-        <translation>启动中</translation>
-    </message>
-    <message>
         <source>Instance</source>
         <translation>实例</translation>
     </message>
@@ -716,6 +1018,10 @@
     <message>
         <source> (this)</source>
         <translation>（本实例）</translation>
+    </message>
+    <message>
+        <source>Redis: %1</source>
+        <translation>Redis：%1</translation>
     </message>
 </context>
 <context>

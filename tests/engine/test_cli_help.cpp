@@ -25,6 +25,8 @@ class TestCliHelp : public QObject {
     QTest::newRow("tollgate --help") << QStringList{"--help"} << "usage:\n  tollgate [--config FILE]" << "--version";
     QTest::newRow("tollgate -h") << QStringList{"-h"} << "usage:\n" << "tollgate replay";
     QTest::newRow("dashboard options") << QStringList{"--history", "off", "--help"} << "usage:\n" << "--screenshot-after S";
+    QTest::newRow("dashboard --pause-tier") << QStringList{"--history", "off", "--help"} << "usage:\n"
+                                            << "--pause-tier TIER@S";
     QTest::newRow("run") << QStringList{"run", "--help"} << "usage: tollgate run" << "--workload JOB.jsonl";
     QTest::newRow("run -h") << QStringList{"run", "-h"} << "usage: tollgate run" << "--quiet";
     QTest::newRow("probe") << QStringList{"probe", "--help"} << "usage: tollgate probe" << "--step-s S";

@@ -1,7 +1,8 @@
 // Numbers and paths from the command line that used to reach undefined behaviour or send the key elsewhere:
 // `probe --path` joined after the base URL's authority, `probe --step-s 1e15` and `--screenshot-after 1e7`
 // converted out of range, `replay --to 1e15` and `--pad 1e15` asking for a billion-second scenario. Each is now
-// a usage or replay error naming the argument or the limit; nothing reaches a second loopback server.
+// a usage or replay error naming the argument or the limit; nothing reaches a second loopback server. Also
+// the dashboard's `--pause-tier TIER@S`: checked like them, and acting as the operator when it fires.
 #include "cli_process.h"
 #include "history_store.h"
 #include "raw_http_server.h"
@@ -127,6 +128,61 @@ class TestCliLimits : public QObject {
              kExitUsage);
     QVERIFY2(err.contains("--screenshot-after"), err.constData());
     QVERIFY(!QFile::exists(dir.filePath("s.png")));
+  }
+
+  // --pause-tier TIER@S: a tier and seconds within the screenshot's cap, else a usage error naming it.
+  void pauseTierIsCheckedBeforeAnyWindow_data() {
+    QTest::addColumn<QString>("value");
+    QTest::newRow("no seconds") << "P2";
+    QTest::newRow("no tier") << "@100";
+    QTest::newRow("unknown tier") << "P5@10";
+    QTest::newRow("not a number") << "P2@soon";
+    QTest::newRow("negative") << "P2@-1";
+    QTest::newRow("beyond a day") << "P2@1e7";
+  }
+
+  void pauseTierIsCheckedBeforeAnyWindow() {
+    QFETCH(QString, value);
+    QTemporaryDir dir;
+    QByteArray err;
+    QCOMPARE(runTollgate({"--history", "off", "--pause-tier", value, "--screenshot", dir.filePath("s.png")}, nullptr, &err),
+             kExitUsage);
+    QVERIFY2(err.contains("--pause-tier") && err.contains("P2@100"), err.constData());
+    QVERIFY(!QFile::exists(dir.filePath("s.png")));
+  }
+
+  void pauseTierNeedsALiveRun() {
+    QTemporaryDir dir;
+    QByteArray err;
+    QCOMPARE(runTollgate({"--replay", QString::fromStdString(historyFile(dir)), "--pause-tier", "P2@1"}, nullptr, &err),
+             kExitUsage);
+    QVERIFY2(err.contains("--pause-tier") && err.contains("replay"), err.constData());
+  }
+
+  // The demo's dashboard with --pause-tier P2@1: one second in, P2 is paused on all groups as the operator,
+  // audited in the history like a click in the Controls menu.
+  void pauseTierActsAsTheOperator() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("h.db");
+    QByteArray err;
+    QCOMPARE(runTollgate({"--history", db, "--pause-tier", "P2@1", "--screenshot", dir.filePath("s.png"),
+                          "--screenshot-after", "4"},
+                         nullptr, &err),
+             0);
+    QVERIFY2(QFile::exists(dir.filePath("s.png")), err.constData());
+    sqlite3* h = nullptr;
+    QCOMPARE(sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    QCOMPARE(sqlite3_prepare_v2(h, "SELECT detail FROM events WHERE kind = 'operator'", -1, &st, nullptr), SQLITE_OK);
+    std::vector<nlohmann::json> actions;
+    while (sqlite3_step(st) == SQLITE_ROW)
+      actions.push_back(nlohmann::json::parse(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    QCOMPARE(actions.size(), std::size_t(1));
+    QCOMPARE(actions[0].value("action", ""), std::string("pause_tier"));
+    QCOMPARE(actions[0].value("target", ""), std::string("*/P2"));
+    QCOMPARE(actions[0].value("after", false), true);
   }
 
   void replaySpanIsCapped() {

@@ -140,6 +140,7 @@ class TestScheduler : public QObject {
     h.admit("a", Tier::P1, 1.0);
     QCOMPARE(h.dispatch(t0), 0);
     QCOMPARE(h.group(t0).waitReason, std::string("group paused"));
+    QVERIFY(h.group(t0).wait.code == WaitCode::GroupPaused);  // the dashboard's code for the same wait
     h.s.sweep(t0 + 500ms, epochAt(t0 + 500ms));
     QVERIFY(!h.results.count("a"));
     h.s.sweep(t0 - 1h, epochAt(t0 - 1h));  // time going backwards sheds nothing
@@ -150,6 +151,7 @@ class TestScheduler : public QObject {
              h.results.at("a").errorMessage.c_str());
     QCOMPARE(h.count(EventKind::RequestShed), 1);
     QCOMPARE(h.events.back().tsMs, epochAt(t0 + 1500ms));  // the sweep's time, not the clock's
+    QCOMPARE(h.events.back().detail.value("cause", ""), std::string("tier_paused"));  // a paused group's shed
   }
 
   void transientFailureBacksOffWithinBudget() {

@@ -93,10 +93,12 @@ class TestQuotaTracker : public QObject {
 
   void quotaTrackerHonoursBlockAndBackwardsTime() {
     QuotaTracker qt(1.0, {0, 0}, t0);
-    qt.blockUntil(t0 + 3s, 0, "Retry-After until 12:00:03", false);
+    const EpochMs until = (12 * 3600 + 3) * 1000;  // 1970-01-01 12:00:03 UTC
+    qt.blockUntil(t0 + 3s, until, WaitReason{.code = WaitCode::RetryAfter, .untilMs = until}, false);
     QuotaWait w = qt.check({1, 0}, t0 + 1s, 0);
     QCOMPARE(w.wait, Duration(2s));
     QCOMPARE(w.reason, std::string("Retry-After until 12:00:03"));
+    QVERIFY(w.why.code == WaitCode::RetryAfter && w.why.untilMs == until);  // the dashboard's code, the same wait
     QVERIFY(qt.check({1, 0}, t0 - 5s, 0).wait > 3s);  // earlier clock: still blocked, never negative
     QCOMPARE(qt.check({1, 0}, t0 + 3s, 0).wait, Duration::zero());
   }

@@ -2,8 +2,14 @@
 // Chinese translation that keeps its placeholders and its keyboard accelerator; each .ts holds exactly the
 // strings the sources have (lupdate run afresh into a temp dir and compared), so a new tr() string without a
 // translation fails here; TranslationLoader installs Tollgate's and Qt's own Chinese; a dashboard built in
-// Chinese shows no English words.
+// Chinese shows no English words, nor do the waits and events core decides (worded in ui/ from their codes).
+#include "chart_panel_widget.h"
+#include "display_text.h"
+#include "event_log_model.h"
+#include "group_card_widget.h"
+#include "live_sample_source.h"
 #include "main_window.h"
+#include "time_chart_widget.h"
 #include "translation_loader.h"
 
 #include <QAbstractButton>
@@ -230,6 +236,139 @@ class TestTranslations : public QObject {
     QCOMPARE(w.statusBar()->currentMessage(), QStringLiteral("Language: 简体中文 from the next start"));
     QCOMPARE(w.windowTitle(), QStringLiteral("Tollgate"));
     QSettings().remove(QStringLiteral("language"));
+  }
+
+  // What core decides and words in English (waits, 429 bursts, breakers, sheds, the fleet, durations) reaches a
+  // Chinese window in Chinese: worded in ui/ from the codes and numbers, on the card, in the event log, in the
+  // chart markers and in the replay panel's incident reasons.
+  void coreWordsShowInChinese() {
+    TranslationLoader loader;
+    loader.install(QStringLiteral("zh_CN"));
+    QStringList texts;
+    const auto event = [](tg::EventKind kind, nlohmann::json detail, const std::string& message) {
+      tg::Event e;
+      e.tsMs = 1'764'000'000'000;
+      e.kind = kind;
+      e.group = "batch";
+      e.message = message;
+      e.detail = std::move(detail);
+      return e;
+    };
+    const std::vector<tg::Event> events = {
+        event(tg::EventKind::Burst429Start, {{"classification", "quota_exhausted"}, {"reset_in_s", 59.0}},
+              "429 quota exhausted: requests exhausted, reset in 59 s"),
+        event(tg::EventKind::Burst429Start, {{"classification", "burst"}, {"retry_after_s", 2.0}},
+              "429 burst: Retry-After until 12:03:41 UTC"),
+        event(tg::EventKind::Burst429End, {{"count", 40}, {"duration_s", 12.4}, {"peak_per_s", 9}},
+              "429 burst over: 40 in 12 s, peak 9/s"),
+        event(tg::EventKind::BreakerTransition, {{"from", "closed"}, {"to", "open"}}, "breaker closed -> open"),
+        event(tg::EventKind::QuotaChange, {{"dimension", "tokens"}, {"before", 90000}, {"after", 60000}},
+              "upstream tokens limit changed 90000 -> 60000"),
+        event(tg::EventKind::QuotaExhausted, {{"until_ms", 1'764'003'600'000}, {"wait_s", 3600}, {"key", "k-3f2a"}},
+              "quota exhausted until 16:00:00 (key k-3f2a)"),
+        event(tg::EventKind::RequestShed,
+              {{"count", 3}, {"reason", "deadline passed after 30.0 s queued (P2): tokens: 3.2 s"}, {"cause", "deadline"}},
+              "3 request(s) shed: deadline passed after 30.0 s queued (P2): tokens: 3.2 s"),
+        event(tg::EventKind::RequestShed, {{"count", 1}, {"reason", "quota exhausted"}, {"cause", "quota_exhausted"}},
+              "1 request(s) shed: quota exhausted beyond the wait cap"),
+        event(tg::EventKind::SharedQuota, {{"mode", "fallback"}, {"live", 3}, {"instance", "a"}},
+              "shared quota: Redis unreachable, this instance takes 1/3 of each shared limit (Connection refused)"),
+        event(tg::EventKind::SharedQuota,
+              {{"key", "k-3f2a"}, {"wait_s", 30}, {"from", "b"}, {"reason", "429 with Retry-After"}},
+              "key k-3f2a held until 15:00:30: 429 with Retry-After on instance b"),
+        event(tg::EventKind::EngineStart, {{"instance", "demo"}, {"groups", 2}}, "engine started (2 groups)"),
+        event(tg::EventKind::EngineStop, {{"instance", "demo"}}, "engine stopped"),
+        event(tg::EventKind::HistoryGap, {{"from_ms", 0}, {"to_ms", 1}, {"reason", "write queue overflow"}, {"rows", 7}},
+              "history lost 7 rows: write queue overflow"),
+        event(tg::EventKind::ConfigReload, {}, "config reloaded"),
+    };
+    tg::ui::EventLogModel model;
+    for (const tg::Event& e : events) {
+      const QString words = eventMessageText(e);
+      QVERIFY2(words != QString::fromStdString(e.message), qPrintable(words));
+      texts << words;
+      model.addEvent(e);
+    }
+    for (int r = 0; r < model.rowCount(); ++r)
+      texts << model.data(model.index(r, tg::ui::EventLogModel::Message)).toString();
+    QCOMPARE(eventMessageText(events[0]), QStringLiteral("429：配额耗尽，59 秒后重置"));
+
+    using tg::WaitCode;
+    using tg::WaitReason;
+    const tg::EpochMs clock = (12 * 3600 + 3 * 60 + 41) * 1000;
+    const std::vector<WaitReason> waits = {
+        {.code = WaitCode::GroupPaused},
+        {.code = WaitCode::TierPaused, .tier = tg::Tier::P2},
+        {.code = WaitCode::GlobalConcurrency, .used = 64, .limit = 64},
+        {.code = WaitCode::Concurrency, .used = 8, .limit = 8},
+        {.code = WaitCode::RateCeiling, .dimension = tg::Dimension::Requests, .amount = 10},
+        {.code = WaitCode::GlobalRateCeiling, .dimension = tg::Dimension::Tokens, .amount = 90000},
+        {.code = WaitCode::BreakerOpen, .untilMs = clock},
+        {.code = WaitCode::BreakerProbing},
+        {.code = WaitCode::RetryAfter, .untilMs = clock},
+        {.code = WaitCode::ServerRetryAfter, .untilMs = clock, .status = 503},
+        {.code = WaitCode::ResetAt, .untilMs = clock},
+        {.code = WaitCode::QuotaExhausted, .untilMs = clock},
+        {.code = WaitCode::RefusedHolding, .seconds = 2},
+        {.code = WaitCode::RefusedBackingOff, .seconds = 0.25},
+        {.code = WaitCode::RefusedPausing, .seconds = 0.1},
+        {.code = WaitCode::ProbeAlone},
+        {.code = WaitCode::Refill, .dimension = tg::Dimension::Tokens, .seconds = 3.2},
+        {.code = WaitCode::ResetIn, .dimension = tg::Dimension::Requests, .seconds = 59, .probeS = 12},
+        {.code = WaitCode::ResetIn, .dimension = tg::Dimension::Requests, .seconds = 250},
+        {.code = WaitCode::NoneLeftAnswers, .dimension = tg::Dimension::Requests},
+        {.code = WaitCode::NoneLeftNext, .dimension = tg::Dimension::Requests, .seconds = 0.5},
+        {.code = WaitCode::Pacing, .dimension = tg::Dimension::Tokens, .seconds = 3.2},
+        {.code = WaitCode::FleetHold, .untilMs = clock, .note = "quota exhausted", .from = "b"},
+        {.code = WaitCode::SharedShare},
+        {.code = WaitCode::SharedNextLease},
+        {.code = WaitCode::SharedSpent},
+        {.code = WaitCode::SharedLease},
+    };
+    for (const WaitReason& w : waits) {
+      const QString words = waitReasonText(w);
+      QVERIFY2(!words.isEmpty() && words != QString::fromStdString(tg::waitText(w)), qPrintable(words));
+      texts << words;
+    }
+    QCOMPARE(waitReasonText(waits[17]), QStringLiteral("请求数已耗尽，59 秒后重置（12 秒后由一个请求试探）"));
+    for (double s : {0.85, 8.5, 42.0, 250.0, 3 * 3600.0 + 300, 2 * 86400.0 + 4 * 3600})
+      texts << durationText(s);
+    QCOMPARE(durationText(59), QStringLiteral("59 秒"));
+    for (const char* r : {"429_share", "breaker_open", "queue_growth", "shed"}) texts << incidentReasonText(r);
+
+    // On the group card and a chart's marker, as the window shows them.
+    MainWindow w;
+    tg::ui::LiveSampleSource source;
+    auto snap = std::make_shared<tg::EngineSnapshot>();
+    snap->tsMs = 1'764'000'000'000;
+    tg::GroupSnapshot g;
+    g.group = "batch";
+    g.wait = waits[17];
+    g.waitReason = tg::waitText(g.wait);
+    snap->groups.push_back(g);
+    source.addSnapshot(snap);
+    source.addEvent(events[0]);
+    source.addEvent(events[3]);
+    w.setSource(&source);
+    w.charts()->refresh();
+    const QString card = w.card(QStringLiteral("batch"))->fieldText(QStringLiteral("waitReason"));
+    QVERIFY2(card.contains(QStringLiteral("59 秒后重置")), qPrintable(card));
+    texts << card;
+    for (const auto& m : w.charts()->chart(tg::ui::ChartKind::Throughput)->markers()) texts << m.label;
+    QVERIFY(texts.size() > 60);
+
+    // Names that stay as they are in Chinese text: HTTP's header, Redis, units and tiers (P2), key names.
+    static const QRegularExpression english(QStringLiteral("[A-Za-z]{3,}"));
+    static const QSet<QString> kept = {QStringLiteral("Retry"), QStringLiteral("After"), QStringLiteral("HTTP"),
+                                       QStringLiteral("Redis"), QStringLiteral("batch")};
+    QStringList english_;
+    for (const QString& t : texts)
+      for (auto it = english.globalMatch(t); it.hasNext();) {
+        const QString word = it.next().captured(0);
+        if (!kept.contains(word)) english_ << QStringLiteral("\"%1\" in \"%2\"").arg(word, t);
+      }
+    QVERIFY2(english_.isEmpty(), qPrintable(english_.join(QLatin1Char('\n'))));
+    QLocale::setDefault(QLocale::c());
   }
 
   // What a Chinese-speaking operator sees first: every caption, button, dock and menu, in Chinese.

@@ -288,7 +288,8 @@ class TestUiDashboard : public QObject {
         g.inFlight = 4;
         g.concurrencyLimit = 8;
         g.queueDepth = {1, 2, 3};
-        g.waitReason = "Retry-After until 12:03:41";
+        g.wait = WaitReason{.code = WaitCode::RetryAfter, .untilMs = (12 * 3600 + 3 * 60 + 41) * 1000};
+        g.waitReason = waitText(g.wait);
         g.tierPaused[2] = true;
       }));
     MainWindow w;
@@ -616,6 +617,50 @@ class TestUiDashboard : public QObject {
     AlertTray again(nullptr, false);
     QVERIFY(!again.notifies(AlertKind::BreakerOpen));
     QVERIFY(again.notifies(AlertKind::Incident));
+  }
+
+  // A notification clicked 35 minutes after its event, with the charts on their default 15 minutes: the
+  // charts widen to the hour that holds the moment and mark it; choosing a window again ends the mark. A moment
+  // older than the widest window still gets an axis that reaches back to it.
+  void notificationOpensTheChartsAtAnOldMoment() {
+    MainWindow w;
+    w.resize(1400, 900);
+    LiveSampleSource source;
+    SyntheticEngine engine(2);
+    fill(source, engine, 40 * 60);
+    const EpochMs moment = kT0 + 5 * 60'000;
+    source.addEvent(makeEvent(moment, EventKind::BreakerTransition, Severity::Warn, "batch", "breaker closed -> open",
+                              {{"from", "closed"}, {"to", "open"}}));
+    w.setSource(&source);
+    w.charts()->setWindowMs(15 * 60'000);
+    w.charts()->refresh();
+    const TimeChartWidget* chart = w.charts()->chart(ChartKind::Throughput);
+    QVERIFY(chart->fromMs() > moment);  // out of sight before the click
+
+    emit w.alerts()->openRequested(moment, QStringLiteral("batch"));
+    QCOMPARE(w.charts()->windowMs(), qint64(60 * 60'000));
+    QCOMPARE(w.charts()->momentMs(), moment);
+    for (int k = 0; k < kChartKindCount; ++k) {
+      const TimeChartWidget* c = w.charts()->chart(ChartKind(k));
+      if (!w.charts()->isChartVisible(ChartKind(k))) continue;
+      QVERIFY2(c->fromMs() < moment && moment < c->toMs(),
+               qPrintable(QStringLiteral("%1: %2..%3").arg(k).arg(c->fromMs()).arg(c->toMs())));
+      QCOMPARE(c->momentMs(), moment);
+    }
+    const QModelIndexList rows = w.eventLogWidget()->view()->selectionModel()->selectedRows();
+    QCOMPARE(rows.size(), 1);
+    QCOMPARE(rows[0].data(EventLogModel::TimeMsRole).toLongLong(), moment);
+
+    w.charts()->setWindowMs(5 * 60'000);  // the operator chooses a window: the mark goes
+    QCOMPARE(w.charts()->momentMs(), EpochMs(0));
+    QCOMPARE(chart->momentMs(), EpochMs(0));
+
+    const EpochMs longAgo = source.endMs() - 7 * 3600'000;
+    w.charts()->showMoment(longAgo);
+    QCOMPARE(w.charts()->windowMs(), qint64(6 * 3600'000));
+    QVERIFY2(chart->fromMs() < longAgo && longAgo < chart->toMs(),
+             qPrintable(QStringLiteral("%1..%2").arg(chart->fromMs()).arg(chart->toMs())));
+    QCOMPARE(chart->momentMs(), longAgo);
   }
 
   void windowGrabsToPng() {
