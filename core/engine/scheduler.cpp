@@ -29,16 +29,6 @@ std::string endpointOf(const std::string& url) {
   return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
-// The shared ledger (core/shared) says why a lease is not ready in words; they are kept as the English text
-// and sorted into codes for the dashboard.
-WaitReason sharedWait(std::string why) {
-  WaitCode code = WaitCode::SharedLease;
-  if (why.find("Redis unreachable") != std::string::npos) code = WaitCode::SharedShare;
-  else if (why.find("next lease") != std::string::npos) code = WaitCode::SharedNextLease;
-  else if (why.find("capacity is spent") != std::string::npos) code = WaitCode::SharedSpent;
-  return WaitReason{.code = code, .note = std::move(why)};
-}
-
 }  // namespace
 
 // A fleet's shared bucket holds what the limit leaves room for beyond the paced rate, and no more than
@@ -323,12 +313,12 @@ int Scheduler::chooseKey(GroupState& g, Tier tier, const Pending& p, TimePoint n
     if (w.wait == Duration::zero() && shared_ && g.keys[k].sharedScope >= 0) {
       KeyState& ks = g.keys[k];
       Duration wait{};
-      std::string why;
+      WaitReason why;
       if (!shared_->ready(ks.sharedScope, tier, p.tokenCost, sharedHint(ks.quota, Dimension::Requests),
                           sharedHint(ks.quota, Dimension::Tokens), now, wait, why)) {
         w.wait = std::max(wait, Duration(std::chrono::milliseconds(1)));
         w.backIn = w.wait;
-        w.why = sharedWait(std::move(why));
+        w.why = std::move(why);
         w.reason = waitText(w.why);
       }
     }

@@ -96,7 +96,7 @@ void SharedLedger::settleFuture(Scope& s, TimePoint now) {
 }
 
 bool SharedLedger::ready(int id, Tier tier, double tokens, SharedHint req, SharedHint tok, TimePoint now,
-                         Duration& wait, std::string& why) {
+                         Duration& wait, WaitReason& why) {
   Scope& s = scopes_[static_cast<std::size_t>(id)];
   if (req.rate > 0) {
     s.rate = req.rate;
@@ -110,7 +110,7 @@ bool SharedLedger::ready(int id, Tier tier, double tokens, SharedHint req, Share
     const Duration t = s.tokenRate > 0 && tokens > 0 ? s.fallbackTokens.timeUntil(tokens, now) : Duration::zero();
     if (r == Duration::zero() && t == Duration::zero()) return true;
     wait = std::max(r, t);
-    why = "shared quota (Redis unreachable): this instance's share";
+    why = {.code = WaitCode::SharedShare, .note = "shared quota (Redis unreachable): this instance's share"};
     return false;
   }
   settleFuture(s, now);
@@ -126,7 +126,7 @@ bool SharedLedger::ready(int id, Tier tier, double tokens, SharedHint req, Share
   if (have) return true;
   if (s.futureRequests > 0) {
     wait = s.futureAt - now;
-    why = "shared quota: the fleet's next lease for this instance";
+    why = {.code = WaitCode::SharedNextLease, .note = "shared quota: the fleet's next lease for this instance"};
     return false;
   }
   if (s.notBefore <= now) {
@@ -137,7 +137,8 @@ bool SharedLedger::ready(int id, Tier tier, double tokens, SharedHint req, Share
     }
   }
   wait = s.notBefore > now ? s.notBefore - now : Duration(kAskTimeout);
-  why = s.notBefore > now ? "shared quota: the fleet's capacity is spent" : "shared quota: waiting for a lease";
+  why = s.notBefore > now ? WaitReason{.code = WaitCode::SharedSpent, .note = "shared quota: the fleet's capacity is spent"}
+                          : WaitReason{.code = WaitCode::SharedLease, .note = "shared quota: waiting for a lease"};
   return false;
 }
 

@@ -8,6 +8,7 @@
 #include "engine_config.h"
 #include "token_bucket.h"
 #include "types.h"
+#include "wait_reason.h"
 
 #include <algorithm>
 #include <functional>
@@ -60,7 +61,7 @@ class SharedLedger {
   // May a request (one request, `tokens` tokens) of `tier` go now on `scope`? Asks for the next lease when
   // this one runs low. `req`/`tok`: what this instance knows of the upstream's limits. When it may not, `wait` is when to try again (an ask is on its way, or Redis said when).
   bool ready(int scope, Tier tier, double tokens, SharedHint req, SharedHint tok, TimePoint now, Duration& wait,
-             std::string& why);
+             WaitReason& why);
   // The request ready() allowed is sent: spend it.
   void take(int scope, double tokens, TimePoint now);
   // A request used fewer tokens than it took: the rest goes back into this instance's token lease (and with

@@ -162,7 +162,7 @@ struct LedgerUnderTest {
   int s = ledger.addScope("chat", "fp");
   tg::TimePoint t0{};
   tg::Duration wait{};
-  std::string why;
+  tg::WaitReason why;
   static tg::SharedQuotaConfig enabledConfig() {
     tg::SharedQuotaConfig cfg;
     cfg.enabled = true;
