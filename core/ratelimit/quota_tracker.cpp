@@ -362,7 +362,10 @@ Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double ba
     // costs about that, not a whole base wait; a quota locked for good still reaches the cap by doubling.
     const double lastedS = std::max(kMinHoldS, toSeconds(now - refusingSince_));
     double s = std::min({capS, baseS * std::pow(2.0, std::min(n - 2, 20)), lastedS});
-    if (std::isfinite(retryAfterS)) s = std::max(s, retryAfterS);
+    // A whole-second Retry-After may be a shorter wait rounded up (a window that turns in 0.2 s says "1"): the
+    // key is held for what it surely says, a second less; the refused request itself waits all of it.
+    if (std::isfinite(retryAfterS))
+      s = std::max(s, retryAfterS == std::floor(retryAfterS) ? retryAfterS - 1 : retryAfterS);
     blockUntil(now + fromSeconds(s), nowEpoch + static_cast<EpochMs>(s * 1000),
                WaitReason{.code = std::isfinite(retryAfterS) ? WaitCode::RefusedHolding : WaitCode::RefusedBackingOff,
                           .seconds = s},

@@ -27,7 +27,9 @@ double RateLearner::rateAt(TimePoint now) const {
     else
       r = start_ * std::pow(2.0, std::min(t / kSlowStartDoublingS, 40.0));
   } else {
-    r = ceiling_ * (1 + kCubic * std::pow(std::min(t, 60.0) - k, 3));
+    // Concave up to the ceiling, flat there for the plateau, then the convex climb past it.
+    const double u = t <= k ? t : std::max(k, t - plateau_);
+    r = ceiling_ * (1 + kCubic * std::pow(std::min(u, 60.0) - k, 3));
   }
   return std::clamp(r, kFloor, kMaxRate);
 }
@@ -47,8 +49,12 @@ void RateLearner::onSuccess(TimePoint now) {
 bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now, double rateHint) {
   const bool wasActive = active_;
   const long okBefore = okSinceDecrease_;
-  if (!decrease(dilated(sentAt, scale_), dilated(now, scale_), rateHint / scale_, grace_)) return false;
+  if (!decrease(dilated(sentAt, scale_), dilated(now, scale_), rateHint / scale_, grace_)) {
+    ++refusalsSinceDecrease_;
+    return false;
+  }
   refusedEpisodes_ = wasActive && okBefore == 0 ? refusedEpisodes_ + 1 : 1;
+  refusalsSinceDecrease_ = 1;
   return true;
 }
 
@@ -58,6 +64,7 @@ bool RateLearner::onMark(TimePoint sentAt, TimePoint now, double rateHint) {
   if (!decrease(dilated(sentAt, scale_), dilated(now, scale_), rateHint / scale_, Duration::zero())) return false;
   refusedEpisodes_ = 0;
   okSinceDecrease_ = 1;  // the marked request itself got through
+  refusalsSinceDecrease_ = 0;
   return true;
 }
 
@@ -95,6 +102,11 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     const double was = rateAt(now);
     slowStart_ = false;
     ceiling_ = measured > 0 ? measured : std::max(kFloor, 0.5 * was);
+    // The probing budget: the episode that ends here cost refusalsSinceDecrease_ refusals; the next climb
+    // past the ceiling waits until a cycle at the ceiling sends enough for that to be kProbeShare of it.
+    const double k = std::cbrt((1 - kBeta) / kCubic);
+    const double cycleS = static_cast<double>(refusalsSinceDecrease_) / (kProbeShare * ceiling_);
+    plateau_ = std::clamp(cycleS - k, 0.0, kMaxPlateauS);
   }
   t0_ = now;
   lastDecrease_ = now;

@@ -9,6 +9,11 @@
 //   limiter's real rate while we sent above it), drops to beta x that, and grows back along a cubic in time
 //   (CUBIC, as AWS's adaptive retry mode uses it): flat near the ceiling, where most of the time is spent,
 //   then faster beyond it, so a limit that rose is found again in a few seconds.
+// - a probing budget: each climb past the ceiling costs the refusals an episode takes (1-2 on a window that
+//   stays full until it turns). At a low rate that is a large share of what is sent (2 of 50 a second is 4%),
+//   so the cubic holds at the ceiling before it climbs past it for as long as keeps the last episode's refusals
+//   within kProbeShare of what the ceiling sends in a cycle, at most kMaxPlateauS (a limit that rose is found
+//   that much later). At 500/s and above there is no hold: a probe costs a share too small to save.
 // Refusals of requests sent before the last decrease, or within a grace after it (kEpisodeGraceS, or 1.5x the
 // refused request's latency when longer), belong to the same episode: they left at the old rate, or before the
 // limiter (a leaky bucket past its burst) had drained.
@@ -31,6 +36,8 @@ class RateLearner {
   static constexpr double kSlowStartShare = 0.5;    // of what was accepted before the first refusal
   static constexpr double kSlowStartDoublingS = 0.5;
   static constexpr double kEpisodeGraceS = 0.25;
+  static constexpr double kProbeShare = 0.01;  // of the requests a cycle sends at the ceiling, its refusals
+  static constexpr double kMaxPlateauS = 1.0;  // the longest hold at the ceiling before the cubic climbs past it
 
   // Time compression of a replay: rates and times below are on a clock `scale` times faster than the one
   // passed in (the constants keep their meaning on the recording's time axis). 1 = real time.
@@ -54,6 +61,8 @@ class RateLearner {
   // Episodes in a row with no success between them: 1 for an ordinary refusal, more when nothing gets
   // through at all (a hard refusal, not a rate).
   int refusedEpisodes() const { return refusedEpisodes_; }
+  // How long the rate holds at the ceiling before it climbs past it (see the probing budget above), in seconds.
+  double plateauS() const { return plateau_ / scale_; }
 
  private:
   double acceptedWithin(TimePoint now, Duration window);
@@ -71,6 +80,8 @@ class RateLearner {
   TimePoint lastDecrease_{};
   Duration grace_{};          // of the last episode
   long okSinceDecrease_ = 0;
+  long refusalsSinceDecrease_ = 0;  // of the episode under way, the one that began it included
+  double plateau_ = 0;              // dilated seconds at the ceiling before the cubic's climb past it
   int refusedEpisodes_ = 0;
   double scale_ = 1;
 };

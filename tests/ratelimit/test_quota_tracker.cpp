@@ -118,10 +118,13 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(qt.onRefusal(t0 + 4s, none, 1, 10, t0 + 4s, 0), Duration(4s));
     QCOMPARE(qt.onRefusal(t0 + 8s, none, 1, 10, t0 + 8s, 0), Duration(8s));
     QCOMPARE(qt.onRefusal(t0 + 16s, none, 1, 10, t0 + 16s, 0), Duration(10s));
-    QCOMPARE(qt.onRefusal(t0 + 26s, 30.0, 1, 10, t0 + 26s, 0), Duration(30s));  // Retry-After floors the hold
+    // Retry-After floors the hold: a whole-second one less a second (it may be a shorter wait rounded up; the
+    // refused request itself waits all of it), any other all of it.
+    QCOMPARE(qt.onRefusal(t0 + 26s, 30.0, 1, 10, t0 + 26s, 0), Duration(29s));
+    QCOMPARE(qt.onRefusal(t0 + 56s, 40.5, 1, 10, t0 + 56s, 0), Duration(40500ms));
     // Something got through: an ordinary refusal again, the key not held, only paused one interval.
-    qt.onSuccess(t0 + 60s);
-    const Duration pause = qt.onRefusal(t0 + 61s, 1.0, 1, 10, t0 + 61s, 0);
+    qt.onSuccess(t0 + 100s);
+    const Duration pause = qt.onRefusal(t0 + 101s, 1.0, 1, 10, t0 + 101s, 0);
     QVERIFY2(pause > Duration::zero() && pause <= 1s, qPrintable(QString::number(toSeconds(pause))));
   }
 
@@ -188,9 +191,14 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(l.ceiling(), 50.0);
     QVERIFY(std::abs(l.rate(t) - 42.5) < 1e-6);
     const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
+    // The episode that ended cost one refusal: at 50/s a cycle of 2 s keeps that to 1% (the probing budget),
+    // so the rate holds at the ceiling until 2 s, then climbs past it.
+    const double plateau = 1 / (RateLearner::kProbeShare * 50) - k;
+    QVERIFY2(std::abs(l.plateauS() - plateau) < 1e-6, qPrintable(QString::number(l.plateauS())));
     QVERIFY(std::abs(l.rate(t + fromSeconds(k)) - 50.0) < 1e-6);  // back at the ceiling, flat there
-    QVERIFY(l.rate(t + fromSeconds(k + 0.5)) < 51);
-    QVERIFY(l.rate(t + fromSeconds(k + 3)) > 100);  // then fast: a limit that doubled is found in seconds
+    QVERIFY(std::abs(l.rate(t + fromSeconds(k + plateau)) - 50.0) < 1e-6);
+    QVERIFY(l.rate(t + fromSeconds(k + plateau + 0.5)) < 51);
+    QVERIFY(l.rate(t + fromSeconds(k + plateau + 3)) > 100);  // then fast: a limit that doubled is found in seconds
   }
 
   void quotaTrackerContinuousRefillWaitsForTheShortfallOnly() {
@@ -376,6 +384,34 @@ class TestQuotaTracker : public QObject {
     const TimePoint again = locked + 300ms;
     QVERIFY(window.onRefusal(again - 10ms, again));
     QCOMPARE(window.ceiling(), 50.0);
+  }
+
+  // The probing budget: the longer the last episode's refusals are as a share of what a cycle sends at the
+  // ceiling, the longer the rate holds there before climbing past it; bounded, and none at a high rate.
+  void probingPastTheCeilingIsRarerWhereARefusalCostsMore() {
+    auto learnt = [](double rate, int refusals) {
+      RateLearner l;
+      const auto gap = fromSeconds(1 / rate);
+      TimePoint t = t0;
+      for (int i = 0; i < rate; ++i) l.onSuccess(t += gap);
+      l.onRefusal(t, t);  // slow start begins
+      for (int i = 1; i < refusals; ++i) l.onRefusal(t, t + 1ms);  // the same episode
+      t += 2s;
+      for (int i = 0; i < rate; ++i) l.onSuccess(t += gap);
+      l.onRefusal(t, t);  // the cubic's first episode: the ceiling is the rate
+      return l;
+    };
+    const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
+    QCOMPARE(learnt(500, 2).plateauS(), 0.0);                       // 2 in 500 a second: climb at once
+    QVERIFY(std::abs(learnt(50, 1).plateauS() - (2 - k)) < 1e-6);   // 1 in a 2-s cycle of 50/s
+    QCOMPARE(learnt(50, 3).plateauS(), RateLearner::kMaxPlateauS);  // 3 would take 6 s: bounded
+    // Marks cost nothing: an episode they began leaves no hold.
+    RateLearner marked = learnt(50, 3);
+    const TimePoint later = t0 + 10s;
+    for (int i = 0; i < 50; ++i) marked.onSuccess(later - 1s + std::chrono::milliseconds(20 * i));
+    QVERIFY(marked.onMark(later, later + 1ms));
+    QVERIFY(marked.onMark(later + 1s, later + 1s));
+    QCOMPARE(marked.plateauS(), 0.0);
   }
 
   void aMarkStartsTheLearntRateWhereNoRefusalDid() {
