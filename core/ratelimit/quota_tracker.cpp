@@ -353,15 +353,20 @@ void QuotaTracker::applyLearnedRate(TimePoint now) {
 
 Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double baseS, double capS, TimePoint now,
                                  EpochMs nowEpoch) {
+  const bool wasLearning = learner_.active();
   const bool fresh = learner_.onRefusal(std::min(sentAt, now), now, rateHint());
   applyLearnedRate(now);
   const int n = learner_.refusedEpisodes();
   if (fresh && n == 1) refusingSince_ = now;
   if (fresh && n >= 2) {  // nothing got through since the last episode: hold the key, doubling
     // No longer than the refusals have lasted so far (at least kMinHoldS): a window locked for half a second
-    // costs about that, not a whole base wait; a quota locked for good still reaches the cap by doubling.
+    // costs about that, not a whole base wait. And the first two holds no longer than a pause's cap, doubling
+    // from the third: a window that counts refusals opens soon after it turns (0.15 s at 50/s after a cold
+    // start's refusals), and a hold of all it lasted would waste most of that second. A quota locked for good
+    // still reaches the cap by doubling, a probe or two later.
     const double lastedS = std::max(kMinHoldS, toSeconds(now - refusingSince_));
-    double s = std::min({capS, baseS * std::pow(2.0, std::min(n - 2, 20)), lastedS});
+    const double climbS = kPauseCapS / scale_ * std::pow(2.0, std::clamp(n - 3, 0, 20));
+    double s = std::min({capS, baseS * std::pow(2.0, std::min(n - 2, 20)), lastedS, climbS});
     // A whole-second Retry-After may be a shorter wait rounded up (a window that turns in 0.2 s says "1"): the
     // key is held for what it surely says, a second less; the refused request itself waits all of it.
     if (std::isfinite(retryAfterS))
@@ -378,7 +383,13 @@ Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double ba
     // that late, for a refused probe or so a second while it stays locked (episodes that get nothing through
     // at all are held longer, above).
     if (sentAt >= pauseSetAt_) {
-      pauseLevel_ = pauseLevel_ == 0 ? 1 : std::min(pauseLevel_ * 2, 1 << 20);
+      // Past slow start a refusal is the cubic's gentle climb past a known ceiling: the limiter is over by
+      // about one request, and a window that counts refusals counts this one too. Two intervals let both
+      // drain, where one would meet a refusal more.
+      // The very first refusal ends an unpaced start: the limiter let a burst through and the requests still
+      // in flight will spend any interval's refill, so the first probe waits a pause's cap.
+      if (!wasLearning) pauseLevel_ = std::max(1, static_cast<int>(std::ceil(kPauseCapS / scale_ * r)));
+      else pauseLevel_ = pauseLevel_ == 0 ? (learner_.slowStarting() ? 1 : 2) : std::min(pauseLevel_ * 2, 1 << 20);
       pauseSetAt_ = now;
     }
     const double s = std::min(std::max(kPauseCapS, 1 / r), std::max(1, pauseLevel_) / r);

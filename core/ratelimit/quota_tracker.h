@@ -80,7 +80,10 @@ class QuotaTracker {
   enum class ProbeAnswer { Accepted, Refused, Neither };
   void settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint now);
   const RateLearner& learner() const { return learner_; }
-  void setTimeScale(double scale) { learner_.setTimeScale(scale); }  // see RateLearner::setTimeScale
+  void setTimeScale(double scale) {  // see RateLearner::setTimeScale
+    learner_.setTimeScale(scale);
+    scale_ = scale > 0 ? scale : 1;
+  }
   // What the upstream stated (limit / window) or the config said of dimension d, for a fleet sharing this
   // key: the rate per second at the bucket fraction, and the burst the rest of the limit leaves room for
   // (the same fraction of it), so rate x window + burst never passes the limit. rate 0 when neither is known
@@ -170,6 +173,7 @@ class QuotaTracker {
   RateLearner learner_;
   // The pause after a refusal (onRefusal): its level doubles per refusal of a request sent after it began.
   int pauseLevel_ = 0;
+  double scale_ = 1;  // a replay's time compression (the holds and pauses below are on the recording's clock)
   TimePoint pauseSetAt_{};
   // After a refusal's pause one request goes alone (a probe) until it is answered: a success ends the pause,
   // a refusal doubles it. Without this, every pause ended in a paced burst of rate x latency requests, all

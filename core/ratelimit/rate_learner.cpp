@@ -27,9 +27,15 @@ double RateLearner::rateAt(TimePoint now) const {
     else
       r = start_ * std::pow(2.0, std::min(t / kSlowStartDoublingS, 40.0));
   } else {
-    // Concave up to the ceiling, flat there for the plateau, then the convex climb past it.
-    const double u = t <= k ? t : std::max(k, t - plateau_);
-    r = ceiling_ * (1 + kCubic * std::pow(std::min(u, 60.0) - k, 3));
+    // Concave up to the ceiling, flat there for the plateau, then the convex climb past it, steeper after a
+    // plateau so that twice the ceiling is reached when it would have been without one.
+    if (t <= k) {
+      r = ceiling_ * (1 + kCubic * std::pow(t - k, 3));
+    } else {
+      const double toDouble = std::cbrt(1 / kCubic);  // 2.7 s past the ceiling
+      const double climb = 1 / std::pow(std::max(toDouble - plateau_, 1.0), 3);
+      r = ceiling_ * (1 + climb * std::pow(std::clamp(t - k - plateau_, 0.0, 60.0), 3));
+    }
   }
   return std::clamp(r, kFloor, kMaxRate);
 }

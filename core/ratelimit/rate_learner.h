@@ -12,8 +12,10 @@
 // - a probing budget: each climb past the ceiling costs the refusals an episode takes (1-2 on a window that
 //   stays full until it turns). At a low rate that is a large share of what is sent (2 of 50 a second is 4%),
 //   so the cubic holds at the ceiling before it climbs past it for as long as keeps the last episode's refusals
-//   within kProbeShare of what the ceiling sends in a cycle, at most kMaxPlateauS (a limit that rose is found
-//   that much later). At 500/s and above there is no hold: a probe costs a share too small to save.
+//   within kProbeShare of what the ceiling sends in a cycle, at most kMaxPlateauS; the climb after the hold is
+//   steeper, so twice the ceiling is reached as soon as without one (a limit that doubled is found as fast).
+//   At 500/s and above there is no hold: a probe costs a share too small to save.
+// The first refusal of all ends an unpaced start (QuotaTracker pauses a cap then, not an interval).
 // Refusals of requests sent before the last decrease, or within a grace after it (kEpisodeGraceS, or 1.5x the
 // refused request's latency when longer), belong to the same episode: they left at the old rate, or before the
 // limiter (a leaky bucket past its burst) had drained.
@@ -37,13 +39,15 @@ class RateLearner {
   static constexpr double kSlowStartDoublingS = 0.5;
   static constexpr double kEpisodeGraceS = 0.25;
   static constexpr double kProbeShare = 0.01;  // of the requests a cycle sends at the ceiling, its refusals
-  static constexpr double kMaxPlateauS = 1.0;  // the longest hold at the ceiling before the cubic climbs past it
+  static constexpr double kMaxPlateauS = 1.5;  // the longest hold at the ceiling before the cubic climbs past it
 
   // Time compression of a replay: rates and times below are on a clock `scale` times faster than the one
   // passed in (the constants keep their meaning on the recording's time axis). 1 = real time.
   void setTimeScale(double scale) { scale_ = scale > 0 ? scale : 1; }
 
   bool active() const { return active_; }
+  // Still doubling towards the first ceiling (no episode has measured one yet).
+  bool slowStarting() const { return active_ && slowStart_; }
   // Requests per second allowed at `now`; 0 while no refusal has been seen (nothing to pace by).
   double rate(TimePoint now) const;
   // The accepted rate the last episode measured (0 before the second one): what the limit seems to be.

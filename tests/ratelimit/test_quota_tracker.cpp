@@ -113,15 +113,19 @@ class TestQuotaTracker : public QObject {
     QVERIFY(qt.learner().active());
     // Sent before that pause began: in flight already, the pause does not grow (nor does the episode).
     QVERIFY(qt.onRefusal(t0 - 10ms, none, 1, 10, t0 + 100ms, 0) <= Duration(900ms));
-    QCOMPARE(qt.onRefusal(t0 + 1s, none, 1, 10, t0 + 1s, 0), Duration(1s));
-    QCOMPARE(qt.onRefusal(t0 + 2s, none, 1, 10, t0 + 2s, 0), Duration(2s));
-    QCOMPARE(qt.onRefusal(t0 + 4s, none, 1, 10, t0 + 4s, 0), Duration(4s));
-    QCOMPARE(qt.onRefusal(t0 + 8s, none, 1, 10, t0 + 8s, 0), Duration(8s));
-    QCOMPARE(qt.onRefusal(t0 + 16s, none, 1, 10, t0 + 16s, 0), Duration(10s));
+    // Nothing got through between episodes: the key is held, twice a pause's cap (a window that turns soon
+    // is found open), then doubling up to the cap.
+    TimePoint at = t0 + 1s;
+    for (const Duration hold : {Duration(250ms), Duration(250ms), Duration(500ms), Duration(1s), Duration(2s),
+                                Duration(4s), Duration(8s), Duration(10s)}) {
+      QCOMPARE(qt.onRefusal(at, none, 1, 10, at, 0), hold);
+      at += hold;
+    }
     // Retry-After floors the hold: a whole-second one less a second (it may be a shorter wait rounded up; the
     // refused request itself waits all of it), any other all of it.
-    QCOMPARE(qt.onRefusal(t0 + 26s, 30.0, 1, 10, t0 + 26s, 0), Duration(29s));
-    QCOMPARE(qt.onRefusal(t0 + 56s, 40.5, 1, 10, t0 + 56s, 0), Duration(40500ms));
+    QCOMPARE(qt.onRefusal(at, 30.0, 1, 10, at, 0), Duration(29s));
+    at += 29s;
+    QCOMPARE(qt.onRefusal(at, 40.5, 1, 10, at, 0), Duration(40500ms));
     // Something got through: an ordinary refusal again, the key not held, only paused one interval.
     qt.onSuccess(t0 + 100s);
     const Duration pause = qt.onRefusal(t0 + 101s, 1.0, 1, 10, t0 + 101s, 0);
@@ -129,17 +133,24 @@ class TestQuotaTracker : public QObject {
   }
 
   // The pause after a refusal doubles while requests sent after it are refused too (a fixed window full until
-  // it turns), and a success ends it.
+  // it turns), and a success ends it. The first refusal of all, which ends an unpaced start, pauses a cap.
   void refusalPauseDoublesUntilSomethingPasses() {
     const double none = std::numeric_limits<double>::quiet_NaN();
     QuotaTracker qt(1.0, {0, 0}, t0);
+    const RateLearner& l = qt.learner();
     TimePoint t = t0;
     for (int i = 0; i < 100; ++i) qt.onSuccess(t += 10ms);  // 100/s getting through
-    const Duration first = qt.onRefusal(t, none, 1, 10, t, 0);  // learnt rate 50/s: 20 ms
-    QVERIFY2(first >= 19ms && first <= 21ms, qPrintable(QString::number(toSeconds(first))));
+    const Duration cold = qt.onRefusal(t, none, 1, 10, t, 0);  // learnt rate 50/s, yet a cap's pause
+    QCOMPARE(cold, 250ms);
+    t += cold;
+    for (int i = 0; i < 100; ++i) qt.onSuccess(t += 10ms);  // the probe passed, and 100/s got through again
+    // Past slow start (this refusal measures the ceiling): two intervals of the learnt rate.
+    const Duration first = qt.onRefusal(t, none, 1, 10, t, 0);
+    QVERIFY(!l.slowStarting());
+    QVERIFY2(std::abs(toSeconds(first) - 2 / l.rate(t)) < 1e-3, qPrintable(QString::number(toSeconds(first))));
     t += first;
     const Duration second = qt.onRefusal(t, none, 1, 10, t + 5ms, 0);  // sent after the pause: doubled
-    QVERIFY2(second >= 38ms && second <= 42ms, qPrintable(QString::number(toSeconds(second))));
+    QVERIFY2(std::abs(toSeconds(second) - 4 / l.rate(t + 5ms)) < 1e-3, qPrintable(QString::number(toSeconds(second))));
     t += second;
     const Duration third = qt.onRefusal(t, none, 1, 10, t + 5ms, 0);
     QVERIFY2(third > second * 3 / 2, qPrintable(QString::number(toSeconds(third))));  // ~4 intervals of a rate still growing
@@ -164,7 +175,7 @@ class TestQuotaTracker : public QObject {
     QVERIFY(l.rate(t + 3500ms) > 200);                      // and beyond it within seconds
     // After the refusal's pause one request goes alone, and nothing more until it is answered.
     int sent = 0;
-    const TimePoint probeAt = t + 30ms;
+    const TimePoint probeAt = t + 260ms;  // the first refusal of all pauses a cap (kPauseCapS)
     for (int i = 0; i < 100; ++i)
       if (qt.check({1, 0}, probeAt, 0).wait == Duration::zero()) qt.onSend({1, 0}, probeAt), ++sent;
     QCOMPARE(sent, 1);
@@ -199,6 +210,8 @@ class TestQuotaTracker : public QObject {
     QVERIFY(std::abs(l.rate(t + fromSeconds(k + plateau)) - 50.0) < 1e-6);
     QVERIFY(l.rate(t + fromSeconds(k + plateau + 0.5)) < 51);
     QVERIFY(l.rate(t + fromSeconds(k + plateau + 3)) > 100);  // then fast: a limit that doubled is found in seconds
+    // The climb after the hold is steeper: twice the ceiling comes when it would have without a hold.
+    QVERIFY(std::abs(l.rate(t + fromSeconds(k + std::cbrt(1 / RateLearner::kCubic))) - 100.0) < 1e-6);
   }
 
   void quotaTrackerContinuousRefillWaitsForTheShortfallOnly() {
