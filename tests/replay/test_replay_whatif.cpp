@@ -107,8 +107,10 @@ class TestReplayWhatIf : public QObject {
     const double band = qEnvironmentVariableIsSet("TOLLGATE_SANITIZER") ? 1.0 : 0.4;
     QVERIFY2(std::abs(static_cast<double>(base.redriven.total.r429) - rec) <= std::max(5.0, band * rec),
              qPrintable(QString("unedited re-drive %1 vs recorded %2").arg(base.redriven.total.r429).arg(rec)));
-    // The what-if: halved concurrency pays fewer 429s than the recording (16-17 vs 31-34 measured), and
-    // clearly fewer than the same re-drive unedited, so the difference is the setting, not the re-drive.
+    // The what-if: halved concurrency pays fewer 429s than the recording (24 vs 46 recorded and 39-43 re-driven
+    // unedited, run alone on 2 cores, 2026-12-02; 33 vs 41 once with other integration tests beside it, which
+    // fails the 3/4 below), and clearly fewer than the same re-drive unedited, so the difference is the setting,
+    // not the re-drive.
     QVERIFY2(r.redriven.total.r429 < r.recorded.total.r429,
              qPrintable(QString("halved %1, recorded %2").arg(r.redriven.total.r429).arg(rec)));
     QVERIFY2(r.redriven.total.r429 * 4 <= base.redriven.total.r429 * 3,
