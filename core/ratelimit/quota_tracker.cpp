@@ -383,13 +383,18 @@ Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double ba
     // that late, for a refused probe or so a second while it stays locked (episodes that get nothing through
     // at all are held longer, above).
     if (sentAt >= pauseSetAt_) {
-      // Past slow start a refusal is the cubic's gentle climb past a known ceiling: the limiter is over by
-      // about one request, and a window that counts refusals counts this one too. Two intervals let both
-      // drain, where one would meet a refusal more.
-      // The very first refusal ends an unpaced start: the limiter let a burst through and the requests still
-      // in flight will spend any interval's refill, so the first probe waits a pause's cap.
-      if (!wasLearning) pauseLevel_ = std::max(1, static_cast<int>(std::ceil(kPauseCapS / scale_ * r)));
-      else pauseLevel_ = pauseLevel_ == 0 ? (learner_.slowStarting() ? 1 : 2) : std::min(pauseLevel_ * 2, 1 << 20);
+      if (!wasLearning) {
+        // The very first refusal ends an unpaced start: the limiter let a burst through and the requests still
+        // in flight will spend any interval's refill, so the first probe waits a pause's cap.
+        pauseLevel_ = std::max(1, static_cast<int>(std::ceil(kPauseCapS / scale_ * r)));
+      } else if (pauseLevel_ == 0) {
+        // Past slow start a refusal is the cubic's gentle climb past a known ceiling: the limiter is over by
+        // about one request, and a window that counts refusals counts this one too. Two intervals let both
+        // drain, where one would meet a refusal more.
+        pauseLevel_ = learner_.slowStarting() ? 1 : 2;
+      } else {
+        pauseLevel_ = std::min(pauseLevel_ * 2, 1 << 20);
+      }
       pauseSetAt_ = now;
     }
     const double s = std::min(std::max(kPauseCapS, 1 / r), std::max(1, pauseLevel_) / r);

@@ -8,6 +8,8 @@ namespace {
 constexpr double kMaxRate = 1e6;
 constexpr auto kWindow = std::chrono::seconds(1);
 constexpr auto kMinSpan = std::chrono::milliseconds(100);  // a shorter count says little of a rate
+// The cubic's K: seconds from a decrease back to the ceiling.
+double regainS() { return std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic); }
 }  // namespace
 
 double RateLearner::rate(TimePoint now) const { return rateAt(dilated(now, scale_)) * scale_; }
@@ -15,7 +17,7 @@ double RateLearner::rate(TimePoint now) const { return rateAt(dilated(now, scale
 double RateLearner::rateAt(TimePoint now) const {
   if (!active_) return 0;
   const double t = std::max(0.0, toSeconds(now - t0_));
-  const double k = std::cbrt((1 - kBeta) / kCubic);
+  const double k = regainS();
   double r = 0;
   if (slowStart_) {
     // Doubling up to the threshold (what got through before the first refusal), then the cubic from there as
@@ -110,9 +112,8 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     ceiling_ = measured > 0 ? measured : std::max(kFloor, 0.5 * was);
     // The probing budget: the episode that ends here cost refusalsSinceDecrease_ refusals; the next climb
     // past the ceiling waits until a cycle at the ceiling sends enough for that to be kProbeShare of it.
-    const double k = std::cbrt((1 - kBeta) / kCubic);
     const double cycleS = static_cast<double>(refusalsSinceDecrease_) / (kProbeShare * ceiling_);
-    plateau_ = std::clamp(cycleS - k, 0.0, kMaxPlateauS);
+    plateau_ = std::clamp(cycleS - regainS(), 0.0, kMaxPlateauS);
   }
   t0_ = now;
   lastDecrease_ = now;

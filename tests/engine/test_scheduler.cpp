@@ -205,7 +205,7 @@ class TestScheduler : public QObject {
     QCOMPARE(h.sent.back().url, std::string("http://127.0.0.1:9/v1/x"));
     h.respond(200, {}, t + 270ms);
     QCOMPARE(h.results.at("b").status, 200);
-    QVERIFY(known(h.group(t + 200ms).dims[0].localTokens));  // the key is paced at a learnt rate
+    QVERIFY(known(h.group(t + 300ms).dims[0].localTokens));  // the key is paced at a learnt rate
     h.s.releaseDelayed(t + 2s);
     QCOMPARE(h.dispatch(t + 2s), 1);
     h.respond(200, {}, t + 2100ms);
