@@ -8,6 +8,7 @@
 #include "sim_config.h"
 #include "sim_server.h"
 
+#include <algorithm>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -114,8 +115,11 @@ class TestNginxLimiter : public QObject {
     const QByteArray what = QByteArray("nginx saw 200 x ") + QByteArray::number(ok) + ", 429 x " +
                             QByteArray::number(refused) + "; report " + QByteArray::fromStdString(g.dump());
     qInfo("%s", what.constData());
-    // The engine's count and the limiter's agree: every 2xx the report has, nginx passed.
-    QCOMPARE(g["ok"].get<int>(), ok);
+    // The engine's count and the limiter's agree: every 2xx the report has, nginx passed; nginx may have passed
+    // a request or so more whose answer was still on its way when the run's duration ended (sent, unanswered).
+    const int reportOk = g["ok"].get<int>();
+    const int unanswered = g["sent"].get<int>() - reportOk - g["r429"].get<int>();
+    QVERIFY2(reportOk <= ok && ok - reportOk <= std::max(0, unanswered), what.constData());
     // Near the limit from a cold start (20/s x 10 s plus the burst is the most nginx lets through) ...
     QVERIFY2(ok >= 0.75 * kRate * seconds && ok <= kRate * seconds + kBurst + 2, what.constData());
     // ... without a retry storm: a naive client offering 2x the limit gets about half its requests refused.
