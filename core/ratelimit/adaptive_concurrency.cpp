@@ -34,6 +34,7 @@ void AdaptiveConcurrency::setTimeScale(double scale) {
   lastDecrease_ = TimePoint{};  // long ago on any clock
   accepted_.clear();
   capSetAt_ = TimePoint{};
+  pressed_ = 0;
 }
 
 void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now, int inFlightAtSend) {
@@ -51,9 +52,15 @@ void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now, int inFlight
       return;
     }
   }
-  if (cap_ > 0 && now >= capSetAt_ + fromSeconds(kCapProbeS)) {  // clean long enough: try one more
-    cap_ = std::min(cap_ + 1, ceiling_);
-    capSetAt_ = now;
+  if (cap_ > 0) {
+    if (inFlightAtSend >= cap_ - 1) ++pressed_;
+    const bool pressedClean = pressed_ >= kCapProbeAccepted;
+    if (pressedClean || now >= capSetAt_ + fromSeconds(kCapProbeS)) {  // clean long enough: try more
+      cap_ = std::min(cap_ + (pressedClean ? capStep_ : 1), ceiling_);
+      capStep_ = pressedClean ? 2 * capStep_ : 1;
+      capSetAt_ = now;
+      pressed_ = 0;
+    }
   }
   const double top = cap_ > 0 ? std::min(cap_, ceiling_) : ceiling_;
   if (limit_ < top) limit_ = std::min(top, limit_ + 1.0 / std::max(1.0, limit_));
@@ -77,6 +84,8 @@ bool AdaptiveConcurrency::onRateLimited(TimePoint now, int inFlightAtSend) {
   if (adaptive_ && (explained || inFlightBound(inFlightAtSend, now))) {
     cap_ = std::max(minimum_, cap_ > 0 ? std::min(cap_, inFlightAtSend) : inFlightAtSend);
     capSetAt_ = now;
+    pressed_ = 0;
+    capStep_ = 1;
     limit_ = std::min<double>(limit_, cap_);
     return true;
   }

@@ -6,8 +6,13 @@
 // refuses every request sent while N were in flight and accepts those sent with fewer, whatever the rate.
 // Told how many were in flight when each answered request left, this tells such refusals apart: a refusal
 // sent with x in flight when the recent acceptances (kEvidenceS) were, all but a few, sent with fewer than x
-// is an in-flight limit. The limit is then set to x and held there (no additive growth past it); a step above
-// is tried only after kCapProbeS without such a refusal (a limit that rose). The caller should not read such a
+// is an in-flight limit. The limit is then set to x and held there (no additive growth past it). A step above
+// is tried after kCapProbeAccepted acceptances sent while pressing the limit (x - 1 or more in flight) without
+// such a refusal, or after kCapProbeS of none at all; each clean step doubles the next (1, 2, 4, ...), as a
+// rate that doubled needs, and a refusal starts again at 1. On a true in-flight limit each probe costs about
+// one refusal, so probing costs about 1 in kCapProbeAccepted acceptances. With a fixed latency a rate limit
+// and an in-flight limit look the same (in flight = rate x latency), so a rate limit may be read as one; the
+// doubling steps find a rate that rose as fast as the rate learner would. The caller should not read such a
 // refusal as a rate signal: sending slower would not have helped.
 // Time is an argument; not thread-safe.
 #pragma once
@@ -24,6 +29,7 @@ class AdaptiveConcurrency {
   static constexpr int kMinEvidence = 4;           // at least this many of them
   static constexpr double kAtOrAboveShare = 0.05;  // at most this share of them sent with >= x in flight
   static constexpr double kCapProbeS = 5.0;        // a clean spell this long tries one more in flight
+  static constexpr int kCapProbeAccepted = 200;    // or this many acceptances pressing the limit: a step more
   // A limit of one in flight is not told from a rate whose requests seldom overlap (paced below the latency,
   // every acceptance leaves with none in flight): a refusal with fewer in flight is always a rate signal.
   static constexpr int kMinInFlight = 2;
@@ -65,6 +71,8 @@ class AdaptiveConcurrency {
   std::deque<Accepted> accepted_;  // of the last kEvidenceS
   int cap_ = 0;                    // in-flight limit the upstream showed; 0 = none
   TimePoint capSetAt_{};
+  int pressed_ = 0;   // acceptances sent pressing the cap since it was set or last raised
+  int capStep_ = 1;   // the next raise: doubles with each clean one
   double scale_ = 1;
 };
 

@@ -92,6 +92,39 @@ class TestAdaptiveConcurrency : public QObject {
     QCOMPARE(a.limit(), 8);
   }
 
+  // Probing above an in-flight limit is paid for by the acceptances that pressed it: after kCapProbeAccepted of
+  // them sent with cap - 1 or more in flight, one more; after each further clean run the step doubles, so a
+  // limit that doubled is found in a few runs (a rate limit behind a fixed latency reads as an in-flight limit
+  // of rate x latency). A refusal starts the steps again at one. Acceptances that did not press it (a quiet
+  // spell) raise nothing before kCapProbeS.
+  void probingAboveAnInFlightLimitDoublesWhilePressedAndClean() {
+    AdaptiveConcurrency a(64, 1, true, t0);
+    TimePoint t = t0 + 1s;
+    for (int i = 0; i < 8; ++i) a.onSuccess(0.02, t += 1ms, i);
+    QVERIFY(a.onRateLimited(t += 1ms, 8));
+    QCOMPARE(a.inFlightCap(), 8);
+    auto press = [&](int n, int inFlight) {
+      for (int i = 0; i < n; ++i) a.onSuccess(0.02, t += 1ms, inFlight);
+    };
+    press(AdaptiveConcurrency::kCapProbeAccepted - 1, 3);  // not pressing: nothing
+    QCOMPARE(a.inFlightCap(), 8);
+    press(AdaptiveConcurrency::kCapProbeAccepted - 1, 7);
+    QCOMPARE(a.inFlightCap(), 8);
+    press(1, 7);
+    QCOMPARE(a.inFlightCap(), 9);
+    press(AdaptiveConcurrency::kCapProbeAccepted, 8);
+    QCOMPARE(a.inFlightCap(), 11);
+    press(AdaptiveConcurrency::kCapProbeAccepted, 10);
+    QCOMPARE(a.inFlightCap(), 15);
+    press(60, 3);  // the limit follows in a few dozen answers
+    QCOMPARE(a.limit(), 15);
+    QCOMPARE(a.inFlightCap(), 15);
+    QVERIFY(a.onRateLimited(t += 1ms, 12));  // refused with 12 in flight, acceptances at 10
+    QCOMPARE(a.inFlightCap(), 12);
+    press(AdaptiveConcurrency::kCapProbeAccepted, 11);
+    QCOMPARE(a.inFlightCap(), 13);
+  }
+
   // A rate limit: refusals come with as many in flight as acceptances had. That is a rate signal (the usual
   // cut), not an in-flight limit, and no cap is kept.
   void refusalsAmongAcceptancesAreARateSignal() {
