@@ -4,6 +4,8 @@
 #include "engine.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -46,12 +48,19 @@ RunLog TollgateClient::run(const std::vector<Arrival>& arrivals, double duration
     if (!recording) return;
     log.attempts.push_back({static_cast<double>(a.tsMs - e0) / 1000.0, groupIndex(a.group), a.tier, a.status, a.retry});
   });
-  engine.onSnapshot([&](tg::SnapshotPtr snap) {
+  // TG_BENCH_TRACE=1: each snapshot's concurrency limit, in flight, counters and wait reason on stderr, to
+  // see why a run's rate sits where it does.
+  const bool trace = std::getenv("TG_BENCH_TRACE") != nullptr;
+  engine.onSnapshot([&, trace](tg::SnapshotPtr snap) {
     LimitSample l;
     l.atS = static_cast<double>(snap->tsMs - e0) / 1000.0;
     for (const auto& name : groups) {
       const auto* g = snap->find(name);
       l.limit.push_back(g ? g->concurrencyLimit : 0);
+      if (trace && g)
+        std::fprintf(stderr, "trace %7.2f %s limit %d in %d ok %llu 429 %llu wait %s\n", l.atS, name.c_str(),
+                     g->concurrencyLimit, g->inFlight, static_cast<unsigned long long>(g->counters.ok),
+                     static_cast<unsigned long long>(g->counters.r429), g->waitReason.c_str());
     }
     std::lock_guard lock(mutex);
     if (recording) log.limits.push_back(std::move(l));

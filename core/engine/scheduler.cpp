@@ -10,8 +10,10 @@
 #include "usage_tokens.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <tuple>
 
 namespace tg {
@@ -27,6 +29,23 @@ std::string endpointOf(const std::string& url) {
   if (start == std::string::npos) return "/";
   auto end = url.find_first_of("?#", start);
   return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// A Retry-After in whole seconds rounds the wait up to the second; the refusing scope's stated reset, when
+// shorter, is the finer clock of the same wait (a leaky bucket or GCRA that frees a slot in 40 ms says "1"
+// and resets in 0.24 s). That reset, if any; the latest when several scopes refused.
+std::optional<double> statedResetUnderRetryAfter(const QuotaReading& r, double tokenCost) {
+  if (!r.retryAfterS || r.retryAfterHeader != "Retry-After" || *r.retryAfterS < 1 ||
+      std::floor(*r.retryAfterS) != *r.retryAfterS)
+    return std::nullopt;
+  std::optional<double> reset;
+  for (const auto& s : r.scopes) {
+    const double cost = s.dimension == Dimension::Tokens ? tokenCost : 1.0;
+    if (!known(s.remaining) || !s.resetInS || s.remaining >= std::max(1.0, cost)) continue;
+    reset = std::max(reset.value_or(0.0), *s.resetInS);
+  }
+  if (reset && *reset < *r.retryAfterS) return reset;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -624,11 +643,18 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       holdWhy = "429 with Retry-After";
     } else {
       // A server-directed wait below the floor (Retry-After: 0) still holds the key that long: the
-      // upstream would otherwise be asked again at once, by every request queued on it.
-      const double waitS = std::max(verdict.waitS, cfg_.retry.baseBackoffS);
+      // upstream would otherwise be asked again at once, by every request queued on it. A whole-second
+      // Retry-After over a shorter stated reset holds the key until that reset; this request still waits
+      // the Retry-After.
+      double waitS = std::max(verdict.waitS, cfg_.retry.baseBackoffS);
+      const auto finer = statedResetUnderRetryAfter(reading, p->tokenCost);
+      if (finer) {
+        floorS = waitS;
+        waitS = std::max(*finer, cfg_.retry.baseBackoffS);
+      }
       const auto until = nowEpoch + static_cast<EpochMs>(waitS * 1000);
       k.quota.blockUntil(now + fromSeconds(waitS), until,
-                         WaitReason{.code = reading.retryAfterS ? WaitCode::RetryAfter : WaitCode::ResetAt,
+                         WaitReason{.code = reading.retryAfterS && !finer ? WaitCode::RetryAfter : WaitCode::ResetAt,
                                     .untilMs = until},
                          false);
       holdS = waitS;

@@ -205,6 +205,7 @@ void QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint no
     }
     d.bucket.tryAcquire(cost[i], now);
     d.sentSinceReading += cost[i];
+    d.sent += cost[i];
     if (known(d.remaining)) d.remaining = std::max(0.0, d.remaining - cost[i]);
   }
 }
@@ -255,18 +256,28 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     // remaining growing before it too (then the dimension is gradual; continuous refill is for the
     // time-to-full dialects, whose reset gives the rate). A reset in whole seconds may be rounded up by up to
     // one: A's window could have turned up to a second before the reset it told.
+    // A reset of "1" in whole seconds (a leaky bucket or GCRA that empties within the second) leaves no such
+    // span; a rise too small for a turn proves the refill then. After a turn B tells the limit less what the
+    // new window counted, and that is at most what was in flight when A came back and what was sent since
+    // (B included): less than the limit by more than that (and a tenth for other clients of the key) is no
+    // turn. Requests only: token costs are estimates.
     if (known(s->remaining) && d.refillEvidence < 3) {
-      for (const auto& a : d.seen)
-        if (a.receivedAt < sent && now + std::chrono::milliseconds(2) + a.rounding < a.earliestReset &&
-            a.limit == s->limit && s->remaining > a.remaining) {
+      const bool requests = dim == Dimension::Requests;
+      for (const auto& a : d.seen) {
+        if (!(a.receivedAt < sent && a.limit == s->limit && s->remaining > a.remaining)) continue;
+        const bool beforeTurn = now + std::chrono::milliseconds(2) + a.rounding < a.earliestReset;
+        const bool tooSmallForATurn = requests && s->remaining + (d.sent - a.sentBefore) + a.unseen < 0.9 * s->limit;
+        if (beforeTurn || tooSmallForATurn) {
           ++d.refillEvidence;
           d.seen.clear();  // one proof per batch of responses
           break;
         }
+      }
       if (s->resetInS && d.refillEvidence < 3) {
         const bool whole = s->resetFromAbsoluteTime || std::floor(*s->resetInS) == *s->resetInS;
+        const double unseen = requests ? inFlightOthers : 0;
         d.seen.push_back({sent, now, sent + fromSeconds(std::max(0.0, *s->resetInS)), s->remaining, s->limit,
-                          whole ? Duration(std::chrono::seconds(1)) : Duration::zero()});
+                          whole ? Duration(std::chrono::seconds(1)) : Duration::zero(), d.sent, unseen});
         while (d.seen.size() > 32 || (!d.seen.empty() && d.seen.front().earliestReset <= now)) d.seen.pop_front();
       }
       if (d.refillEvidence >= 3) d.seen.clear();

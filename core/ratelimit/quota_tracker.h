@@ -149,12 +149,15 @@ class QuotaTracker {
       TimePoint sentAt, receivedAt, earliestReset;  // earliestReset: send + the reset it told
       double remaining, limit;
       Duration rounding;  // a reset told in whole seconds may be up to a second late
+      double sentBefore;  // `sent` when it was received
+      double unseen;      // requests in flight then, which it could not count
     };
     std::deque<Seen> seen;
     TimePoint refilledAt{};
     // Requests the last reading could not count yet, and sent since: answers still to come.
     double unseenAtReading = 0;
     double sentSinceReading = 0;
+    double sent = 0;  // units sent since the start (requests: a count of sends)
     TokenBucket bucket;
   };
   void refill(Dim& d, TimePoint now);

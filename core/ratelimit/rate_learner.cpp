@@ -51,7 +51,10 @@ double RateLearner::acceptedWithin(TimePoint now, Duration window) {
 void RateLearner::onSuccess(TimePoint now) {
   ok_.push_back(dilated(now, scale_));
   if (ok_.size() > 200000) ok_.pop_front();  // bounded, whatever the rate
-  ++okSinceDecrease_;
+  if (okSinceDecrease_++ == 0 && lockedOut_) {
+    resumedAt_ = ok_.back();
+    lockedOut_ = false;
+  }
 }
 
 bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now, double rateHint) {
@@ -106,6 +109,12 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     double measured = accepted;
     if (const Duration span = now - lastDecrease_; slowStart_ && span < kWindow && span >= kMinSpan) {
       if (const double since = acceptedWithin(now, span); since > 0) measured = since / toSeconds(span);
+    } else if (!slowStart_ && ceiling_ > 0) {
+      // Locked out since the last episode: that one measured the rate, this one would measure our holds. After
+      // a lock-out, the rate since things got through again, once that is long enough to tell.
+      const Duration sinceResumed = now - resumedAt_;
+      if (okSinceDecrease_ == 0 || sinceResumed < kMinSpan) measured = ceiling_;
+      else if (sinceResumed < kWindow) measured = acceptedWithin(now, sinceResumed) / toSeconds(sinceResumed);
     }
     const double was = rateAt(now);
     slowStart_ = false;
@@ -115,6 +124,7 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     const double cycleS = static_cast<double>(refusalsSinceDecrease_) / (kProbeShare * ceiling_);
     plateau_ = std::clamp(cycleS - regainS(), 0.0, kMaxPlateauS);
   }
+  if (okSinceDecrease_ == 0 && active_) lockedOut_ = true;
   t0_ = now;
   lastDecrease_ = now;
   grace_ = std::max(fromSeconds(kEpisodeGraceS), (now - std::min(sentAt, now)) * 3 / 2);

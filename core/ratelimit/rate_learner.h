@@ -16,6 +16,11 @@
 //   steeper, so twice the ceiling is reached as soon as without one (a limit that doubled is found as fast).
 //   At 500/s and above there is no hold: a probe costs a share too small to save.
 // The first refusal of all ends an unpaced start (QuotaTracker pauses a cap then, not an interval).
+// A lock-out is no measure of the rate: an episode with nothing accepted since the last one (a GCRA or a
+// window that refuses everything until its backlog drains) keeps the ceiling, and for a second after the
+// first acceptance that follows, episodes measure from that acceptance. Counting the last second instead
+// counted the holds the lock-out caused: a halved GCRA at 500/s measured 294, 155, then 16/s, and stayed
+// near 16/s for 5 s.
 // Refusals of requests sent before the last decrease, or within a grace after it (kEpisodeGraceS, or 1.5x the
 // refused request's latency when longer), belong to the same episode: they left at the old rate, or before the
 // limiter (a leaky bucket past its burst) had drained.
@@ -84,6 +89,8 @@ class RateLearner {
   TimePoint lastDecrease_{};
   Duration grace_{};          // of the last episode
   long okSinceDecrease_ = 0;
+  bool lockedOut_ = false;   // an episode began with nothing accepted since the one before
+  TimePoint resumedAt_{};    // the first acceptance after the last lock-out
   long refusalsSinceDecrease_ = 0;  // of the episode under way, the one that began it included
   double plateau_ = 0;              // dilated seconds at the ceiling before the cubic's climb past it
   int refusedEpisodes_ = 0;

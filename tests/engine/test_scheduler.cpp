@@ -239,6 +239,23 @@ class TestScheduler : public QObject {
     QCOMPARE(h.sent.size(), std::size_t{3});
   }
 
+  // A leaky bucket or GCRA frees a slot in tens of ms but says "Retry-After: 1" (whole seconds), while its
+  // reset says 0.6 s: the key is held until the reset, not the rounded second (which held a halved leaky
+  // bucket at 5-6/s of 25); the refused request itself still waits the Retry-After.
+  void wholeSecondRetryAfterOverAShorterResetHoldsTheKeyUntilTheReset() {
+    Harness h;
+    h.admit("a");
+    h.admit("b");
+    QCOMPARE(h.dispatch(t0), 1);
+    h.respond(429, {{"X-RateLimit-Limit", "50"}, {"X-RateLimit-Remaining", "0"}, {"X-RateLimit-Reset", "0.6"},
+                    {"Retry-After", "1"}}, t0);
+    QVERIFY(h.s.nextDelayed() >= t0 + 1s);  // "a" retries no sooner than the upstream asked
+    QCOMPARE(h.dispatch(t0 + 550ms), 0);
+    QVERIFY2(h.group(t0 + 550ms).waitReason.find("reset at") == 0, h.group(t0 + 550ms).waitReason.c_str());
+    QVERIFY2(h.dispatch(t0 + 650ms) == 1, h.group(t0 + 650ms).waitReason.c_str());
+    QCOMPARE(h.sent.size(), std::size_t{2});
+  }
+
   void exhaustedQuotaFailsFastAndHoldsTheKey() {
     Harness h;
     h.admit("a");

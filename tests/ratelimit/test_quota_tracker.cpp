@@ -214,6 +214,72 @@ class TestQuotaTracker : public QObject {
     QVERIFY(std::abs(l.rate(t + fromSeconds(k + std::cbrt(1 / RateLearner::kCubic))) - 100.0) < 1e-6);
   }
 
+  // A limit that halves behind a backlog (a GCRA keeps it in units) refuses everything for a while. Episodes
+  // with nothing accepted in between keep the ceiling: the last second's count would measure our own holds
+  // (at 500/s it read 294, 155, then 16/s, and the rate stayed near 16 for 5 s). After the lock-out the
+  // next episode measures from the first acceptance, not over a second that includes the lock-out.
+  void aLockOutIsNoMeasureOfTheRate() {
+    RateLearner l;
+    TimePoint t = t0;
+    for (int i = 0; i < 500; ++i) l.onSuccess(t += 2ms);
+    QVERIFY(l.onRefusal(t, t));  // slow start
+    for (int i = 0; i < 500; ++i) l.onSuccess(t += 2ms);
+    QVERIFY(l.onRefusal(t, t));
+    QCOMPARE(l.ceiling(), 500.0);
+    for (int i = 0; i < 3; ++i) {  // locked out: refused every 0.3 s, nothing accepted
+      t += 300ms;
+      QVERIFY(l.onRefusal(t, t));
+      QCOMPARE(l.ceiling(), 500.0);
+      QCOMPARE(l.refusedEpisodes(), i + 2);
+    }
+    t += 100ms;
+    for (int i = 0; i < 125; ++i) l.onSuccess(t += 4ms);  // 250/s get through for half a second
+    QVERIFY(l.onRefusal(t, t));
+    QVERIFY2(l.ceiling() >= 240 && l.ceiling() <= 260, qPrintable(QString::number(l.ceiling())));
+    // A second on, the last second's count is the measure again.
+    for (int i = 0; i < 250; ++i) l.onSuccess(t += 4ms);
+    QVERIFY(l.onRefusal(t, t));
+    QVERIFY2(l.ceiling() >= 245 && l.ceiling() <= 255, qPrintable(QString::number(l.ceiling())));
+  }
+
+  // A leaky bucket (nginx limit_req) or GCRA in x-ratelimit headers: reset "1" in whole seconds (it empties
+  // within the second), remaining never above the burst. A whole-second reset of 1 leaves no span before the
+  // window could turn, so a rise is proved a refill by its size instead: after a turn remaining is the limit
+  // less what the new window counted (at most the requests in flight then and sent since). A fixed window's
+  // turn is never that small. Without the proof a halved leaky bucket (25/s, burst 5) was held to its reset
+  // and ran at 5-6/s.
+  void aRiseTooSmallForATurnIsARefill() {
+    auto reading = [](double remaining) {
+      QuotaReading r;
+      r.scopes.push_back(scope(Dimension::Requests, 25, remaining, 1.0));
+      return r;
+    };
+    QuotaReading refused = reading(0);
+    refused.retryAfterS = 1.0;
+    // A fixed window of 25 that turned: remaining 5 after 20 sent since. Twice: no proof.
+    QuotaTracker fixed(1.0, {0, 0}, t0);
+    TimePoint t = t0;
+    for (int round = 0; round < 2; ++round) {
+      fixed.onSend({1, 0}, t);
+      fixed.onResponse(reading(0), 0, t + 20ms, 0, t);
+      for (int i = 0; i < 20; ++i) fixed.onSend({1, 0}, t + 30ms);
+      fixed.onResponse(reading(5), 19, t + 50ms, 0, t + 30ms);
+      t += 100ms;
+    }
+    QVERIFY(!fixed.onQuotaRefusal(refused, {1, 0}, t));
+    // A leaky bucket: 0, then 2 with one sent since, then 3: refilling.
+    QuotaTracker leaky(1.0, {0, 0}, t0);
+    t = t0;
+    leaky.onSend({1, 0}, t);
+    leaky.onResponse(reading(0), 0, t + 20ms, 0, t);
+    leaky.onSend({1, 0}, t + 100ms);
+    leaky.onResponse(reading(2), 0, t + 120ms, 0, t + 100ms);
+    QVERIFY(!leaky.onQuotaRefusal(refused, {1, 0}, t + 130ms));  // one proof is not enough
+    leaky.onSend({1, 0}, t + 200ms);
+    leaky.onResponse(reading(3), 0, t + 220ms, 0, t + 200ms);
+    QVERIFY(leaky.onQuotaRefusal(refused, {1, 0}, t + 230ms));  // gradual: Retry-After is a floor, not a hold
+  }
+
   void quotaTrackerContinuousRefillWaitsForTheShortfallOnly() {
     QuotaTracker qt(1.0, {0, 0}, t0);
     auto reading = [](double remaining, double resetIn) {
