@@ -16,14 +16,11 @@
 //   steeper, so twice the ceiling is reached as soon as without one (a limit that doubled is found as fast).
 //   At 500/s and above there is no hold: a probe costs a share too small to save.
 // The first refusal of all ends an unpaced start (QuotaTracker pauses a cap then, not an interval).
-// A lock-out is no measure of the rate: an episode with nothing accepted since the last one (a GCRA or a
-// window that refuses everything until its backlog drains) keeps the ceiling, and for a second after the
-// first acceptance that follows, episodes measure from that acceptance. Counting the last second instead
-// counted the holds the lock-out caused: a halved GCRA at 500/s measured 294, 155, then 16/s, and stayed
-// near 16/s for 5 s.
-// Refusals of requests sent before the last decrease, or within a grace after it (kEpisodeGraceS, or 1.5x the
-// refused request's latency when longer), belong to the same episode: they left at the old rate, or before the
-// limiter (a leaky bucket past its burst) had drained.
+// A lock-out is a poor measure of the rate: in an episode with nothing accepted since the last one, the last
+// second's count holds our own holds. A window locked until it turns still counts its limit there, but a
+// limit that halved behind a backlog (a GCRA keeps it in units) refuses everything for over a second, and the
+// count fell 294, 155, 16/s at 500/s, where the cubic then took 5 s to climb back. Such episodes keep the
+// ceiling at kLockOutFloor of the last one measured with acceptances at least (TCP's ssthresh after a timeout).
 // Time is an argument; not thread-safe.
 #pragma once
 
@@ -45,6 +42,7 @@ class RateLearner {
   static constexpr double kEpisodeGraceS = 0.25;
   static constexpr double kProbeShare = 0.01;  // of the requests a cycle sends at the ceiling, its refusals
   static constexpr double kMaxPlateauS = 1.5;  // the longest hold at the ceiling before the cubic climbs past it
+  static constexpr double kLockOutFloor = 0.5;  // of the last ceiling measured with acceptances: a lock-out's floor
 
   // Time compression of a replay: rates and times below are on a clock `scale` times faster than the one
   // passed in (the constants keep their meaning on the recording's time axis). 1 = real time.
@@ -89,8 +87,7 @@ class RateLearner {
   TimePoint lastDecrease_{};
   Duration grace_{};          // of the last episode
   long okSinceDecrease_ = 0;
-  bool lockedOut_ = false;   // an episode began with nothing accepted since the one before
-  TimePoint resumedAt_{};    // the first acceptance after the last lock-out
+  double lastMeasured_ = 0;  // the ceiling of the last episode that had acceptances before it
   long refusalsSinceDecrease_ = 0;  // of the episode under way, the one that began it included
   double plateau_ = 0;              // dilated seconds at the ceiling before the cubic's climb past it
   int refusedEpisodes_ = 0;

@@ -107,13 +107,15 @@ class TestReplayWhatIf : public QObject {
     const double band = qEnvironmentVariableIsSet("TOLLGATE_SANITIZER") ? 1.0 : 0.4;
     QVERIFY2(std::abs(static_cast<double>(base.redriven.total.r429) - rec) <= std::max(5.0, band * rec),
              qPrintable(QString("unedited re-drive %1 vs recorded %2").arg(base.redriven.total.r429).arg(rec)));
-    // The what-if: halved concurrency pays fewer 429s than the recording (24 vs 46 recorded and 39-43 re-driven
-    // unedited, run alone on 2 cores, 2026-12-02; 33 vs 41 once with other integration tests beside it, which
-    // fails the 3/4 below), and clearly fewer than the same re-drive unedited, so the difference is the setting,
-    // not the re-drive.
+    // The what-if: halved concurrency pays fewer 429s than the recording, and clearly fewer than the same
+    // re-drive unedited, so the difference is the setting, not the re-drive. Run alone on 2 cores: 24 vs 39-43
+    // unedited (0.56-0.62x). With other work on the machine (a benchmark beside `./scripts/test`; ctest runs
+    // this test alone) the 10x-compressed schedule runs late and both counts rise: 26 vs 33 and 33 vs 41
+    // (0.79-0.80x), which a bound of 3/4 failed. 0.85x keeps a margin under load and still fails a setting that
+    // changes nothing (the unedited re-drive against itself varies by ~10%).
     QVERIFY2(r.redriven.total.r429 < r.recorded.total.r429,
              qPrintable(QString("halved %1, recorded %2").arg(r.redriven.total.r429).arg(rec)));
-    QVERIFY2(r.redriven.total.r429 * 4 <= base.redriven.total.r429 * 3,
+    QVERIFY2(r.redriven.total.r429 * 20 <= base.redriven.total.r429 * 17,
              qPrintable(QString("halved %1, unedited %2").arg(r.redriven.total.r429).arg(base.redriven.total.r429)));
     QVERIFY(r.redriven.total.arrivals > r.recorded.total.arrivals * 8 / 10);
 
