@@ -5,7 +5,8 @@
 // <= 5 s.
 //
 //   limiter_matrix [--seconds 20] [--kinds all|k1,k2] [--styles bare,retry-after,headers] [--limits 50,500]
-//                  [--concurrency 16,64] [--baselines] [--change] [--latency-ms 20] [--json FILE]
+//                  [--concurrency 16,64] [--baselines | --strategies s1,s2] [--change] [--latency-ms 20]
+//                  [--json FILE]
 //
 // Kinds: fixed-window, sliding-window, sliding-counting (refused requests count too), token-bucket, gcra,
 // leaky-nodelay and leaky-delayed (nginx limit_req, burst = limit/5), concurrency (max_concurrent 8 and a
@@ -52,6 +53,15 @@ int main(int argc, char** argv) {
   const std::string jsonPath = args.text("json", "build/bench-results/limiter_matrix.json");
   std::vector<std::string> strategies{"tollgate"};
   if (baselines) strategies = strategyNames();
+  // --strategies picks some (e.g. the three baselines alone: their figures do not change with the engine).
+  if (const std::string picked = args.text("strategies", ""); !picked.empty()) {
+    strategies = splitCommas(picked);
+    for (const auto& name : strategies)
+      if (std::find(strategyNames().begin(), strategyNames().end(), name) == strategyNames().end()) {
+        std::fprintf(stderr, "limiter_matrix: --strategies: unknown strategy \"%s\"\n", name.c_str());
+        return 2;
+      }
+  }
 
   std::printf("limiter matrix: %s runs of %.0f s from a cold start, %.0f ms latency, P1 arrivals at 2x the limit\n\n",
               change ? "change (limit halves at 10 s, doubles back at 25 s)" : "steady", change ? 40.0 : seconds,

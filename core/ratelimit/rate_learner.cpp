@@ -51,7 +51,10 @@ double RateLearner::acceptedWithin(TimePoint now, Duration window) {
 void RateLearner::onSuccess(TimePoint now) {
   ok_.push_back(dilated(now, scale_));
   if (ok_.size() > 200000) ok_.pop_front();  // bounded, whatever the rate
-  ++okSinceDecrease_;
+  if (okSinceDecrease_++ == 0 && lockedOut_) {
+    resumedAt_ = ok_.back();
+    lockedOut_ = false;
+  }
 }
 
 bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now, double rateHint) {
@@ -106,20 +109,21 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     double measured = accepted;
     if (const Duration span = now - lastDecrease_; slowStart_ && span < kWindow && span >= kMinSpan) {
       if (const double since = acceptedWithin(now, span); since > 0) measured = since / toSeconds(span);
-    } else if (!slowStart_ && okSinceDecrease_ == 0) {
-      // Locked out since the last episode: no lower than half the ceiling measured before the lock-out (see
-      // the header).
-      measured = std::max(measured, kLockOutFloor * lastMeasured_);
     }
+    // Locked out since the last episode, or within a second of the first acceptance after a lock-out (the
+    // last second's count still holds it): no lower than half the ceiling measured before (see the header).
+    const bool lockOut = okSinceDecrease_ == 0 || (resumedAt_ > TimePoint{} && now - resumedAt_ < kWindow);
+    if (!slowStart_ && lockOut) measured = std::max(measured, kLockOutFloor * lastMeasured_);
     const double was = rateAt(now);
     slowStart_ = false;
     ceiling_ = measured > 0 ? measured : std::max(kFloor, 0.5 * was);
-    if (okSinceDecrease_ > 0) lastMeasured_ = ceiling_;
+    if (!lockOut || lastMeasured_ <= 0) lastMeasured_ = ceiling_;
     // The probing budget: the episode that ends here cost refusalsSinceDecrease_ refusals; the next climb
     // past the ceiling waits until a cycle at the ceiling sends enough for that to be kProbeShare of it.
     const double cycleS = static_cast<double>(refusalsSinceDecrease_) / (kProbeShare * ceiling_);
     plateau_ = std::clamp(cycleS - regainS(), 0.0, kMaxPlateauS);
   }
+  if (active_ && okSinceDecrease_ == 0) lockedOut_ = true;
   t0_ = now;
   lastDecrease_ = now;
   grace_ = std::max(fromSeconds(kEpisodeGraceS), (now - std::min(sentAt, now)) * 3 / 2);

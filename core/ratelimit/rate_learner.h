@@ -19,8 +19,10 @@
 // A lock-out is a poor measure of the rate: in an episode with nothing accepted since the last one, the last
 // second's count holds our own holds. A window locked until it turns still counts its limit there, but a
 // limit that halved behind a backlog (a GCRA keeps it in units) refuses everything for over a second, and the
-// count fell 294, 155, 16/s at 500/s, where the cubic then took 5 s to climb back. Such episodes keep the
-// ceiling at kLockOutFloor of the last one measured with acceptances at least (TCP's ssthresh after a timeout).
+// count fell 294, 155, 16/s at 500/s, where the cubic then took 5 s to climb back. Such episodes, and those
+// within a second of the first acceptance after them (a lone probe got through: 4/s measured), keep the
+// ceiling at kLockOutFloor of the last one measured clear of a lock-out at least (TCP's ssthresh after a
+// timeout).
 // Time is an argument; not thread-safe.
 #pragma once
 
@@ -87,7 +89,9 @@ class RateLearner {
   TimePoint lastDecrease_{};
   Duration grace_{};          // of the last episode
   long okSinceDecrease_ = 0;
-  double lastMeasured_ = 0;  // the ceiling of the last episode that had acceptances before it
+  double lastMeasured_ = 0;  // the ceiling of the last episode measured clear of a lock-out
+  bool lockedOut_ = false;   // the last episode came with nothing accepted since the one before
+  TimePoint resumedAt_{};    // the first acceptance after the last lock-out
   long refusalsSinceDecrease_ = 0;  // of the episode under way, the one that began it included
   double plateau_ = 0;              // dilated seconds at the ceiling before the cubic's climb past it
   int refusedEpisodes_ = 0;

@@ -217,7 +217,8 @@ class TestQuotaTracker : public QObject {
   // A limit that halves behind a backlog (a GCRA keeps it in units) refuses everything for over a second.
   // Episodes with nothing accepted in between measure the last second, which holds mostly our own holds (at
   // 500/s it read 294, 155, then 16/s, and the cubic took 5 s to climb back): no lower than half the ceiling
-  // measured before the lock-out. A window locked until it turns still counts its limit in that second.
+  // measured before the lock-out, until a second after the first acceptance that follows. A window locked
+  // until it turns still counts its limit in that second.
   void aLockOutIsNoMeasureOfTheRate() {
     RateLearner l;
     TimePoint t = t0;
@@ -236,8 +237,14 @@ class TestQuotaTracker : public QObject {
     QVERIFY(l.onRefusal(t, t));
     QCOMPARE(l.ceiling(), 250.0);
     QCOMPARE(l.refusedEpisodes(), 3);
-    // Things get through again: the next episode's count is the measure, whatever it says.
-    t += 200ms;
+    // A lone probe gets through, then a refusal: the last second still holds the lock-out (1 accepted).
+    t += 300ms;
+    l.onSuccess(t);
+    t += 300ms;
+    QVERIFY(l.onRefusal(t, t));
+    QCOMPARE(l.ceiling(), 250.0);
+    // A second after things got through again, the count is the measure, whatever it says.
+    t += 500ms;
     for (int i = 0; i < 100; ++i) l.onSuccess(t += 10ms);
     QVERIFY(l.onRefusal(t, t));
     QCOMPARE(l.ceiling(), 100.0);
