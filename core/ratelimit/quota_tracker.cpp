@@ -151,10 +151,13 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
       }
       continue;
     }
-    // Gradual and paced by the learnt rate: the stated remaining still binds. Used up by requests in flight,
-    // their answers tell what came back (a window that counts refusals locks out whoever sends on nothing
-    // left); with none in flight, one learnt interval after the last answer.
-    if (d.gradual && !d.timeToFull && learner_.active() && known(d.remaining) && d.remaining + 1e-9 < need) {
+    // Gradual: the stated remaining still binds. Used up by requests in flight, their answers tell what came
+    // back (a window that counts refusals locks out whoever sends on nothing left); with none in flight, one
+    // learnt interval after the last answer, or at once before anything is learnt (that one request's answer
+    // tells: a mark starts the learnt rate). Before, with nothing learnt yet, a leaky bucket proved gradual
+    // in its first second was sent the whole concurrency on nothing left: 25-34 refusals at C=64.
+    if (d.gradual && !d.timeToFull && known(d.remaining) && d.remaining + 1e-9 < need &&
+        (learner_.active() || d.unseenAtReading + d.sentSinceReading > 0)) {
       const bool answersDue = d.unseenAtReading + d.sentSinceReading > 0;
       const TimePoint until =
           d.refilledAt + (answersDue ? Duration(std::chrono::seconds(1))

@@ -285,7 +285,20 @@ class TestQuotaTracker : public QObject {
     QVERIFY(!leaky.onQuotaRefusal(refused, {1, 0}, t + 130ms));  // one proof is not enough
     leaky.onSend({1, 0}, t + 200ms);
     leaky.onResponse(reading(3), 0, t + 220ms, 0, t + 200ms);
+    // Gradual, nothing learnt yet: nothing left with answers still due waits for them (it once sent the whole
+    // concurrency), and with none due one request goes to ask.
+    leaky.onResponse(reading(0), 5, t + 300ms, 0, t + 280ms);
+    const QuotaWait w = leaky.check({1, 0}, t + 310ms, 0);
+    QVERIFY2(w.wait > Duration::zero(), w.reason.c_str());
     QVERIFY(leaky.onQuotaRefusal(refused, {1, 0}, t + 230ms));  // gradual: Retry-After is a floor, not a hold
+    QuotaTracker quiet(1.0, {0, 0}, t0);
+    t = t0;
+    for (double left : {0.0, 2.0, 3.0, 0.0}) {
+      quiet.onSend({1, 0}, t);
+      quiet.onResponse(reading(left), 0, t + 20ms, 0, t);
+      t += 100ms;
+    }
+    QCOMPARE(quiet.check({1, 0}, t, 0).wait, Duration::zero());
   }
 
   void quotaTrackerContinuousRefillWaitsForTheShortfallOnly() {
