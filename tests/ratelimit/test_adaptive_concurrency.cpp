@@ -9,6 +9,15 @@ using namespace std::chrono_literals;
 
 namespace {
 const TimePoint t0 = TimePoint{} + 1000s;
+
+// An upstream that accepts 8 in flight: 8 acceptances sent with 0..7 in flight, then a refusal sent with 8
+// (at `t`, which moves on) sets the in-flight cap at 8.
+AdaptiveConcurrency cappedAtEight(TimePoint& t, double latencyS) {
+  AdaptiveConcurrency a(64, 1, true, t0);
+  for (int i = 0; i < 8; ++i) a.onSuccess(latencyS, t += 1ms, i);
+  if (!a.onRateLimited(t += 1ms, 8) || a.inFlightCap() != 8) qFatal("the cap of 8 was not read");
+  return a;
+}
 }  // namespace
 
 class TestAdaptiveConcurrency : public QObject {
@@ -68,12 +77,9 @@ class TestAdaptiveConcurrency : public QObject {
   // refused. The refusal is read as an in-flight limit: the limit drops to 8 at once and stays there while
   // successes come (no additive growth into the refusals), and the caller is told not to cut the rate.
   void refusalsAboveEveryAcceptanceAreAnInFlightLimit() {
-    AdaptiveConcurrency a(64, 1, true, t0);
     TimePoint t = t0 + 1s;
-    for (int i = 0; i < 8; ++i) a.onSuccess(0.16, t += 1ms, i);
-    QVERIFY(a.onRateLimited(t += 1ms, 8));
+    AdaptiveConcurrency a = cappedAtEight(t, 0.16);
     QCOMPARE(a.limit(), 8);
-    QCOMPARE(a.inFlightCap(), 8);
     for (int i = 0; i < 200; ++i) a.onSuccess(0.16, t += 10ms, i % 8);  // 2 s of successes at the cap
     QCOMPARE(a.limit(), 8);
     // A refusal at 9 (one answer still on its way back) does not raise it.
@@ -98,11 +104,8 @@ class TestAdaptiveConcurrency : public QObject {
   // of rate x latency). A refusal starts the steps again at one. Acceptances that did not press it (a quiet
   // spell) raise nothing before kCapProbeS.
   void probingAboveAnInFlightLimitDoublesWhilePressedAndClean() {
-    AdaptiveConcurrency a(64, 1, true, t0);
     TimePoint t = t0 + 1s;
-    for (int i = 0; i < 8; ++i) a.onSuccess(0.02, t += 1ms, i);
-    QVERIFY(a.onRateLimited(t += 1ms, 8));
-    QCOMPARE(a.inFlightCap(), 8);
+    AdaptiveConcurrency a = cappedAtEight(t, 0.02);
     auto press = [&](int n, int inFlight) {
       for (int i = 0; i < n; ++i) a.onSuccess(0.02, t += 1ms, inFlight);
     };
