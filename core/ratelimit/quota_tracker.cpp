@@ -263,9 +263,10 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     // span; a rise too small for a turn proves the refill then. After a turn B tells the limit less what the
     // new window counted, and that is at most what was in flight when A came back and what was sent since
     // (B included): less than the limit by more than that (and a tenth for other clients of the key) is no
-    // turn. Requests only: token costs are estimates.
+    // turn. Requests only: token costs are estimates; and not for "until full" resets, told in ms, where the
+    // timing proof works and a cold burst's in-flight count is the rule's weak point.
     if (known(s->remaining) && d.refillEvidence < 3) {
-      const bool requests = dim == Dimension::Requests;
+      const bool requests = dim == Dimension::Requests && !timeToFull;
       for (const auto& a : d.seen) {
         if (!(a.receivedAt < sent && a.limit == s->limit && s->remaining > a.remaining)) continue;
         const bool beforeTurn = now + std::chrono::milliseconds(2) + a.rounding < a.earliestReset;
