@@ -31,23 +31,6 @@ std::string endpointOf(const std::string& url) {
   return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
-// A Retry-After in whole seconds rounds the wait up to the second; the refusing scope's stated reset, when
-// shorter, is the finer clock of the same wait (a leaky bucket or GCRA that frees a slot in 40 ms says "1"
-// and resets in 0.24 s). That reset, if any; the latest when several scopes refused.
-std::optional<double> statedResetUnderRetryAfter(const QuotaReading& r, double tokenCost) {
-  if (!r.retryAfterS || r.retryAfterHeader != "Retry-After" || *r.retryAfterS < 1 ||
-      std::floor(*r.retryAfterS) != *r.retryAfterS)
-    return std::nullopt;
-  std::optional<double> reset;
-  for (const auto& s : r.scopes) {
-    const double cost = s.dimension == Dimension::Tokens ? tokenCost : 1.0;
-    if (!known(s.remaining) || !s.resetInS || s.remaining >= std::max(1.0, cost)) continue;
-    reset = std::max(reset.value_or(0.0), *s.resetInS);
-  }
-  if (reset && *reset < *r.retryAfterS) return reset;
-  return std::nullopt;
-}
-
 }  // namespace
 
 // A fleet's shared bucket holds what the limit leaves room for beyond the paced rate, and no more than
@@ -647,7 +630,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       // Retry-After over a shorter stated reset holds the key until that reset; this request still waits
       // the Retry-After.
       double waitS = std::max(verdict.waitS, cfg_.retry.baseBackoffS);
-      const auto finer = statedResetUnderRetryAfter(reading, p->tokenCost);
+      const auto finer = QuotaTracker::resetUnderRetryAfter(reading, {1.0, p->tokenCost});
       if (finer) {
         floorS = waitS;
         waitS = std::max(*finer, cfg_.retry.baseBackoffS);

@@ -24,10 +24,13 @@ struct QuotaScope {
                                              // kinds disagree, the delta (immune to clock skew) wins
 };
 
+// QuotaReading::retryAfterHeader when the plain HTTP Retry-After gave the wait (whole seconds or a date).
+inline constexpr const char* kRetryAfterHeader = "Retry-After";
+
 struct QuotaReading {
   std::vector<QuotaScope> scopes;
   std::optional<double> retryAfterS;  // the server-directed wait, precedence applied (ms forms > Retry-After)
-  std::string retryAfterHeader;       // which header gave it
+  std::string retryAfterHeader;       // which header gave it: kRetryAfterHeader, retry-after-ms, x-ms-retry-after-ms
   std::optional<std::string> group;   // X-RateLimit-Group
   std::optional<double> serverDateEpochS;  // Date header, used as the server's clock for absolute times
   std::optional<std::string> githubResource;

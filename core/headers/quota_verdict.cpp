@@ -92,7 +92,7 @@ QuotaVerdict decideVerdict(const QuotaReading& reading, int status, double nowEp
   std::optional<double> wait;
   if (limited && reading.retryAfterS) {
     wait = *reading.retryAfterS;
-    const std::string header = reading.retryAfterHeader.empty() ? "Retry-After" : reading.retryAfterHeader;
+    const std::string header = reading.retryAfterHeader.empty() ? kRetryAfterHeader : reading.retryAfterHeader;
     v.reason = header + " until " + formatUtc(nowEpochS + *wait, false);
   } else if (const QuotaScope* s = bindingExhaustedScope(reading)) {
     wait = *s->resetInS;

@@ -36,8 +36,7 @@ constexpr std::string_view kOpenAiPrefix = "x-ratelimit-";           // + {limit
 constexpr std::string_view kAnthropicPrefix = "anthropic-ratelimit-";  // + <scope>-{limit,remaining,reset}
 }  // namespace hdr
 
-// Spelling used in QuotaReading::retryAfterHeader.
-constexpr const char* kRetryAfterName = "Retry-After";
+// Spellings used in QuotaReading::retryAfterHeader (and kRetryAfterHeader).
 constexpr const char* kRetryAfterMsName = "retry-after-ms";
 constexpr const char* kMsRetryAfterMsName = "x-ms-retry-after-ms";
 
@@ -354,7 +353,7 @@ class Reader {
     }
     if (wait && !r_.retryAfterS) {
       r_.retryAfterS = *wait;
-      r_.retryAfterHeader = kRetryAfterName;
+      r_.retryAfterHeader = kRetryAfterHeader;
     }
   }
 

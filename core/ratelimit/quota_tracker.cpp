@@ -474,6 +474,21 @@ bool QuotaTracker::onQuotaRefusal(const QuotaReading& r, std::array<double, kDim
   return any;
 }
 
+std::optional<double> QuotaTracker::resetUnderRetryAfter(const QuotaReading& r,
+                                                        std::array<double, kDimensionCount> cost) {
+  if (!r.retryAfterS || r.retryAfterHeader != kRetryAfterHeader || *r.retryAfterS < 1 ||
+      std::floor(*r.retryAfterS) != *r.retryAfterS)
+    return std::nullopt;
+  std::optional<double> reset;
+  for (int i = 0; i < kDimensionCount; ++i) {
+    const QuotaScope* s = pick(r, static_cast<Dimension>(i));
+    if (!s || !known(s->remaining) || !s->resetInS || s->remaining >= std::max(1.0, cost[i])) continue;
+    reset = std::max(reset.value_or(0.0), *s->resetInS);
+  }
+  if (reset && *reset < *r.retryAfterS) return reset;
+  return std::nullopt;
+}
+
 void QuotaTracker::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
   pauseLevel_ = 0;
   pauseProbeOut_ = false;

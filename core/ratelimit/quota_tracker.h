@@ -73,6 +73,12 @@ class QuotaTracker {
   // such a dimension (the caller then treats it like a refusal that says nothing of the window: onRefusal).
   // `cost`: the refused request's, to tell which dimension refused it.
   bool onQuotaRefusal(const QuotaReading& r, std::array<double, kDimensionCount> cost, TimePoint now);
+  // A whole-second Retry-After (the plain header, >= 1 s) over a shorter reset of the dimension that refused
+  // (`cost`: the refused request's): the upstream rounds its wait up to the second, and the stated reset is
+  // the finer figure of the same wait (a leaky bucket or GCRA that frees a slot in 40 ms says "1" and resets
+  // in 0.24 s). Returns that reset (the latest when several dimensions refused), or nothing when Retry-After
+  // is the finer one or no dimension refused.
+  static std::optional<double> resetUnderRetryAfter(const QuotaReading& r, std::array<double, kDimensionCount> cost);
   bool gradual(Dimension d) const { return dims_[static_cast<int>(d)].gradual; }
   // The answer to a request sent at `sentAt`, after onResponse took its headers. When it was a probe (see check), an accepted one proves the
   // dimension gradual and a refused one that it waits for its reset (no more probes of it); any other answer
