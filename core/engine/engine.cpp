@@ -157,6 +157,7 @@ class EngineLoop {
   EngineListeners listeners_;  // before scheduler_: it holds a reference
   Scheduler scheduler_;
   CurlTransport transport_;
+  std::vector<Response> finished_;  // one poll's answers, reused
   bool stopRequested_ = false;
   std::uint64_t seq_ = 0;
 
@@ -273,7 +274,14 @@ void EngineLoop::run() {
     transport_.poll(static_cast<int>(timeoutMs));
     const TimePoint doneAt = Clock::now();
     const EpochMs doneEpoch = nowEpochMs();
-    transport_.takeFinished([&](Response r) { scheduler_.complete(std::move(r), doneAt, doneEpoch); });
+    // Answers read in one poll are judged in the order their requests were sent (tickets rise with each
+    // send): the upstream decided them in about that order, and a refusal is judged by the acceptances of
+    // requests sent before it (an in-flight limit, AdaptiveConcurrency), whichever socket was read first.
+    transport_.takeFinished([&](Response r) { finished_.push_back(std::move(r)); });
+    std::stable_sort(finished_.begin(), finished_.end(),
+                     [](const Response& a, const Response& b) { return a.ticket < b.ticket; });
+    for (Response& r : finished_) scheduler_.complete(std::move(r), doneAt, doneEpoch);
+    finished_.clear();
   }
 
   const TimePoint now = Clock::now();
