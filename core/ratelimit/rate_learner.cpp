@@ -30,12 +30,14 @@ double RateLearner::rateAt(TimePoint now) const {
       r = start_ * std::pow(2.0, std::min(t / kSlowStartDoublingS, 40.0));
   } else {
     // Concave up to the ceiling, flat there for the plateau, then the convex climb past it, steeper after a
-    // plateau so that twice the ceiling is reached when it would have been without one.
+    // plateau so that twice the ceiling comes half the plateau later than without one. Making up all of it
+    // (1.58x the ceiling a second past the longest plateau, not 1.13x) met a token bucket's saved-up slack
+    // at 200 ms of latency with 12 refusals an episode (headerless_bench).
     if (t <= k) {
       r = ceiling_ * (1 + kCubic * std::pow(t - k, 3));
     } else {
       const double toDouble = std::cbrt(1 / kCubic);  // 2.7 s past the ceiling
-      const double climb = 1 / std::pow(std::max(toDouble - plateau_, 1.0), 3);
+      const double climb = 1 / std::pow(std::max(toDouble - 0.5 * plateau_, 1.0), 3);
       r = ceiling_ * (1 + climb * std::pow(std::clamp(t - k - plateau_, 0.0, 60.0), 3));
     }
   }

@@ -13,7 +13,9 @@
 //   stays full until it turns). At a low rate that is a large share of what is sent (2 of 50 a second is 4%),
 //   so the cubic holds at the ceiling before it climbs past it for as long as keeps the last episode's refusals
 //   within kProbeShare of what the ceiling sends in a cycle, at most kMaxPlateauS; the climb after the hold is
-//   steeper, so twice the ceiling is reached as soon as without one (a limit that doubled is found as fast).
+//   steeper, so twice the ceiling comes only half the hold later than without one (a limit that doubled is
+//   found in 3.5 s from the ceiling after the longest hold). Steeper still costs refusals where the answer
+//   comes late: an episode's refusals grow with the rate's excess times the latency.
 //   At 500/s and above there is no hold: a probe costs a share too small to save.
 // The first refusal of all ends an unpaced start (QuotaTracker pauses a cap then, not an interval).
 // A lock-out is a poor measure of the rate: in an episode with nothing accepted since the last one, the last

@@ -210,8 +210,8 @@ class TestQuotaTracker : public QObject {
     QVERIFY(std::abs(l.rate(t + fromSeconds(k + plateau)) - 50.0) < 1e-6);
     QVERIFY(l.rate(t + fromSeconds(k + plateau + 0.5)) < 51);
     QVERIFY(l.rate(t + fromSeconds(k + plateau + 3)) > 100);  // then fast: a limit that doubled is found in seconds
-    // The climb after the hold is steeper: twice the ceiling comes when it would have without a hold.
-    QVERIFY(std::abs(l.rate(t + fromSeconds(k + std::cbrt(1 / RateLearner::kCubic))) - 100.0) < 1e-6);
+    // The climb after the hold is steeper: twice the ceiling comes half the hold later than without one.
+    QVERIFY(std::abs(l.rate(t + fromSeconds(k + std::cbrt(1 / RateLearner::kCubic) + plateau / 2)) - 100.0) < 1e-6);
   }
 
   // A limit that halves behind a backlog (a GCRA keeps it in units) refuses everything for over a second.
