@@ -243,8 +243,15 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     if (!s) continue;
     Dim& d = dims_[i];
     const double limitBefore = d.limit;
-    if (known(d.limit) && std::abs(s->limit - d.limit) > 0.02 * d.limit && d.configuredPerMinute <= 0)
+    if (known(d.limit) && std::abs(s->limit - d.limit) > 0.02 * d.limit && d.configuredPerMinute <= 0) {
       change = QuotaChange{dim, d.limit, s->limit};
+      // A stated request limit that rose is a new quota: what the learner measured under the old one (its
+      // ceiling, and the climb past it that a plateau delays) says nothing of it, and the headers now do. A
+      // limiter with a burst saves what a slow climb leaves unused and pays it out above the new limit later
+      // (a token bucket whose limit doubled ran at 26/s for 2.5 s, then 92/s). A limit that fell needs no
+      // restart: the learnt rate never exceeds the stated one.
+      if (dim == Dimension::Requests && s->limit > kStatedRiseRestarts * d.limit) learner_.restart();
+    }
     if (d.configuredPerMinute <= 0 || !known(d.limit)) d.limit = s->limit;
     else d.limit = std::min(d.limit, s->limit);  // the server's word beats our config when lower
     const bool timeToFull = s->dialect == "openai" || s->dialect == "anthropic";
@@ -405,8 +412,13 @@ Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double ba
       } else if (pauseLevel_ == 0) {
         // Past slow start a refusal is the cubic's gentle climb past a known ceiling: the limiter is over by
         // about one request, and a window that counts refusals counts this one too. Two intervals let both
-        // drain, where one would meet a refusal more.
-        pauseLevel_ = learner_.slowStarting() ? 1 : 2;
+        // drain, where one would meet a refusal more. A window that is full stays full for the share of it
+        // that the probe overshot (a few %: 40 ms of a 1-s window at 4%), so at least kProbePauseS, up to a
+        // third interval: at 50/s two intervals met a second refusal in most episodes (2.1% 429s on a fixed
+        // window), and at 25/s a third interval is a dip of 12% in that second.
+        pauseLevel_ = learner_.slowStarting()
+                          ? 1
+                          : std::clamp(static_cast<int>(std::ceil(kProbePauseS / scale_ * r - 1e-9)), 2, 3);
       } else {
         pauseLevel_ = std::min(pauseLevel_ * 2, 1 << 20);
       }

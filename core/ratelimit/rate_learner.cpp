@@ -8,8 +8,8 @@ namespace {
 constexpr double kMaxRate = 1e6;
 constexpr auto kWindow = std::chrono::seconds(1);
 constexpr auto kMinSpan = std::chrono::milliseconds(100);  // a shorter count says little of a rate
-// The cubic's K: seconds from a decrease back to the ceiling.
-double regainS() { return std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic); }
+// The cubic's K: seconds from a decrease to `beta` x the ceiling back to the ceiling.
+double regainS(double beta) { return std::cbrt((1 - beta) / RateLearner::kCubic); }
 }  // namespace
 
 double RateLearner::rate(TimePoint now) const { return rateAt(dilated(now, scale_)) * scale_; }
@@ -17,7 +17,7 @@ double RateLearner::rate(TimePoint now) const { return rateAt(dilated(now, scale
 double RateLearner::rateAt(TimePoint now) const {
   if (!active_) return 0;
   const double t = std::max(0.0, toSeconds(now - t0_));
-  const double k = regainS();
+  const double k = regainS(beta_);
   double r = 0;
   if (slowStart_) {
     // Doubling up to the threshold (what got through before the first refusal), then the cubic from there as
@@ -116,14 +116,24 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     // last second's count still holds it): no lower than half the ceiling measured before (see the header).
     const bool lockOut = okSinceDecrease_ == 0 || (resumedAt_ > TimePoint{} && now - resumedAt_ < kWindow);
     if (!slowStart_ && lockOut) measured = std::max(measured, kLockOutFloor * lastMeasured_);
+    // Refused in the climb past a plateau that held the ceiling without a refusal for kProvenPlateauS or more:
+    // the limit is at least that ceiling, whatever the last second's count (which holds the last episode's
+    // pause and dip, and on a window that counts refusals, them too: measured alone, a ceiling of 25/s
+    // settled at 22-24).
+    const double sinceS = toSeconds(now - t0_);
+    if (!slowStart_ && !lockOut && plateau_ >= kProvenPlateauS && sinceS > regainS(beta_) + plateau_)
+      measured = std::max(measured, ceiling_);
     const double was = rateAt(now);
+    const bool confirmed = !slowStart_ && !lockOut && ceiling_ > 0 && measured > 0 &&
+                           std::abs(measured - ceiling_) <= kConfirmedWithin * ceiling_;
     slowStart_ = false;
     ceiling_ = measured > 0 ? measured : std::max(kFloor, 0.5 * was);
+    beta_ = confirmed ? kBetaConfirmed : kBeta;
     if (!lockOut || lastMeasured_ <= 0) lastMeasured_ = ceiling_;
     // The probing budget: the episode that ends here cost refusalsSinceDecrease_ refusals; the next climb
     // past the ceiling waits until a cycle at the ceiling sends enough for that to be kProbeShare of it.
     const double cycleS = static_cast<double>(refusalsSinceDecrease_) / (kProbeShare * ceiling_);
-    plateau_ = std::clamp(cycleS - regainS(), 0.0, kMaxPlateauS);
+    plateau_ = std::clamp(cycleS - regainS(beta_), 0.0, kMaxPlateauS);
   }
   if (active_ && okSinceDecrease_ == 0) lockedOut_ = true;
   t0_ = now;

@@ -37,6 +37,10 @@ namespace tg {
 class RateLearner {
  public:
   static constexpr double kBeta = 0.85;   // the rate after a refusal, as a share of the accepted rate
+  // After a probe past a ceiling that the episode measured again (within kConfirmedWithin): the limit is
+  // known, and the decrease only drains the probe's excess.
+  static constexpr double kBetaConfirmed = 0.93;
+  static constexpr double kConfirmedWithin = 0.1;
   static constexpr double kCubic = 0.05;  // growth: rate = ceiling x (1 + kCubic (t - K)^3), t in seconds:
                                           // back at the ceiling after K = 1.44 s, twice it 2.7 s later
   static constexpr double kFloor = 0.2;   // requests per second, never less
@@ -45,14 +49,19 @@ class RateLearner {
   static constexpr double kSlowStartDoublingS = 0.5;
   static constexpr double kEpisodeGraceS = 0.25;
   static constexpr double kProbeShare = 0.01;  // of the requests a cycle sends at the ceiling, its refusals
-  static constexpr double kMaxPlateauS = 1.5;  // the longest hold at the ceiling before the cubic climbs past it
+  static constexpr double kMaxPlateauS = 1.5;
+  static constexpr double kProvenPlateauS = 0.5;  // a plateau at least this long proves its ceiling  // the longest hold at the ceiling before the cubic climbs past it
   static constexpr double kLockOutFloor = 0.5;  // of the last ceiling measured with acceptances: a lock-out's floor
 
   // Time compression of a replay: rates and times below are on a clock `scale` times faster than the one
   // passed in (the constants keep their meaning on the recording's time axis). 1 = real time.
   void setTimeScale(double scale) { scale_ = scale > 0 ? scale : 1; }
+  RateLearner() = default;
+  explicit RateLearner(double scale) { setTimeScale(scale); }
 
   bool active() const { return active_; }
+  // Forget everything learnt (the limit changed); inactive until the next refusal, the time scale kept.
+  void restart() { *this = RateLearner(scale_); }
   // Still doubling towards the first ceiling (no episode has measured one yet).
   bool slowStarting() const { return active_ && slowStart_; }
   // Requests per second allowed at `now`; 0 while no refusal has been seen (nothing to pace by).
@@ -87,6 +96,7 @@ class RateLearner {
   double start_ = 0;          // slow start: the rate at t0_
   double threshold_ = 0;      // slow start: doubling up to this rate, then cubic growth beyond it
   double ceiling_ = 0;        // cubic: the accepted rate at the last episode
+  double beta_ = kBeta;       // cubic: the last decrease, as a share of the ceiling
   TimePoint t0_{};
   TimePoint lastDecrease_{};
   Duration grace_{};          // of the last episode

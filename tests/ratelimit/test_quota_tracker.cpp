@@ -129,7 +129,9 @@ class TestQuotaTracker : public QObject {
     // Something got through: an ordinary refusal again, the key not held, only paused one interval.
     qt.onSuccess(t0 + 100s);
     const Duration pause = qt.onRefusal(t0 + 101s, 1.0, 1, 10, t0 + 101s, 0);
-    QVERIFY2(pause > Duration::zero() && pause <= 1s, qPrintable(QString::number(toSeconds(pause))));
+    const double interval = 1 / qt.learner().rate(t0 + 101s);
+    QVERIFY2(pause > Duration::zero() && std::abs(toSeconds(pause) - interval) < 1e-3 && pause < 2s,
+             qPrintable(QString::number(toSeconds(pause))));
   }
 
   // The pause after a refusal doubles while requests sent after it are refused too (a fixed window full until
@@ -144,19 +146,20 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(cold, 250ms);
     t += cold;
     for (int i = 0; i < 100; ++i) qt.onSuccess(t += 10ms);  // the probe passed, and 100/s got through again
-    // Past slow start (this refusal measures the ceiling): two intervals of the learnt rate.
+    // Past slow start (this refusal measures the ceiling): intervals of the learnt rate, at least
+    // kProbePauseS and two, at most three (at 85/s, three).
     const Duration first = qt.onRefusal(t, none, 1, 10, t, 0);
     QVERIFY(!l.slowStarting());
-    QVERIFY2(std::abs(toSeconds(first) - 2 / l.rate(t)) < 1e-3, qPrintable(QString::number(toSeconds(first))));
+    QVERIFY2(std::abs(toSeconds(first) - 3 / l.rate(t)) < 1e-3, qPrintable(QString::number(toSeconds(first))));
     t += first;
     const Duration second = qt.onRefusal(t, none, 1, 10, t + 5ms, 0);  // sent after the pause: doubled
-    QVERIFY2(std::abs(toSeconds(second) - 4 / l.rate(t + 5ms)) < 1e-3, qPrintable(QString::number(toSeconds(second))));
+    QVERIFY2(std::abs(toSeconds(second) - 6 / l.rate(t + 5ms)) < 1e-3, qPrintable(QString::number(toSeconds(second))));
     t += second;
     const Duration third = qt.onRefusal(t, none, 1, 10, t + 5ms, 0);
     QVERIFY2(third > second * 3 / 2, qPrintable(QString::number(toSeconds(third))));  // ~4 intervals of a rate still growing
     for (int i = 0; i < 100; ++i) qt.onSuccess(t += 10ms);  // getting through again: the pause starts over
     const Duration after = qt.onRefusal(t, none, 1, 10, t, 0);
-    QVERIFY2(after <= 30ms, qPrintable(QString::number(toSeconds(after))));
+    QVERIFY2(after <= first, qPrintable(QString::number(toSeconds(after))));
   }
 
   // The learnt rate: slow start from below what got through, doubling up to it, then cubic (flat first); the
@@ -463,6 +466,32 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(qt.learner().rate(later + 5ms), after);
   }
 
+  // A stated request limit that rose is a new quota: the learnt rate (and its plateau below the old limit) is
+  // forgotten and the headers pace again. One that fell keeps what was learnt (it never exceeds the stated
+  // rate anyway).
+  void aStatedLimitThatRoseRestartsTheLearner() {
+    const TimePoint at = t0 + 1s;
+    QuotaTracker fell = learntSlidingWindow(at);
+    QVERIFY(fell.learner().active());
+    QuotaReading halved;
+    halved.scopes.push_back(scope(Dimension::Requests, 25, 20, 1.0));
+    QVERIFY(fell.onResponse(halved, 0, at + 1s, 0));
+    QVERIFY(fell.learner().active());
+
+    QuotaTracker rose = learntSlidingWindow(at);
+    QuotaReading doubled;
+    doubled.scopes.push_back(scope(Dimension::Requests, 100, 90, 1.0));
+    QVERIFY(rose.onResponse(doubled, 0, at + 1s, 0));
+    QVERIFY(!rose.learner().active());
+    QCOMPARE(rose.learner().rate(at + 1s), 0.0);
+    // A rise within kStatedRiseRestarts is noise, not a new quota.
+    QuotaTracker same = learntSlidingWindow(at);
+    QuotaReading bit;
+    bit.scopes.push_back(scope(Dimension::Requests, 52, 40, 1.0));
+    same.onResponse(bit, 0, at + 1s, 0);
+    QVERIFY(same.learner().active());
+  }
+
   void slowStartsEndMeasuresTheRateSinceTheFirstRefusal() {
     // A token bucket that started full: 100 got through in the first second (its burst of 50 plus 50/s), then
     // it refused. Slow start overshoots; by the next refusal the bucket has let through its rate alone.
@@ -512,6 +541,41 @@ class TestQuotaTracker : public QObject {
     QVERIFY(marked.onMark(later, later + 1ms));
     QVERIFY(marked.onMark(later + 1s, later + 1s));
     QCOMPARE(marked.plateauS(), 0.0);
+  }
+
+  // A refusal in the climb past a plateau that held the ceiling proves the limit is at least that ceiling:
+  // the last second's count (holding the last episode's pause and dip) does not lower it, and the decrease
+  // only drains the probe's excess (kBetaConfirmed, not kBeta). A refusal while still at the plateau measures
+  // the count as before: the limit fell.
+  void aCeilingHeldThroughAPlateauIsKept() {
+    auto learnt = [](TimePoint& t) {
+      RateLearner l;
+      for (int i = 0; i < 50; ++i) l.onSuccess(t += 20ms);
+      l.onRefusal(t, t);  // slow start
+      t += 2s;
+      for (int i = 0; i < 50; ++i) l.onSuccess(t += 20ms);
+      l.onRefusal(t, t);  // the first ceiling: 50/s, one refusal, so a plateau of 2 s less the regain
+      return l;
+    };
+    const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
+    TimePoint t = t0;
+    RateLearner probe = learnt(t);
+    QCOMPARE(probe.ceiling(), 50.0);
+    QVERIFY(probe.plateauS() >= RateLearner::kProvenPlateauS);
+    const TimePoint climbing = t + fromSeconds(k + probe.plateauS() + 0.3);
+    for (int i = 1; i <= 45; ++i) probe.onSuccess(climbing - 1s + std::chrono::milliseconds(22 * i));
+    QVERIFY(probe.onRefusal(climbing - 20ms, climbing));
+    QCOMPARE(probe.ceiling(), 50.0);  // 45 in the last second, yet the plateau held 50
+    QVERIFY2(std::abs(probe.rate(climbing) - RateLearner::kBetaConfirmed * 50) < 1e-6,
+             qPrintable(QString::number(probe.rate(climbing))));
+
+    t = t0;
+    RateLearner fell = learnt(t);
+    const TimePoint atPlateau = t + fromSeconds(k + 0.1);
+    for (int i = 1; i <= 40; ++i) fell.onSuccess(atPlateau - 1s + std::chrono::milliseconds(25 * i));
+    QVERIFY(fell.onRefusal(atPlateau - 20ms, atPlateau));
+    QCOMPARE(fell.ceiling(), 40.0);
+    QVERIFY(std::abs(fell.rate(atPlateau) - RateLearner::kBeta * 40) < 1e-6);  // not confirmed: 20% off
   }
 
   void aMarkStartsTheLearntRateWhereNoRefusalDid() {
