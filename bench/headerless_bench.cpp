@@ -2,7 +2,7 @@
 // headers) with a hidden rate limit. Tollgate has to find the limit through its bare-429 backoff and its
 // adaptive concurrency; the baselines run the same schedule for comparison.
 //
-//   headerless_bench [--seconds 30] [--limit 40] [--latency-ms 200] [--json FILE]
+//   headerless_bench [--seconds 30] [--limit 40] [--latency-ms 200] [--strategies all|s1,s2] [--json FILE]
 //
 // The hidden limit is a token bucket of `limit` requests/s (burst = limit). With 200 ms of latency it is
 // also a concurrency bound: limit x latency = 8 requests in flight. Arrivals: P1 at 2x the limit, open loop.
@@ -36,7 +36,10 @@ int main(int argc, char** argv) {
   nlohmann::json runs = nlohmann::json::array();
   std::map<std::string, Figures> figs;
   double meanLimit = NAN;
-  for (const auto& name : strategyNames()) {
+  // --strategies tollgate: Tollgate alone (the baselines' figures do not change with the engine).
+  const std::string picked = args.text("strategies", "all");
+  const auto names = picked == "all" ? strategyNames() : splitCommas(picked);
+  for (const auto& name : names) {
     const RunLog log = runStrategy(name, sc, arrivals, seconds);
     const Figures f = computeFigures(log, limit, warmupS, seconds, -1);
     figs[name] = f;
@@ -65,7 +68,7 @@ int main(int argc, char** argv) {
               limit, latencyMs, hiddenConcurrency, warmupS, seconds);
   TablePrinter t({"strategy", "goodput/s", "goodput / hidden limit", "429 share (whole run)", "attempts/request",
                   "wait p95 s"});
-  for (const auto& name : strategyNames()) {
+  for (const auto& name : names) {
     const Figures& f = figs[name];
     t.row({name, fmt(f.goodputPerS), pct(f.goodputRatio), pct(f.share429, 2), fmt(f.amplification, 3),
            fmt(f.waitP95S, 2)});

@@ -250,7 +250,11 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       // limiter with a burst saves what a slow climb leaves unused and pays it out above the new limit later
       // (a token bucket whose limit doubled ran at 26/s for 2.5 s, then 92/s). A limit that fell needs no
       // restart: the learnt rate never exceeds the stated one.
-      if (dim == Dimension::Requests && s->limit > kStatedRiseRestarts * d.limit) learner_.restart();
+      // An answer to a request sent before the last one read is old news: after a limit fell, answers to
+      // requests sent before the change still tell the old one (at 50/s, C=16, each one restarted the
+      // learner: a GCRA halved took 8 s to settle, 2 s before the restart).
+      if (dim == Dimension::Requests && s->limit > kStatedRiseRestarts * d.limit && sent >= d.lastReadingSentAt)
+        learner_.restart();
     }
     if (d.configuredPerMinute <= 0 || !known(d.limit)) d.limit = s->limit;
     else d.limit = std::min(d.limit, s->limit);  // the server's word beats our config when lower

@@ -477,6 +477,11 @@ class TestQuotaTracker : public QObject {
     halved.scopes.push_back(scope(Dimension::Requests, 25, 20, 1.0));
     QVERIFY(fell.onResponse(halved, 0, at + 1s, 0));
     QVERIFY(fell.learner().active());
+    // An answer to a request sent before that one, telling the old limit, is old news, not a rise.
+    QuotaReading before;
+    before.scopes.push_back(scope(Dimension::Requests, 50, 10, 1.0));
+    QVERIFY(fell.onResponse(before, 0, at + 1s + 5ms, 0, at + 1s - 40ms));
+    QVERIFY(fell.learner().active());
 
     QuotaTracker rose = learntSlidingWindow(at);
     QuotaReading doubled;
