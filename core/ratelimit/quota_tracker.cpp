@@ -508,7 +508,7 @@ std::optional<double> QuotaTracker::resetUnderRetryAfter(const QuotaReading& r,
 void QuotaTracker::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
   pauseLevel_ = 0;
   pauseProbeOut_ = false;
-  learner_.onSuccess(now);
+  learner_.onSuccess(now, sentAt);
   if (spentAtLastReading_ && sentAt) learner_.onMark(std::min(*sentAt, now), now, rateHint());
   spentAtLastReading_ = false;
   applyLearnedRate(now);

@@ -7,6 +7,7 @@ namespace tg {
 namespace {
 constexpr double kMaxRate = 1e6;
 constexpr auto kWindow = std::chrono::seconds(1);
+constexpr auto kUsedWindow = std::chrono::milliseconds(500);  // the used rate: acceptances over this
 constexpr auto kMinSpan = std::chrono::milliseconds(100);  // a shorter count says little of a rate
 // The cubic's K: seconds from a decrease to `beta` x the ceiling back to the ceiling.
 double regainS(double beta) { return std::cbrt((1 - beta) / RateLearner::kCubic); }
@@ -39,9 +40,20 @@ double RateLearner::rateAt(TimePoint now) const {
       const double toDouble = std::cbrt(1 / kCubic);  // 2.7 s past the ceiling
       const double climb = 1 / std::pow(std::max(toDouble - 0.5 * plateau_, 1.0), 3);
       r = ceiling_ * (1 + climb * std::pow(std::clamp(t - k - plateau_, 0.0, 60.0), 3));
+      // Validated by use (TCP's congestion-window validation, RFC 7661): past the ceiling the rate may run
+      // ahead of what was accepted lately by kUsedHeadroom only. Held back by something else (the
+      // concurrency limit, or no demand) the clock of the climb runs on, and the release afterwards came at
+      // 65-69/s into a 40/s bucket whose burst the lull had refilled: 5 refusals at once (headerless_bench).
+      r = std::min(r, std::max(ceiling_, kUsedHeadroom * usedRate(now)));
     }
   }
   return std::clamp(r, kFloor, kMaxRate);
+}
+
+double RateLearner::usedRate(TimePoint now) const {
+  const auto from = std::lower_bound(ok_.begin(), ok_.end(), now - kUsedWindow);
+  const auto to = std::upper_bound(from, ok_.end(), now);
+  return static_cast<double>(to - from) / toSeconds(kUsedWindow);
 }
 
 double RateLearner::acceptedWithin(TimePoint now, Duration window) {
@@ -50,7 +62,12 @@ double RateLearner::acceptedWithin(TimePoint now, Duration window) {
   return static_cast<double>(std::count_if(ok_.begin(), ok_.end(), [&](TimePoint t) { return t + window > now; }));
 }
 
-void RateLearner::onSuccess(TimePoint now) {
+void RateLearner::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
+  if (sentAt) {
+    const TimePoint sent = dilated(std::min(*sentAt, now), scale_);
+    while (!okSent_.empty() && (okSent_.front() + 2 * kWindow <= sent || okSent_.size() > 200000)) okSent_.pop_front();
+    okSent_.push_back(sent);
+  }
   ok_.push_back(dilated(now, scale_));
   if (ok_.size() > 200000) ok_.pop_front();  // bounded, whatever the rate
   if (okSinceDecrease_++ == 0 && lockedOut_) {
@@ -62,13 +79,38 @@ void RateLearner::onSuccess(TimePoint now) {
 bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now, double rateHint) {
   const bool wasActive = active_;
   const long okBefore = okSinceDecrease_;
-  if (!decrease(dilated(sentAt, scale_), dilated(now, scale_), rateHint / scale_, grace_)) {
+  const TimePoint sent = dilated(std::min(sentAt, now), scale_);
+  if (!decrease(sent, dilated(now, scale_), rateHint / scale_, grace_)) {
     ++refusalsSinceDecrease_;
+    spanFrom_ = std::min(spanFrom_, sent);
+    spanTo_ = std::max(spanTo_, sent);
+    measureSpan();
     return false;
   }
   refusedEpisodes_ = wasActive && okBefore == 0 ? refusedEpisodes_ + 1 : 1;
   refusalsSinceDecrease_ = 1;
+  spanFrom_ = spanTo_ = sent;
   return true;
+}
+
+void RateLearner::setPlateau() {
+  // The probing budget: the episode cost refusalsSinceDecrease_ refusals; the next climb past the ceiling waits
+  // until a cycle at the ceiling sends enough for that to be kProbeShare of it.
+  const double cycleS = static_cast<double>(refusalsSinceDecrease_) / (kProbeShare * ceiling_);
+  plateau_ = std::clamp(cycleS - regainS(beta_), 0.0, kMaxPlateauS);
+}
+
+void RateLearner::measureSpan() {
+  const Duration span = spanTo_ - spanFrom_;
+  if (span < kMinSpan) return;
+  const auto accepted = std::count_if(okSent_.begin(), okSent_.end(),
+                                      [&](TimePoint t) { return t > spanFrom_ && t < spanTo_; });
+  if (accepted < kSpanMinAccepted) return;  // nothing (a full window) or too few to say a rate
+  const double measured = static_cast<double>(accepted) / toSeconds(span);
+  if (!slowStart_ && measured < ceiling_) {
+    ceiling_ = measured;
+    if (!lockedOut_) lastMeasured_ = measured;
+  }
 }
 
 bool RateLearner::onMark(TimePoint sentAt, TimePoint now, double rateHint) {
@@ -130,10 +172,7 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     ceiling_ = measured > 0 ? measured : std::max(kFloor, 0.5 * was);
     beta_ = confirmed ? kBetaConfirmed : kBeta;
     if (!lockOut || lastMeasured_ <= 0) lastMeasured_ = ceiling_;
-    // The probing budget: the episode that ends here cost refusalsSinceDecrease_ refusals; the next climb
-    // past the ceiling waits until a cycle at the ceiling sends enough for that to be kProbeShare of it.
-    const double cycleS = static_cast<double>(refusalsSinceDecrease_) / (kProbeShare * ceiling_);
-    plateau_ = std::clamp(cycleS - regainS(beta_), 0.0, kMaxPlateauS);
+    setPlateau();
   }
   if (active_ && okSinceDecrease_ == 0) lockedOut_ = true;
   t0_ = now;

@@ -21,6 +21,13 @@
 //   found in 3.5 s from the ceiling after the longest hold). Steeper still costs refusals where the answer
 //   comes late: an episode's refusals grow with the rate's excess times the latency.
 //   At 500/s and above there is no hold: a probe costs a share too small to save.
+// - the saturated span: the last second's count overstates a bucket's rate by the slack it saved (the climb
+//   spends it before the first refusal: 46/s measured of 40, 74-92 of 50 after a halving's lock-out), and the
+//   drop below an inflated ceiling stays above the limit. Between two sends an episode saw refused, a bucket,
+//   GCRA or leaky bucket was empty at both ends, so what it accepted of the sends between them is its rate
+//   times the span, whatever we sent. Once that span holds kSpanMinAccepted acceptances over kMinSpan, the
+//   ceiling (or slow start's threshold) comes down to it, never up. A window that is full refuses every send
+//   until it turns, so between its refusals nothing is accepted and the measure stays silent.
 // The first refusal of all ends an unpaced start (QuotaTracker pauses a cap then, not an interval).
 // A lock-out is a poor measure of the rate: in an episode with nothing accepted since the last one, the last
 // second's count holds our own holds. A window locked until it turns still counts its limit there, but a
@@ -35,6 +42,7 @@
 #include "types.h"
 
 #include <deque>
+#include <optional>
 
 namespace tg {
 
@@ -56,6 +64,11 @@ class RateLearner {
   static constexpr double kMaxPlateauS = 1.5;
   static constexpr double kProvenPlateauS = 0.5;  // a plateau at least this long proves its ceiling  // the longest hold at the ceiling before the cubic climbs past it
   static constexpr double kLockOutFloor = 0.5;  // of the last ceiling measured with acceptances: a lock-out's floor
+  // The saturated-span measure (see the header): at least this many acceptances between an episode's refused
+  // sends, over at least kMinSpan, before they say the limiter's rate.
+  static constexpr int kSpanMinAccepted = 4;
+  // Past the ceiling, the rate at most this much above the rate accepted over the last half second.
+  static constexpr double kUsedHeadroom = 1.15;
 
   // Time compression of a replay: rates and times below are on a clock `scale` times faster than the one
   // passed in (the constants keep their meaning on the recording's time axis). 1 = real time.
@@ -72,7 +85,8 @@ class RateLearner {
   double rate(TimePoint now) const;
   // The accepted rate the last episode measured (0 before the second one): what the limit seems to be.
   double ceiling() const { return ceiling_; }
-  void onSuccess(TimePoint now);
+  // An accepted request, answered at `now`; `sentAt` when known (the saturated-span measure below needs it).
+  void onSuccess(TimePoint now, std::optional<TimePoint> sentAt = std::nullopt);
   // A refusal of a request sent at `sentAt`. True when it began a new episode (the rate went down).
   // rateHint: a rate the upstream's headers suggest (limit / window), 0 when none; slow start begins no
   // lower than kBeta times it.
@@ -90,11 +104,17 @@ class RateLearner {
 
  private:
   double acceptedWithin(TimePoint now, Duration window);
+  // The episode's refused sends span [spanFrom_, spanTo_]; what was accepted between them is the limiter's rate.
+  void measureSpan();
+  void setPlateau();
   // On the dilated clock. A request sent before lastDecrease_ + sameEpisodeGrace belongs to the last episode.
   bool decrease(TimePoint sentAt, TimePoint now, double rateHint, Duration sameEpisodeGrace);
-  double rateAt(TimePoint now) const;  // on the dilated clock, per dilated second
+  double rateAt(TimePoint now) const;
+  double usedRate(TimePoint now) const;  // acceptances per second lately, on the dilated clock  // on the dilated clock, per dilated second
 
   std::deque<TimePoint> ok_;  // successes of the last second
+  std::deque<TimePoint> okSent_;  // when the accepted requests of the last two seconds were sent
+  TimePoint spanFrom_{}, spanTo_{};  // the sends the episode under way saw refused, first and last
   bool active_ = false;
   bool slowStart_ = true;
   double start_ = 0;          // slow start: the rate at t0_
