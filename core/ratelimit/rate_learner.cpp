@@ -7,7 +7,6 @@ namespace tg {
 namespace {
 constexpr double kMaxRate = 1e6;
 constexpr auto kWindow = std::chrono::seconds(1);
-constexpr auto kUsedWindow = std::chrono::milliseconds(500);  // the used rate: acceptances over this
 constexpr auto kMinSpan = std::chrono::milliseconds(100);  // a shorter count says little of a rate
 // The cubic's K: seconds from a decrease to `beta` x the ceiling back to the ceiling.
 double regainS(double beta) { return std::cbrt((1 - beta) / RateLearner::kCubic); }
@@ -40,20 +39,9 @@ double RateLearner::rateAt(TimePoint now) const {
       const double toDouble = std::cbrt(1 / kCubic);  // 2.7 s past the ceiling
       const double climb = 1 / std::pow(std::max(toDouble - 0.5 * plateau_, 1.0), 3);
       r = ceiling_ * (1 + climb * std::pow(std::clamp(t - k - plateau_, 0.0, 60.0), 3));
-      // Validated by use (TCP's congestion-window validation, RFC 7661): past the ceiling the rate may run
-      // ahead of what was accepted lately by kUsedHeadroom only. Held back by something else (the
-      // concurrency limit, or no demand) the clock of the climb runs on, and the release afterwards came at
-      // 65-69/s into a 40/s bucket whose burst the lull had refilled: 5 refusals at once (headerless_bench).
-      r = std::min(r, std::max(ceiling_, kUsedHeadroom * usedRate(now)));
     }
   }
   return std::clamp(r, kFloor, kMaxRate);
-}
-
-double RateLearner::usedRate(TimePoint now) const {
-  const auto from = std::lower_bound(ok_.begin(), ok_.end(), now - kUsedWindow);
-  const auto to = std::upper_bound(from, ok_.end(), now);
-  return static_cast<double>(to - from) / toSeconds(kUsedWindow);
 }
 
 double RateLearner::acceptedWithin(TimePoint now, Duration window) {
@@ -82,9 +70,14 @@ bool RateLearner::onRefusal(TimePoint sentAt, TimePoint now, double rateHint) {
   const TimePoint sent = dilated(std::min(sentAt, now), scale_);
   if (!decrease(sent, dilated(now, scale_), rateHint / scale_, grace_)) {
     ++refusalsSinceDecrease_;
-    spanFrom_ = std::min(spanFrom_, sent);
-    spanTo_ = std::max(spanTo_, sent);
-    measureSpan();
+    // Only sends already in flight when the episode began: they went at the old rate, into the empty bucket.
+    // Later ones go at the lowered rate, and a window that counts refusals accepts fewer of them than its
+    // rate (the refused ones count): measured there, a 500/s window ratcheted down to 73%.
+    if (sent < lastDecrease_) {
+      spanFrom_ = std::min(spanFrom_, sent);
+      spanTo_ = std::max(spanTo_, sent);
+      measureSpan();
+    }
     return false;
   }
   refusedEpisodes_ = wasActive && okBefore == 0 ? refusedEpisodes_ + 1 : 1;

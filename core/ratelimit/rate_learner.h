@@ -25,9 +25,11 @@
 //   spends it before the first refusal: 46/s measured of 40, 74-92 of 50 after a halving's lock-out), and the
 //   drop below an inflated ceiling stays above the limit. Between two sends an episode saw refused, a bucket,
 //   GCRA or leaky bucket was empty at both ends, so what it accepted of the sends between them is its rate
-//   times the span, whatever we sent. Once that span holds kSpanMinAccepted acceptances over kMinSpan, the
-//   ceiling (or slow start's threshold) comes down to it, never up. A window that is full refuses every send
-//   until it turns, so between its refusals nothing is accepted and the measure stays silent.
+//   times the span. The sends counted are those already in flight when the episode began (sent at the old
+//   rate, above the limit); a window that counts refusals accepts fewer than its rate of the later, slower
+//   ones. Once that span holds kSpanMinAccepted acceptances over 100 ms, the ceiling comes down to it, never
+//   up. A window that is full refuses every send until it turns, so between its refusals nothing is
+//   accepted and the measure stays silent; so does a latency too short for 100 ms of sends in flight.
 // The first refusal of all ends an unpaced start (QuotaTracker pauses a cap then, not an interval).
 // A lock-out is a poor measure of the rate: in an episode with nothing accepted since the last one, the last
 // second's count holds our own holds. A window locked until it turns still counts its limit there, but a
@@ -67,8 +69,6 @@ class RateLearner {
   // The saturated-span measure (see the header): at least this many acceptances between an episode's refused
   // sends, over at least kMinSpan, before they say the limiter's rate.
   static constexpr int kSpanMinAccepted = 4;
-  // Past the ceiling, the rate at most this much above the rate accepted over the last half second.
-  static constexpr double kUsedHeadroom = 1.15;
 
   // Time compression of a replay: rates and times below are on a clock `scale` times faster than the one
   // passed in (the constants keep their meaning on the recording's time axis). 1 = real time.
@@ -109,8 +109,7 @@ class RateLearner {
   void setPlateau();
   // On the dilated clock. A request sent before lastDecrease_ + sameEpisodeGrace belongs to the last episode.
   bool decrease(TimePoint sentAt, TimePoint now, double rateHint, Duration sameEpisodeGrace);
-  double rateAt(TimePoint now) const;
-  double usedRate(TimePoint now) const;  // acceptances per second lately, on the dilated clock  // on the dilated clock, per dilated second
+  double rateAt(TimePoint now) const;  // on the dilated clock, per dilated second
 
   std::deque<TimePoint> ok_;  // successes of the last second
   std::deque<TimePoint> okSent_;  // when the accepted requests of the last two seconds were sent
