@@ -52,9 +52,11 @@ double RateLearner::acceptedWithin(TimePoint now, Duration window) {
 
 void RateLearner::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
   if (sentAt) {
+    // Kept in order of sending (answers come back a little out of it, so the insert is near the end): the
+    // span's count is then two binary searches, not a scan of every acceptance on each refusal of a storm.
     const TimePoint sent = dilated(std::min(*sentAt, now), scale_);
-    while (!okSent_.empty() && (okSent_.front() + 2 * kWindow <= sent || okSent_.size() > 200000)) okSent_.pop_front();
-    okSent_.push_back(sent);
+    okSent_.insert(std::upper_bound(okSent_.begin(), okSent_.end(), sent), sent);
+    while (okSent_.front() + 2 * kWindow <= okSent_.back() || okSent_.size() > 200000) okSent_.pop_front();
   }
   ok_.push_back(dilated(now, scale_));
   if (ok_.size() > 200000) ok_.pop_front();  // bounded, whatever the rate
@@ -96,8 +98,8 @@ void RateLearner::setPlateau() {
 void RateLearner::measureSpan() {
   const Duration span = spanTo_ - spanFrom_;
   if (span < kMinSpan) return;
-  const auto accepted = std::count_if(okSent_.begin(), okSent_.end(),
-                                      [&](TimePoint t) { return t > spanFrom_ && t < spanTo_; });
+  const auto from = std::upper_bound(okSent_.begin(), okSent_.end(), spanFrom_);
+  const auto accepted = std::lower_bound(from, okSent_.end(), spanTo_) - from;  // sent strictly between
   if (accepted < kSpanMinAccepted) return;  // nothing (a full window) or too few to say a rate
   const double measured = static_cast<double>(accepted) / toSeconds(span);
   if (!slowStart_ && measured < ceiling_) {

@@ -22,7 +22,7 @@
 //   comes late: an episode's refusals grow with the rate's excess times the latency.
 //   At 500/s and above there is no hold: a probe costs a share too small to save.
 // - the saturated span: the last second's count overstates a bucket's rate by the slack it saved (the climb
-//   spends it before the first refusal: 46/s measured of 40, 74-92 of 50 after a halving's lock-out), and the
+//   spends it before the first refusal: 46/s measured of 40 at 200 ms of latency), and the
 //   drop below an inflated ceiling stays above the limit. Between two sends an episode saw refused, a bucket,
 //   GCRA or leaky bucket was empty at both ends, so what it accepted of the sends between them is its rate
 //   times the span. The sends counted are those already in flight when the episode began (sent at the old
@@ -63,8 +63,8 @@ class RateLearner {
   static constexpr double kSlowStartDoublingS = 0.5;
   static constexpr double kEpisodeGraceS = 0.25;
   static constexpr double kProbeShare = 0.01;  // of the requests a cycle sends at the ceiling, its refusals
-  static constexpr double kMaxPlateauS = 1.5;
-  static constexpr double kProvenPlateauS = 0.5;  // a plateau at least this long proves its ceiling  // the longest hold at the ceiling before the cubic climbs past it
+  static constexpr double kMaxPlateauS = 1.5;     // the longest hold at the ceiling before the cubic climbs past it
+  static constexpr double kProvenPlateauS = 0.5;  // a plateau at least this long proves its ceiling
   static constexpr double kLockOutFloor = 0.5;  // of the last ceiling measured with acceptances: a lock-out's floor
   // The saturated-span measure (see the header): at least this many acceptances between an episode's refused
   // sends, over at least kMinSpan, before they say the limiter's rate.
@@ -112,7 +112,7 @@ class RateLearner {
   double rateAt(TimePoint now) const;  // on the dilated clock, per dilated second
 
   std::deque<TimePoint> ok_;  // successes of the last second
-  std::deque<TimePoint> okSent_;  // when the accepted requests of the last two seconds were sent
+  std::deque<TimePoint> okSent_;  // when the accepted requests of the last two seconds were sent, in order
   TimePoint spanFrom_{}, spanTo_{};  // the sends the episode under way saw refused, first and last
   bool active_ = false;
   bool slowStart_ = true;
