@@ -38,7 +38,10 @@ double RateLearner::rateAt(TimePoint now) const {
     } else {
       const double toDouble = std::cbrt(1 / kCubic);  // 2.7 s past the ceiling
       const double climb = 1 / std::pow(std::max(toDouble - 0.5 * plateau_, 1.0), 3);
-      r = ceiling_ * (1 + climb * std::pow(std::clamp(t - k - plateau_, 0.0, 60.0), 3));
+      const double past = std::clamp(t - k - plateau_, 0.0, 60.0);
+      r = ceiling_ * (1 + climb * std::pow(past, 3));
+      // No steeper than kGrowthPerRtt requests per round trip per round trip (see the header).
+      if (rttS_ > 0) r = std::min(r, ceiling_ * (1 + 1e-9) + kGrowthPerRtt / (rttS_ * rttS_) * past);
     }
   }
   return std::clamp(r, kFloor, kMaxRate);
@@ -57,6 +60,10 @@ void RateLearner::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
     const TimePoint sent = dilated(std::min(*sentAt, now), scale_);
     okSent_.insert(std::upper_bound(okSent_.begin(), okSent_.end(), sent), sent);
     while (okSent_.front() + 2 * kWindow <= okSent_.back() || okSent_.size() > 200000) okSent_.pop_front();
+  }
+  if (sentAt) {  // the round trip the climb's steepness is bounded by, smoothed as TCP's SRTT
+    const double rtt = toSeconds(dilated(now, scale_) - dilated(std::min(*sentAt, now), scale_));
+    rttS_ = rttS_ > 0 ? (1 - kRttGain) * rttS_ + kRttGain * rtt : rtt;
   }
   ok_.push_back(dilated(now, scale_));
   if (ok_.size() > 200000) ok_.pop_front();  // bounded, whatever the rate
