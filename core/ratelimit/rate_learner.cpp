@@ -40,8 +40,12 @@ double RateLearner::rateAt(TimePoint now) const {
       const double climb = 1 / std::pow(std::max(toDouble - 0.5 * plateau_, 1.0), 3);
       const double past = std::clamp(t - k - plateau_, 0.0, 60.0);
       r = ceiling_ * (1 + climb * std::pow(past, 3));
-      // No steeper than kGrowthPerRtt requests per round trip per round trip (see the header).
-      if (rttS_ > 0) r = std::min(r, ceiling_ * (1 + 1e-9) + kGrowthPerRtt / (rttS_ * rttS_) * past);
+      // No steeper than kGrowthPerRtt more in flight per round trip (see the header), nor slower than doubling
+      // in kSlowestDoublingS.
+      if (rttS_ > 0) {
+        const double slope = std::max(kGrowthPerRtt / (rttS_ * rttS_), ceiling_ / kSlowestDoublingS);
+        r = std::min(r, ceiling_ * (1 + 1e-9) + slope * past);
+      }
     }
   }
   return std::clamp(r, kFloor, kMaxRate);

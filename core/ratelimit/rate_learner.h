@@ -33,12 +33,14 @@
 // - a climb bounded per round trip: requests sent past a limit are answered a round trip later, so an
 //   episode's refusals are the rate's excess over the limit times the round trip. A bucket hides its limit
 //   until the slack it saved while we sent under it (S requests: the dip, a ceiling measured a little low) is
-//   spent; a climb of slope g then meets it with an excess of sqrt(2 g S). Growing at most kGrowthPerRtt
-//   requests per round trip each round trip (g = kGrowthPerRtt / rtt^2, as TCP adds to its window once per
-//   round trip) makes that about sqrt(2 kGrowthPerRtt S) refusals, whatever the round trip. The cost is time:
+//   spent; a climb of slope g then meets it with an excess of sqrt(2 g S) per second, answered a round trip
+//   later. Letting what is in flight grow by at most kGrowthPerRtt requests a round trip (g = kGrowthPerRtt /
+//   rtt^2; TCP grows its window by one segment a round trip) makes that about sqrt(2 kGrowthPerRtt S)
+//   refusals, whatever the round trip. The cost is time:
 //   twice a ceiling C is found no sooner than C rtt^2 / kGrowthPerRtt past the plateau (0.2 s for 50/s at
 //   20 ms, where the cubic binds; 16 s for 40/s at 200 ms: a slack of 8-10 requests met at 200 ms cost 4-11
-//   refusals an episode at 55-103/s). The smoothed round trip of accepted requests (TCP's SRTT).
+//   refusals an episode at 55-103/s), at most kSlowestDoublingS. The round trip is the smoothed one of
+//   accepted requests (TCP's SRTT).
 // The first refusal of all ends an unpaced start (QuotaTracker pauses a cap then, not an interval).
 // A lock-out is a poor measure of the rate: in an episode with nothing accepted since the last one, the last
 // second's count holds our own holds. A window locked until it turns still counts its limit there, but a
@@ -78,8 +80,12 @@ class RateLearner {
   // The saturated-span measure (see the header): at least this many acceptances between an episode's refused
   // sends, over at least kMinSpan, before they say the limiter's rate.
   static constexpr int kSpanMinAccepted = 4;
-  // The climb past the ceiling: at most this many requests per second more each round trip, per round trip.
+  // The climb past the ceiling: at most this many requests more in flight each round trip (TCP's window grows
+  // by one segment): a slope of kGrowthPerRtt / rtt^2 requests per second per second.
   static constexpr double kGrowthPerRtt = 0.1;
+  // Yet a doubled limit is found within this many seconds past the plateau, however long the round trip (at
+  // 2 s, 0.1 more in flight per round trip would take 400 s to double 10/s; TCP, with one more, 40 s).
+  static constexpr double kSlowestDoublingS = 20;
   static constexpr double kRttGain = 0.125;  // of a new round trip in the smoothed one (TCP's alpha, RFC 6298)
 
   // Time compression of a replay: rates and times below are on a clock `scale` times faster than the one

@@ -643,6 +643,58 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(window.ceiling(), 60.0);
   }
 
+  void theClimbPastTheCeilingGrowsPerRoundTrip() {
+    // The same episodes answered 200 ms and 20 ms after sending: a ceiling of 40/s.
+    auto learnt = [](TimePoint& t, Duration rtt) {
+      RateLearner l;
+      for (int i = 0; i < 50; ++i) {
+        t += 20ms;
+        l.onSuccess(t, t - rtt);
+      }
+      l.onRefusal(t - rtt, t);  // slow start
+      t += 5s;  // past the episode's grace at the longest round trip (1.5 x 2 s)
+      for (int i = 0; i < 40; ++i) {
+        t += 25ms;
+        l.onSuccess(t, t - rtt);
+      }
+      l.onRefusal(t - rtt, t);
+      return l;
+    };
+    TimePoint slowAt = t0, fastAt = t0;
+    RateLearner slow = learnt(slowAt, 200ms), fast = learnt(fastAt, 20ms);
+    QCOMPARE(slow.ceiling(), 40.0);
+    QCOMPARE(fast.ceiling(), 40.0);
+    QCOMPARE(slow.plateauS(), fast.plateauS());
+    const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
+    const auto climbStart = [&](TimePoint at, double pastS) { return at + fromSeconds(k + slow.plateauS() + pastS); };
+    // The regain and the plateau do not depend on the round trip.
+    QCOMPARE(slow.rate(climbStart(slowAt, -0.5)), fast.rate(climbStart(fastAt, -0.5)));
+    QVERIFY(std::abs(slow.rate(climbStart(slowAt, 0)) - 40) < 1e-6);
+    // 2 s past the plateau: at 200 ms, 0.1 more in flight per round trip is 2.5/s per second, +5/s.
+    const double bounded = slow.rate(climbStart(slowAt, 2));
+    QVERIFY2(std::abs(bounded - (40 + RateLearner::kGrowthPerRtt / (0.2 * 0.2) * 2)) < 1e-6,
+             qPrintable(QString::number(bounded)));
+    // At 20 ms the bound is 250/s per second: the cubic's climb, well past that, is left alone.
+    const double cubic = fast.rate(climbStart(fastAt, 2));
+    QVERIFY2(cubic > 60 && cubic < 40 + RateLearner::kGrowthPerRtt / (0.02 * 0.02) * 2, qPrintable(QString::number(cubic)));
+    // At 2 s a round trip, 0.1 more in flight per round trip is 0.025/s per second: the climb still doubles the
+    // ceiling within kSlowestDoublingS.
+    TimePoint longAt = t0;
+    RateLearner llm = learnt(longAt, 2s);
+    QCOMPARE(llm.ceiling(), 40.0);
+    const double slowest = llm.rate(longAt + fromSeconds(k + llm.plateauS() + 2));
+    QVERIFY2(std::abs(slowest - 40 * (1 + 2 / RateLearner::kSlowestDoublingS)) < 1e-6, qPrintable(QString::number(slowest)));
+    // No round trip known (answers without their send times): no bound.
+    TimePoint t = t0;
+    RateLearner unknown;
+    for (int i = 0; i < 50; ++i) unknown.onSuccess(t += 20ms);
+    unknown.onRefusal(t - 200ms, t);
+    t += 2s;
+    for (int i = 0; i < 40; ++i) unknown.onSuccess(t += 25ms);
+    unknown.onRefusal(t - 200ms, t);
+    QCOMPARE(unknown.rate(t + fromSeconds(k + unknown.plateauS() + 2)), cubic);
+  }
+
   void aMarkStartsTheLearntRateWhereNoRefusalDid() {
     RateLearner l;
     for (int i = 0; i < 40; ++i) l.onSuccess(t0 + std::chrono::milliseconds(25 * i));
