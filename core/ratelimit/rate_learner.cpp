@@ -44,7 +44,7 @@ double RateLearner::rateAt(TimePoint now) const {
       // in kSlowestDoublingS.
       if (rttS_ > 0) {
         const double slope = std::max(kGrowthPerRtt / (rttS_ * rttS_), ceiling_ / kSlowestDoublingS);
-        r = std::min(r, ceiling_ * (1 + 1e-9) + slope * past);
+        r = std::min(r, ceiling_ + slope * past);
       }
     }
   }
@@ -64,9 +64,8 @@ void RateLearner::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
     const TimePoint sent = dilated(std::min(*sentAt, now), scale_);
     okSent_.insert(std::upper_bound(okSent_.begin(), okSent_.end(), sent), sent);
     while (okSent_.front() + 2 * kWindow <= okSent_.back() || okSent_.size() > 200000) okSent_.pop_front();
-  }
-  if (sentAt) {  // the round trip the climb's steepness is bounded by, smoothed as TCP's SRTT
-    const double rtt = toSeconds(dilated(now, scale_) - dilated(std::min(*sentAt, now), scale_));
+    // The round trip the climb's steepness is bounded by, smoothed as TCP's SRTT.
+    const double rtt = toSeconds(dilated(now, scale_) - sent);
     rttS_ = rttS_ > 0 ? (1 - kRttGain) * rttS_ + kRttGain * rtt : rtt;
   }
   ok_.push_back(dilated(now, scale_));
