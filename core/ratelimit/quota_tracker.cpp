@@ -330,14 +330,21 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       // that turn is not already past (a reading after it refutes the bound). Answers overtake each other: a
       // request sent before the last reading's can come back after it and tell more remaining (it was counted
       // first). That is no rise: read as a new window, it undid the pin on the turn. (A refill shows in
-      // readings in the order they were sent, and still starts a new bound.)
-      const bool overtaken = sent < d.lastReadingSentAt;
+      // readings in the order they were sent, and still starts a new bound.) Requests sent together are
+      // counted in any order, too: one sent a little after the lowest reading's request, but before that came
+      // back, may have been counted first and tell up to what was in flight more (at C=16 such a rise of a
+      // few, read as a turn, moved the pin up to a second late: 0.3-0.6 s of a 500/s window lost).
+      const bool overtaken =
+          sent < d.lastReadingSentAt ||
+          (known(d.lastReported) && known(s->remaining) && sent < d.lowestAnsweredAt &&
+           s->remaining - d.lastReported <= inFlightOthers + 1.0);
       const bool sameWindow = d.hasReset && now < d.resetBy && known(d.lastReported) && known(s->remaining) &&
                               (s->remaining <= d.lastReported || overtaken) && s->limit == limitBefore &&
                               lo < d.resetBy && hi > d.resetLo;
       d.resetLo = sameWindow ? std::max(d.resetLo, lo) : lo;
       d.resetBy = sameWindow ? std::min(d.resetBy, hi) : hi;
       d.earliestResetAt = lo;
+      if (!sameWindow || (known(s->remaining) && s->remaining < d.lastReported)) d.lowestAnsweredAt = now;
       d.lastReported = sameWindow ? std::min(d.lastReported, s->remaining) : s->remaining;
       d.lastReadingSentAt = std::max(d.lastReadingSentAt, sent);
       d.hasReset = true;

@@ -148,6 +148,7 @@ class QuotaTracker {
     TimePoint resetLo{}, resetBy{};
     double lastReported = kUnknown;  // the least remaining this window's readings told (a rise: a new window)
     TimePoint lastReadingSentAt{};     // when the latest-sent request whose answer told a reset left
+    TimePoint lowestAnsweredAt{};      // when the answer that told lastReported came back
     bool turnCheckDue = false, turnCheckPending = false;
     TimePoint turnCheckSentAt{};
     // Recent responses, oldest first, for that judgement (a few dozen; older ones age out).
