@@ -298,9 +298,20 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       if (d.refillEvidence >= 3) d.seen.clear();
       if (d.refillEvidence >= 2 && !timeToFull) d.gradual = true;
     }
+    // Counted before the lowest reading of this window, though answered after it: sent before the last
+    // reading's request, or sent together with the lowest one's (before it came back) and telling no more than
+    // was in flight more. Requests sent together reach the server in any order. Read as a turn, such a rise of a
+    // few moved the pin on the turn up to a second late (C=16: 0.3-0.6 s of a 500/s window lost); read as
+    // remaining, it missed the later-counted one that came back first, and sent one into the full window.
+    const bool overtaken = d.hasReset && now < d.resetBy && known(d.lastReported) && known(s->remaining) &&
+                           s->limit == limitBefore &&
+                           (sent < d.lastReadingSentAt ||
+                            (sent < d.lowestAnsweredAt && s->remaining - d.lastReported <= inFlightOthers + 1.0));
     if (known(s->remaining)) {
       const double unseen = dim == Dimension::Requests ? inFlightOthers : std::max(0.0, inFlightOtherTokens);
-      d.remaining = std::max(0.0, s->remaining - unseen);
+      const double told = std::max(0.0, s->remaining - unseen);
+      // Within a fixed window an overtaken reading tells nothing newer than the one it overtook.
+      d.remaining = overtaken && !d.gradual && known(d.remaining) ? std::min(d.remaining, told) : told;
       d.refilledAt = now;
       d.unseenAtReading = unseen;
       d.sentSinceReading = 0;
@@ -330,14 +341,7 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       // that turn is not already past (a reading after it refutes the bound). Answers overtake each other: a
       // request sent before the last reading's can come back after it and tell more remaining (it was counted
       // first). That is no rise: read as a new window, it undid the pin on the turn. (A refill shows in
-      // readings in the order they were sent, and still starts a new bound.) Requests sent together are
-      // counted in any order, too: one sent a little after the lowest reading's request, but before that came
-      // back, may have been counted first and tell up to what was in flight more (at C=16 such a rise of a
-      // few, read as a turn, moved the pin up to a second late: 0.3-0.6 s of a 500/s window lost).
-      const bool overtaken =
-          sent < d.lastReadingSentAt ||
-          (known(d.lastReported) && known(s->remaining) && sent < d.lowestAnsweredAt &&
-           s->remaining - d.lastReported <= inFlightOthers + 1.0);
+      // readings in the order they were sent, and still starts a new bound.) See `overtaken` above.
       const bool sameWindow = d.hasReset && now < d.resetBy && known(d.lastReported) && known(s->remaining) &&
                               (s->remaining <= d.lastReported || overtaken) && s->limit == limitBefore &&
                               lo < d.resetBy && hi > d.resetLo;
