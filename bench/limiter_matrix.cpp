@@ -23,14 +23,17 @@ using namespace tgbench;
 namespace {
 
 // First second (from `fromS`) after which the goodput of every 2-second span stays within 10% of `target`
-// until `toS`; -1 if it never settles.
-double settleS(const SecondSeries& s, double fromS, double toS, double target) {
+// until `toS`; -1 if it never settles. `reachOnly`: at least 90% of it, however far above: a limiter with a
+// burst (token bucket, GCRA) saves what any climb leaves unused and lets it through above its limit once the
+// client reaches that limit, which the goal's +-10% counts as unsettled. The goal is the +-10%; the reach
+// says which misses are that burst and which are the client's.
+double settleS(const SecondSeries& s, double fromS, double toS, double target, bool reachOnly = false) {
   const int from = static_cast<int>(fromS), to = std::min(static_cast<int>(toS), static_cast<int>(s.ok.size()));
   for (int start = from; start + 1 < to; ++start) {
     bool ok = true;
     for (int t = start; t + 1 < to && ok; ++t) {
       const double rate = (s.ok[t] + s.ok[t + 1]) / 2.0;
-      ok = std::abs(rate - target) <= 0.1 * target;
+      ok = reachOnly ? rate >= 0.9 * target : std::abs(rate - target) <= 0.1 * target;
     }
     if (ok) return start + 1 - fromS;  // the span [start, start + 2) is settled by its end
   }
@@ -67,13 +70,13 @@ int main(int argc, char** argv) {
               change ? "change (limit halves at 10 s, doubles back at 25 s)" : "steady", change ? 40.0 : seconds,
               latencyMs);
   if (change)
-    std::printf("%-16s %-11s %5s %4s  %-15s %9s %8s %7s %7s %9s %9s\n", "kind", "answer", "limit", "C", "strategy",
-                "goodput/s", "of limit", "429s", "ampl.", "settle/2", "settle*2");
+    std::printf("%-16s %-11s %5s %4s  %-15s %9s %8s %7s %7s %9s %9s %8s %8s\n", "kind", "answer", "limit", "C",
+                "strategy", "goodput/s", "of limit", "429s", "ampl.", "settle/2", "settle*2", "reach/2", "reach*2");
   else
     std::printf("%-16s %-11s %5s %4s  %-15s %9s %8s %7s %7s\n", "kind", "answer", "limit", "C", "strategy",
                 "goodput/s", "of limit", "429s", "ampl.");
   nlohmann::json runs = nlohmann::json::array();
-  int met = 0, total = 0;
+  int met = 0, total = 0, reached = 0;
   for (const auto& kind : kinds) {
     for (const auto& style : styles) {
       if (kind == "concurrency" && style == "headers") continue;  // a concurrency limit has no quota to state
@@ -118,16 +121,21 @@ int main(int argc, char** argv) {
             } else {
               const Figures f = computeFigures(log, (limit * 10 + limit / 2 * 15 + limit * 15) / 40, 0, runS, -1);
               const double down = settleS(series, 10, 25, limit / 2), up = settleS(series, 25, runS, limit);
-              std::printf("%-16s %-11s %5.0f %4d  %-15s %9.1f %7.0f%% %6.1f%% %7.2f %8.0fs %8.0fs\n", kind.c_str(),
-                          style.c_str(), limit, c, name.c_str(), f.goodputPerS, 100 * f.goodputRatio,
-                          100 * f.share429, f.amplification, down, up);
+              const double reachDown = settleS(series, 10, 25, limit / 2, true);
+              const double reachUp = settleS(series, 25, runS, limit, true);
+              std::printf("%-16s %-11s %5.0f %4d  %-15s %9.1f %7.0f%% %6.1f%% %7.2f %8.0fs %8.0fs %7.0fs %7.0fs\n",
+                          kind.c_str(), style.c_str(), limit, c, name.c_str(), f.goodputPerS, 100 * f.goodputRatio,
+                          100 * f.share429, f.amplification, down, up, reachDown, reachUp);
               if (name == "tollgate") {
                 ++total;
                 met += down >= 0 && down <= 5 && up >= 0 && up <= 5;
+                reached += reachDown >= 0 && reachDown <= 5 && reachUp >= 0 && reachUp <= 5;
               }
               row["figures"] = toJson(f);
               row["settle_halved_s"] = down;
               row["settle_doubled_s"] = up;
+              row["reach_halved_s"] = reachDown;
+              row["reach_doubled_s"] = reachUp;
             }
             std::fflush(stdout);
             runs.push_back(row);
@@ -138,7 +146,8 @@ int main(int argc, char** argv) {
   }
   if (change)
     std::printf("\ngoal (issue 14): back within 10%% of the new limit in <= 5 s after it halves and after it doubles: "
-                "%d of %d tollgate rows\n", met, total);
+                "%d of %d tollgate rows (at least 90%% of it in <= 5 s, above it counted as reached: %d)\n", met,
+                total, reached);
   else
     std::printf("\ngoal (issue 14): goodput >= 90%% of the limit, <= 2%% 429s, amplification <= 1.05: %d of %d "
                 "tollgate rows\n", met, total);
