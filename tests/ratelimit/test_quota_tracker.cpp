@@ -823,28 +823,20 @@ class TestQuotaTracker : public QObject {
     QVERIFY2(moved.wait > 700ms && moved.wait <= 710ms, moved.reason.c_str());  // the 405 ms reading's: 1.405 s
   }
 
-  void anOvertakenAnswerDoesNotRefillAFixedWindow() {
-    // The last request of a window (counted last, remaining 0) comes back before one sent with it that was
-    // counted just before it (remaining 1). That 1 is already spent: nothing goes until the turn.
+  void aSmallWindowsTurnIsNoReorder() {
+    // A window of 10 with 16 in flight: a rise from 0 to 8 in a reading sent before the lowest one came back
+    // is more than a reorder can tell (counted first, it would have told 8 with 15 still to count of 10): the
+    // window turned, and its own reset bounds the next turn, not the old pin.
     QuotaTracker qt(1.0, {0, 0}, t0);
     QuotaReading r;
-    r.scopes.push_back(scope(Dimension::Requests, 100, 99, 1.0));
-    qt.onResponse(r, 8, t0 + 20ms, 0, t0);
+    r.scopes.push_back(scope(Dimension::Requests, 10, 9, 1.0));
+    qt.onResponse(r, 15, t0 + 20ms, 0, t0);  // the old window's pin: 1.02 s
     r.scopes[0].remaining = 0;
-    qt.onResponse(r, 1, t0 + 400ms, 0, t0 + 380ms);
-    r.scopes[0].remaining = 1;
-    qt.onResponse(r, 0, t0 + 405ms, 0, t0 + 385ms);
-    const QuotaWait w = qt.check({1, 0}, t0 + 410ms, 0);
-    QVERIFY2(w.wait > Duration::zero(), "sent into a full window");
-    // Sent after the lowest reading came back, the same rise is news (a refill, or a turn): it counts.
-    QuotaTracker later(1.0, {0, 0}, t0);
-    r.scopes[0].remaining = 99;
-    later.onResponse(r, 8, t0 + 20ms, 0, t0);
-    r.scopes[0].remaining = 0;
-    later.onResponse(r, 0, t0 + 400ms, 0, t0 + 380ms);
-    r.scopes[0].remaining = 1;
-    later.onResponse(r, 0, t0 + 425ms, 0, t0 + 405ms);
-    QCOMPARE(later.check({1, 0}, t0 + 430ms, 0).wait, Duration::zero());
+    qt.onResponse(r, 15, t0 + 990ms, 0, t0 + 970ms);
+    r.scopes[0].remaining = 8;
+    qt.onResponse(r, 15, t0 + 1010ms, 0, t0 + 980ms);
+    const QuotaWait w = qt.check({1, 0}, t0 + 1015ms, 0);
+    QVERIFY2(w.wait > 900ms, w.reason.c_str());  // the new window's turn (2.01 s), not the old pin's 5 ms
   }
 
   void readingsOfDifferentWindowsDoNotPinATurn() {
