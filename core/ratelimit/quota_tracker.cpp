@@ -298,6 +298,17 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       if (d.refillEvidence >= 3) d.seen.clear();
       if (d.refillEvidence >= 2 && !timeToFull) d.gradual = true;
     }
+    // Counted before the lowest reading of this window, though answered after it: sent before the last
+    // reading's request, or (requests) sent before the lowest one came back and rising by no more than the
+    // requests then in flight, too little for a turn. Requests sent together reach the server in any order.
+    // Read as a turn, such a rise of a few moved the pin on the turn up to a second late (C=16: 0.3-0.6 s of a
+    // 500/s window lost). It still tells remaining: a bucket not yet proven gradual refills by that much too
+    // (held to the lowest reading, a leaky bucket's cold start stalled for 1-2 s).
+    const bool overtaken =
+        d.hasReset && now < d.resetBy && known(d.lastReported) && known(s->remaining) && s->limit == limitBefore &&
+        (sent < d.lastReadingSentAt ||
+         (dim == Dimension::Requests && sent < d.lowestAnsweredAt &&
+          s->remaining - d.lastReported <= inFlightOthers + 1.0 && s->remaining + inFlightOthers + 1 < 0.9 * s->limit));
     if (known(s->remaining)) {
       const double unseen = dim == Dimension::Requests ? inFlightOthers : std::max(0.0, inFlightOtherTokens);
       d.remaining = std::max(0.0, s->remaining - unseen);
@@ -326,18 +337,16 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       const double in = std::max(0.0, *s->resetInS);
       const double rounding = s->resetFromAbsoluteTime || std::floor(in) == in ? 1.0 : 0.0;
       const TimePoint lo = sent + fromSeconds(std::max(0.0, in - rounding)), hi = now + fromSeconds(in);
-      // The same window as the last reading: remaining did not rise, the limit held, both bound one turn, and
-      // that turn is not already past (a reading after it refutes the bound). Answers overtake each other: a
-      // request sent before the last reading's can come back after it and tell more remaining (it was counted
-      // first). That is no rise: read as a new window, it undid the pin on the turn. (A refill shows in
-      // readings in the order they were sent, and still starts a new bound.)
-      const bool overtaken = sent < d.lastReadingSentAt;
+      // The same window as the last reading: remaining did not rise (or the rise was an overtaken reading's,
+      // above), the limit held, both bound one turn, and that turn is not already past (a reading after it
+      // refutes the bound). A refill shows in readings in the order they were sent, and still starts a new bound.
       const bool sameWindow = d.hasReset && now < d.resetBy && known(d.lastReported) && known(s->remaining) &&
                               (s->remaining <= d.lastReported || overtaken) && s->limit == limitBefore &&
                               lo < d.resetBy && hi > d.resetLo;
       d.resetLo = sameWindow ? std::max(d.resetLo, lo) : lo;
       d.resetBy = sameWindow ? std::min(d.resetBy, hi) : hi;
       d.earliestResetAt = lo;
+      if (!sameWindow || (known(s->remaining) && s->remaining < d.lastReported)) d.lowestAnsweredAt = now;
       d.lastReported = sameWindow ? std::min(d.lastReported, s->remaining) : s->remaining;
       d.lastReadingSentAt = std::max(d.lastReadingSentAt, sent);
       d.hasReset = true;

@@ -146,8 +146,10 @@ class QuotaTracker {
     // pins the next turn), resetAt only the latest reading's. At resetBy one request checks whether the window
     // turned (its answer tells remaining), instead of holding the key until resetAt.
     TimePoint resetLo{}, resetBy{};
-    double lastReported = kUnknown;  // the least remaining this window's readings told (a rise: a new window)
+    double lastReported = kUnknown;  // the least remaining this window's readings told (a rise: a new window,
+                                     // unless an overtaken reading's, see onResponse)
     TimePoint lastReadingSentAt{};     // when the latest-sent request whose answer told a reset left
+    TimePoint lowestAnsweredAt{};      // when the answer that told lastReported came back
     bool turnCheckDue = false, turnCheckPending = false;
     TimePoint turnCheckSentAt{};
     // Recent responses, oldest first, for that judgement (a few dozen; older ones age out).

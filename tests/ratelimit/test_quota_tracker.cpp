@@ -796,6 +796,47 @@ class TestQuotaTracker : public QObject {
     fresh.onResponse(r, 0, t0 + 600ms, 0, t0 + 580ms);
     const QuotaWait w = fresh.check({1, 0}, t0 + 700ms, 0);
     QVERIFY2(w.wait > 740ms && w.wait <= 750ms, w.reason.c_str());  // the 450 ms reading's turn: 1.45 s
+    // Sent just after the lowest reading's request, before its answer came back, and telling no more than was
+    // in flight more: counted first, the same window. The pin holds.
+    QuotaTracker reordered(1.0, {0, 0}, t0);
+    r.scopes[0].remaining = 99;
+    reordered.onResponse(r, 8, t0 + 20ms, 0, t0);
+    r.scopes[0].remaining = 40;
+    reordered.onResponse(r, 8, t0 + 400ms, 0, t0 + 380ms);
+    r.scopes[0].remaining = 45;
+    reordered.onResponse(r, 8, t0 + 405ms, 0, t0 + 385ms);
+    r.scopes[0].remaining = 0;
+    reordered.onResponse(r, 0, t0 + 600ms, 0, t0 + 580ms);
+    const QuotaWait pinned = reordered.check({1, 0}, t0 + 700ms, 0);
+    QVERIFY2(pinned.wait > 300ms && pinned.wait <= 320ms, pinned.reason.c_str());
+    // The same rise with fewer in flight than it: not a reorder, a new window.
+    QuotaTracker turned(1.0, {0, 0}, t0);
+    r.scopes[0].remaining = 99;
+    turned.onResponse(r, 2, t0 + 20ms, 0, t0);
+    r.scopes[0].remaining = 40;
+    turned.onResponse(r, 2, t0 + 400ms, 0, t0 + 380ms);
+    r.scopes[0].remaining = 45;
+    turned.onResponse(r, 2, t0 + 405ms, 0, t0 + 385ms);
+    r.scopes[0].remaining = 0;
+    turned.onResponse(r, 0, t0 + 600ms, 0, t0 + 580ms);
+    const QuotaWait moved = turned.check({1, 0}, t0 + 700ms, 0);
+    QVERIFY2(moved.wait > 700ms && moved.wait <= 710ms, moved.reason.c_str());  // the 405 ms reading's: 1.405 s
+  }
+
+  void aSmallWindowsTurnIsNoReorder() {
+    // A window of 10 with 16 in flight: a rise from 0 to 8 in a reading sent before the lowest one came back
+    // is more than a reorder can tell (counted first, it would have told 8 with 15 still to count of 10): the
+    // window turned, and its own reset bounds the next turn, not the old pin.
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Requests, 10, 9, 1.0));
+    qt.onResponse(r, 15, t0 + 20ms, 0, t0);  // the old window's pin: 1.02 s
+    r.scopes[0].remaining = 0;
+    qt.onResponse(r, 15, t0 + 990ms, 0, t0 + 970ms);
+    r.scopes[0].remaining = 8;
+    qt.onResponse(r, 15, t0 + 1010ms, 0, t0 + 980ms);
+    const QuotaWait w = qt.check({1, 0}, t0 + 1015ms, 0);
+    QVERIFY2(w.wait > 900ms, w.reason.c_str());  // the new window's turn (2.01 s), not the old pin's 5 ms
   }
 
   void readingsOfDifferentWindowsDoNotPinATurn() {
