@@ -4,6 +4,7 @@
 
 #include <QtTest>
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -768,58 +769,39 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(qt.check({1, 0}, t0 + 1040ms, 0).wait, Duration::zero());
   }
 
+  // A window of 100 told in whole seconds: its first reading (sent at t0, answered 20 ms later), two more
+  // {remaining, sent ms, answered ms} with `inFlight` others in flight, then one telling it spent at 600 ms.
+  // How long check() holds the key at 700 ms.
+  static QuotaWait heldAfter(int inFlight, std::array<std::array<int, 3>, 2> readings) {
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Requests, 100, 99, 1.0));
+    qt.onResponse(r, inFlight, t0 + 20ms, 0, t0);  // the window's first reading: its turn by t0 + 1.02 s
+    for (const auto& [remaining, sentMs, answeredMs] : readings) {
+      r.scopes[0].remaining = remaining;
+      qt.onResponse(r, inFlight, t0 + std::chrono::milliseconds(answeredMs), 0,
+                    t0 + std::chrono::milliseconds(sentMs));
+    }
+    r.scopes[0].remaining = 0;
+    qt.onResponse(r, 0, t0 + 600ms, 0, t0 + 580ms);
+    return qt.check({1, 0}, t0 + 700ms, 0);
+  }
+
   void anOvertakenAnswerKeepsTheWindowsPin() {
     // Answers overtake each other: one counted before the last reading can come back after it and tell a
     // little more remaining. With requests still in flight that is the same window, and the pin the window's
     // first reading gave on its turn must hold (read as a new window, it moved the turn to its own reset).
-    QuotaTracker qt(1.0, {0, 0}, t0);
-    QuotaReading r;
-    r.scopes.push_back(scope(Dimension::Requests, 100, 99, 1.0));
-    qt.onResponse(r, 8, t0 + 20ms, 0, t0);  // the window's first reading: its turn by t0 + 1.02 s
-    r.scopes[0].remaining = 40;
-    qt.onResponse(r, 8, t0 + 400ms, 0, t0 + 380ms);
-    r.scopes[0].remaining = 43;  // counted before the one above, answered after it
-    qt.onResponse(r, 8, t0 + 402ms, 0, t0 + 370ms);
-    r.scopes[0].remaining = 0;
-    qt.onResponse(r, 0, t0 + 600ms, 0, t0 + 580ms);
-    const QuotaWait held = qt.check({1, 0}, t0 + 700ms, 0);
+    const QuotaWait held = heldAfter(8, {{{40, 380, 400}, {43, 370, 402}}});  // the 43: counted first
     QVERIFY2(held.wait > 300ms && held.wait <= 320ms, held.reason.c_str());
     // A rise in a reading sent after the last one is a new window: its own reset bounds its turn.
-    QuotaTracker fresh(1.0, {0, 0}, t0);
-    r.scopes[0].remaining = 99;
-    fresh.onResponse(r, 2, t0 + 20ms, 0, t0);
-    r.scopes[0].remaining = 10;
-    fresh.onResponse(r, 2, t0 + 400ms, 0, t0 + 380ms);
-    r.scopes[0].remaining = 90;  // up, and sent after the last reading's request: the window turned
-    fresh.onResponse(r, 2, t0 + 450ms, 0, t0 + 430ms);
-    r.scopes[0].remaining = 0;
-    fresh.onResponse(r, 0, t0 + 600ms, 0, t0 + 580ms);
-    const QuotaWait w = fresh.check({1, 0}, t0 + 700ms, 0);
+    const QuotaWait w = heldAfter(2, {{{10, 380, 400}, {90, 430, 450}}});
     QVERIFY2(w.wait > 740ms && w.wait <= 750ms, w.reason.c_str());  // the 450 ms reading's turn: 1.45 s
-    // Sent just after the lowest reading's request, before its answer came back, and telling no more than was
-    // in flight more: counted first, the same window. The pin holds.
-    QuotaTracker reordered(1.0, {0, 0}, t0);
-    r.scopes[0].remaining = 99;
-    reordered.onResponse(r, 8, t0 + 20ms, 0, t0);
-    r.scopes[0].remaining = 40;
-    reordered.onResponse(r, 8, t0 + 400ms, 0, t0 + 380ms);
-    r.scopes[0].remaining = 45;
-    reordered.onResponse(r, 8, t0 + 405ms, 0, t0 + 385ms);
-    r.scopes[0].remaining = 0;
-    reordered.onResponse(r, 0, t0 + 600ms, 0, t0 + 580ms);
-    const QuotaWait pinned = reordered.check({1, 0}, t0 + 700ms, 0);
+    // Sent just after the lowest reading's request, before its answer came back, and rising by no more than
+    // the requests in flight: maybe counted first, the same window. The pin holds.
+    const QuotaWait pinned = heldAfter(8, {{{40, 380, 400}, {45, 385, 405}}});
     QVERIFY2(pinned.wait > 300ms && pinned.wait <= 320ms, pinned.reason.c_str());
     // The same rise with fewer in flight than it: not a reorder, a new window.
-    QuotaTracker turned(1.0, {0, 0}, t0);
-    r.scopes[0].remaining = 99;
-    turned.onResponse(r, 2, t0 + 20ms, 0, t0);
-    r.scopes[0].remaining = 40;
-    turned.onResponse(r, 2, t0 + 400ms, 0, t0 + 380ms);
-    r.scopes[0].remaining = 45;
-    turned.onResponse(r, 2, t0 + 405ms, 0, t0 + 385ms);
-    r.scopes[0].remaining = 0;
-    turned.onResponse(r, 0, t0 + 600ms, 0, t0 + 580ms);
-    const QuotaWait moved = turned.check({1, 0}, t0 + 700ms, 0);
+    const QuotaWait moved = heldAfter(2, {{{40, 380, 400}, {45, 385, 405}}});
     QVERIFY2(moved.wait > 700ms && moved.wait <= 710ms, moved.reason.c_str());  // the 405 ms reading's: 1.405 s
   }
 
