@@ -304,11 +304,11 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     // Read as a turn, such a rise of a few moved the pin on the turn up to a second late (C=16: 0.3-0.6 s of a
     // 500/s window lost). It still tells remaining: a bucket not yet proven gradual refills by that much too
     // (held to the lowest reading, a leaky bucket's cold start stalled for 1-2 s).
-    const bool overtaken =
-        d.hasReset && now < d.resetBy && known(d.lastReported) && known(s->remaining) && s->limit == limitBefore &&
-        (sent < d.lastReadingSentAt ||
-         (dim == Dimension::Requests && sent < d.lowestAnsweredAt &&
-          s->remaining - d.lastReported <= inFlightOthers + 1.0 && s->remaining + inFlightOthers + 1 < 0.9 * s->limit));
+    const bool sameBurst = dim == Dimension::Requests && sent < d.lowestAnsweredAt &&
+                           s->remaining - d.lastReported <= inFlightOthers + 1.0 &&  // no more than in flight
+                           s->remaining + inFlightOthers + 1 < 0.9 * s->limit;        // too little for a turn
+    const bool overtaken = d.hasReset && now < d.resetBy && known(d.lastReported) && known(s->remaining) &&
+                           s->limit == limitBefore && (sent < d.lastReadingSentAt || sameBurst);
     if (known(s->remaining)) {
       const double unseen = dim == Dimension::Requests ? inFlightOthers : std::max(0.0, inFlightOtherTokens);
       d.remaining = std::max(0.0, s->remaining - unseen);
