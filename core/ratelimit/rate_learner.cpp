@@ -108,6 +108,9 @@ void RateLearner::setPlateau() {
 void RateLearner::measureSpan() {
   const Duration span = spanTo_ - spanFrom_;
   if (span < kMinSpan) return;
+  // Only as far back as the acceptances kept reach: a refusal of a request long in flight (a long completion)
+  // would count the last two seconds' acceptances over all its time.
+  if (okSent_.empty() || spanFrom_ + 2 * kWindow <= okSent_.back()) return;
   const auto from = std::upper_bound(okSent_.begin(), okSent_.end(), spanFrom_);
   const auto accepted = std::lower_bound(from, okSent_.end(), spanTo_) - from;  // sent strictly between
   if (accepted < kSpanMinAccepted) return;  // nothing (a full window) or too few to say a rate
@@ -125,6 +128,8 @@ bool RateLearner::onMark(TimePoint sentAt, TimePoint now, double rateHint) {
   refusedEpisodes_ = 0;
   okSinceDecrease_ = 1;  // the marked request itself got through
   refusalsSinceDecrease_ = 0;
+  spanFrom_ = TimePoint::max();
+  spanTo_ = TimePoint::min();
   return true;
 }
 

@@ -644,6 +644,51 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(window.ceiling(), 60.0);
   }
 
+  void anEpisodeAMarkBeganMeasuresOnlyItsOwnRefusals() {
+    // 500/s told in headers: marks (a stated remaining used up), never a refusal, start and carry the learner.
+    const auto second = [](RateLearner& l, TimePoint& t) {
+      for (int i = 0; i < 500; ++i) l.onSuccess(t += 2ms, t - 20ms);
+    };
+    TimePoint t = t0;
+    RateLearner marked;
+    second(marked, t);
+    QVERIFY(marked.onMark(t - 20ms, t, 500));  // slow start
+    second(marked, t);
+    QVERIFY(marked.onMark(t - 20ms, t, 500));  // its end: the ceiling
+    const double ceiling = marked.ceiling();
+    QVERIFY2(ceiling > 400, qPrintable(QString::number(ceiling)));
+    // The limit halved: the requests in flight at the mark are refused. Their sends span 10 ms, too little
+    // to say a rate; with the span's first send taken as zero it was 1,000 acceptances over 1,000 s.
+    for (int i = 0; i < 6; ++i) QVERIFY(!marked.onRefusal(t - 20ms + 2ms * i, t + 2ms * i));
+    QCOMPARE(marked.ceiling(), ceiling);
+    QVERIFY(marked.rate(t + 10ms) > RateLearner::kBeta * ceiling - 10);
+
+    // A refusal episode long before the mark: its sends are no part of the span either.
+    t = t0;
+    RateLearner earlier;
+    second(earlier, t);
+    earlier.onRefusal(t - 20ms, t);  // slow start
+    second(earlier, t);
+    earlier.onRefusal(t - 20ms, t);
+    for (int i = 0; i < 5; ++i) second(earlier, t);
+    QVERIFY(earlier.onMark(t - 20ms, t, 500));
+    const double before = earlier.ceiling();
+    for (int i = 0; i < 6; ++i) earlier.onRefusal(t - 20ms + 2ms * i, t + 2ms * i);
+    QCOMPARE(earlier.ceiling(), before);
+
+    // A request in flight for 5 s (a long completion) refused with the episode: the acceptances kept reach
+    // back 2 s, too short to count over its span.
+    t = t0;
+    RateLearner longCall;
+    second(longCall, t);
+    longCall.onRefusal(t - 20ms, t);
+    for (int i = 0; i < 5; ++i) second(longCall, t);
+    QVERIFY(longCall.onRefusal(t - 20ms, t));
+    const double measured = longCall.ceiling();
+    longCall.onRefusal(t - 5s, t + 1ms);
+    QCOMPARE(longCall.ceiling(), measured);
+  }
+
   void theClimbPastTheCeilingGrowsPerRoundTrip() {
     // The same episodes answered 200 ms and 20 ms after sending: a ceiling of 40/s.
     auto learnt = [](TimePoint& t, Duration rtt) {
