@@ -181,7 +181,11 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     slowStart_ = false;
     ceiling_ = measured > 0 ? measured : std::max(kFloor, 0.5 * was);
     beta_ = confirmed ? kBetaConfirmed : kBeta;
-    if (!lockOut || lastMeasured_ <= 0) lastMeasured_ = ceiling_;
+    // Slow start ended in a lock-out: the last rate measured clear of one is what got through before the
+    // first refusal (a GCRA halved behind its backlog locked the key for a second: measured 36, 22, 9/s of
+    // its 49 as the count emptied, a floor of 18/s for its 25, 6 s to settle).
+    if (!lockOut) lastMeasured_ = ceiling_;
+    else if (lastMeasured_ <= 0) lastMeasured_ = std::max(ceiling_, threshold_);
     setPlateau();
   }
   if (active_ && okSinceDecrease_ == 0) lockedOut_ = true;

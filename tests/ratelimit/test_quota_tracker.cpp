@@ -252,6 +252,20 @@ class TestQuotaTracker : public QObject {
     for (int i = 0; i < 100; ++i) l.onSuccess(t += 10ms);
     QVERIFY(l.onRefusal(t, t));
     QCOMPARE(l.ceiling(), 100.0);
+
+    // Slow start ends in the lock-out (a GCRA halved behind its backlog): what got through before the first
+    // refusal is the floor's measure, not the count the lock-out is emptying.
+    RateLearner g;
+    t = t0;
+    for (int i = 0; i < 50; ++i) g.onSuccess(t += 20ms);
+    QVERIFY(g.onRefusal(t, t));  // slow start, through at 50/s
+    t += 300ms;
+    QVERIFY(g.onRefusal(t, t));  // nothing since: the last second counts 35
+    QCOMPARE(g.ceiling(), 35.0);
+    t += 300ms;
+    QVERIFY(g.onRefusal(t, t));  // 20 counted, 25 the floor
+    QCOMPARE(g.ceiling(), 25.0);
+    QCOMPARE(g.refusedEpisodes(), 3);
   }
 
   // A leaky bucket (nginx limit_req) or GCRA in x-ratelimit headers: reset "1" in whole seconds (it empties
