@@ -4,6 +4,7 @@
 #include "adaptive_concurrency.h"
 #include "burst_tracker.h"
 #include "circuit_breaker.h"
+#include "dispatch.h"
 #include "engine_config.h"
 #include "latency_window.h"
 #include "pending.h"
@@ -53,6 +54,7 @@ struct GroupState {
   AdaptiveConcurrency concurrency;
   RateCeiling rateCeiling;
   int inFlight = 0;
+  std::vector<Ticket> sentThisRound;  // by the dispatch under way
   bool paused = false;
   bool draining = false;
   std::array<bool, kTierCount> tierPaused{};

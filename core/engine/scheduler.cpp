@@ -357,6 +357,7 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
   for (auto& gp : groups_) {
     gp->wait = WaitReason{};
     gp->tierWait.fill(TierWait{});
+    gp->sentThisRound.clear();
   }
   std::vector<bool> blocked(groups_.size(), false);  // a higher tier of this group is waiting
   std::vector<TierWait> blockedBy(groups_.size());   // on what: the lower tiers wait on the same
@@ -388,6 +389,10 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
         }
         if (g.inFlight >= g.concurrency.limit()) {
           g.wait = WaitReason{.code = WaitCode::Concurrency, .used = g.inFlight, .limit = g.concurrency.limit()};
+          for (const Ticket t : g.sentThisRound) {  // the limit ended this round with work queued
+            if (auto it = inFlight_.find(t); it != inFlight_.end()) it->second.pressing = true;
+          }
+          g.sentThisRound.clear();
           blockedBy[gi] = TierWait{};
           blocked[gi] = true;
           break;
@@ -506,6 +511,7 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
   else ++g.counters.retries;
   if (auto w = where_.find(p->handle); p->handle && w != where_.end()) w->second.ticket = d.ticket;
   inFlight_.emplace(d.ticket, InFlight{std::move(p), &g, key, now, groupInFlightAtSend});
+  g.sentThisRound.push_back(d.ticket);
 }
 
 bool Scheduler::allowResend(Ticket t) {
@@ -675,7 +681,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   } else {
     ++g.counters.ok;
     k.quota.onSuccess(now, f.sentAt);
-    g.concurrency.onSuccess(latencyMs / 1000.0, now, f.groupInFlightAtSend);
+    g.concurrency.onSuccess(latencyMs / 1000.0, now, f.groupInFlightAtSend, f.pressing);
     g.latency.add(now, latencyMs);
   }
   if (auto tr = g.breaker.record(

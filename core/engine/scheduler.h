@@ -114,6 +114,7 @@ class Scheduler {
     int key = 0;
     TimePoint sentAt;
     int groupInFlightAtSend = 0;  // the group's other requests in flight when this one left
+    bool pressing = false;  // sent in a round of the group's sends that its concurrency limit ended
   };
   struct Delayed {
     TimePoint at;

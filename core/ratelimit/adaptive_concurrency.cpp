@@ -37,7 +37,7 @@ void AdaptiveConcurrency::setTimeScale(double scale) {
   pressed_ = 0;
 }
 
-void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now, int inFlightAtSend) {
+void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now, int inFlightAtSend, bool pressing) {
   now = dilated(now, scale_);
   if (inFlightAtSend >= 0) {
     accepted_.push_back({now, inFlightAtSend});
@@ -53,7 +53,7 @@ void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now, int inFlight
     }
   }
   if (cap_ > 0) {
-    if (inFlightAtSend >= cap_ - 1) ++pressed_;
+    if (inFlightAtSend >= cap_ - 1 || (pressing && static_cast<int>(limit_) >= cap_)) ++pressed_;
     const bool pressedClean = pressed_ >= kCapProbeAccepted;
     if (pressedClean || now >= capSetAt_ + fromSeconds(kCapProbeS)) {  // clean long enough: try more
       cap_ = std::min(cap_ + (pressedClean ? capStep_ : 1), ceiling_);

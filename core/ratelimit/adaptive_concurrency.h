@@ -7,7 +7,8 @@
 // Told how many were in flight when each answered request left, this tells such refusals apart: a refusal
 // sent with x in flight when the recent acceptances (kEvidenceS) were, all but a few, sent with fewer than x
 // is an in-flight limit. The limit is then set to x and held there (no additive growth past it). A step above
-// is tried after kCapProbeAccepted acceptances sent while pressing the limit (x - 1 or more in flight) without
+// is tried after kCapProbeAccepted acceptances sent while pressing the limit (x - 1 or more in flight, or in a
+// round of sends the limit ended with work queued) without
 // such a refusal, or after kCapProbeS of none at all; each clean step doubles the next (1, 2, 4, ...), as a
 // rate that doubled needs, and a refusal starts again at 1. On a true in-flight limit each probe costs about
 // one refusal, so probing costs about 1 in kCapProbeAccepted acceptances. With a fixed latency a rate limit
@@ -47,7 +48,11 @@ class AdaptiveConcurrency {
   void setTimeScale(double scale);
 
   // inFlightAtSend: requests of the group in flight when this one left, not counting it (-1: unknown).
-  void onSuccess(double latencyS, TimePoint now, int inFlightAtSend = -1);
+  // pressing: it left in a round of sends that the limit ended with work still queued. Answers read in a batch
+  // free their slots together and the round refills them together, so only the last send of a round leaves
+  // with limit - 1 in flight, yet each one pressed the limit (at 500/s only about 1 in 8 counted: a cap of 9
+  // read off a rate limit took 4 s to step up).
+  void onSuccess(double latencyS, TimePoint now, int inFlightAtSend = -1, bool pressing = false);
   // A 429 the quota picture did not predict. True when it reads as an in-flight limit (see above): the limit
   // is then inFlightAtSend; otherwise the usual multiplicative cut.
   bool onRateLimited(TimePoint now, int inFlightAtSend = -1);

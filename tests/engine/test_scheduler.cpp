@@ -304,6 +304,38 @@ class TestScheduler : public QObject {
     QCOMPARE(h.results.at("a").attempts, 3);
   }
 
+  // An in-flight cap read off a refusal steps up after AdaptiveConcurrency::kCapProbeAccepted acceptances that
+  // pressed it. Answers read in a batch free their slots together and one round refills them: every send of a
+  // round the limit ended pressed it, though only the last left with cap - 1 others in flight (counted alone,
+  // 200 rounds of 8 at 500/s: 4 s for one step).
+  void aRoundTheLimitEndsPressesItWithEverySend() {
+    EngineConfig c = config();
+    c.groups[0].concurrency = 16;
+    c.groups[0].adaptive = true;
+    c.tiers[1].capacity = 100000;
+    Harness h(c);
+    for (int i = 0; i < 2000; ++i) h.admit("r" + std::to_string(i));
+    TimePoint t = t0;
+    QCOMPARE(h.dispatch(t), 16);  // 0..15 others in flight
+    t += 20ms;
+    for (int i = 0; i < 8; ++i) h.respond(200, {}, t, ErrorKind::None, h.sent[static_cast<std::size_t>(i)].ticket);
+    h.respond(429, {}, t, ErrorKind::None, h.sent[8].ticket);  // refused with 8 in flight, accepted below
+    for (int i = 9; i < 16; ++i) h.respond(200, {}, t, ErrorKind::None, h.sent[static_cast<std::size_t>(i)].ticket);
+    QCOMPARE(h.group(t).concurrencyLimit, 8);
+    // Rounds of 8, each answered together and refilled together: 25 of them hold 200 pressing acceptances
+    // (one each, counted by in flight alone).
+    std::size_t from = h.sent.size();
+    int rounds = 0;
+    for (; rounds < 40 && h.group(t).concurrencyLimit == 8; ++rounds) {
+      QCOMPARE(h.dispatch(t), 8);
+      t += 20ms;
+      for (std::size_t i = from; i < h.sent.size(); ++i) h.respond(200, {}, t, ErrorKind::None, h.sent[i].ticket);
+      from = h.sent.size();
+    }
+    QCOMPARE(h.group(t).concurrencyLimit, 9);
+    QVERIFY2(rounds <= 26, qPrintable(QString::number(rounds)));
+  }
+
   void breakerOpensProbesAndCloses() {
     Harness h(breakerConfig());
     h.failTwice(t0);

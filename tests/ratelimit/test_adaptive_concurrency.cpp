@@ -126,6 +126,17 @@ class TestAdaptiveConcurrency : public QObject {
     QCOMPARE(a.inFlightCap(), 12);
     press(AdaptiveConcurrency::kCapProbeAccepted, 11);
     QCOMPARE(a.inFlightCap(), 13);
+
+    // Answers read in a batch, their slots refilled in one round that the limit ended: each of the round's
+    // sends pressed it, though only the last left with cap - 1 in flight. Once the limit has reached the cap.
+    t = t0 + 1s;
+    AdaptiveConcurrency batched = cappedAtEight(t, 0.02);
+    for (int i = 0; i < 30; ++i) batched.onSuccess(0.02, t += 1ms, 3);  // the limit climbs back to the cap
+    QCOMPARE(batched.limit(), 8);
+    for (int i = 0; i < AdaptiveConcurrency::kCapProbeAccepted - 1; ++i) batched.onSuccess(0.02, t += 1ms, 4, true);
+    QCOMPARE(batched.inFlightCap(), 8);
+    batched.onSuccess(0.02, t += 1ms, 5, true);
+    QCOMPARE(batched.inFlightCap(), 9);
   }
 
   // A rate limit: refusals come with as many in flight as acceptances had. That is a rate signal (the usual
