@@ -8,13 +8,13 @@
 // sent with x in flight when the recent acceptances (kEvidenceS) were, all but a few, sent with fewer than x
 // is an in-flight limit. The limit is then set to x and held there (no additive growth past it). A step above
 // is tried after kCapProbeAccepted acceptances sent while pressing the limit (x - 1 or more in flight, or in a
-// round of sends the limit ended with work queued) without
-// such a refusal, or after kCapProbeS of none at all; each clean step doubles the next (1, 2, 4, ...), as a
-// rate that doubled needs, and a refusal starts again at 1. On a true in-flight limit each probe costs about
-// one refusal, so probing costs about 1 in kCapProbeAccepted acceptances. With a fixed latency a rate limit
-// and an in-flight limit look the same (in flight = rate x latency), so a rate limit may be read as one; the
-// doubling steps find a rate that rose as fast as the rate learner would. The caller should not read such a
-// refusal as a rate signal: sending slower would not have helped.
+// round of sends the limit ended with work queued) without such a refusal, or after kCapProbeS of none at all;
+// each clean step doubles the next (1, 2, 4, ...), as a rate that doubled needs, and a refusal starts again at 1.
+// On a true in-flight limit each probe costs about one refusal, so probing costs about 1 in kCapProbeAccepted
+// acceptances. With a fixed latency a rate limit and an in-flight limit look the same (in flight = rate x
+// latency), so a rate limit may be read as one; the doubling steps find a rate that rose as fast as the rate
+// learner would. The caller should not read such a refusal as a rate signal: sending slower would not have
+// helped.
 // Time is an argument; not thread-safe.
 #pragma once
 
