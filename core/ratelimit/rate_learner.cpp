@@ -178,15 +178,22 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     const double was = rateAt(now);
     const bool confirmed = !slowStart_ && !lockOut && ceiling_ > 0 && measured > 0 &&
                            std::abs(measured - ceiling_) <= kConfirmedWithin * ceiling_;
+    // Found above a proven ceiling by the climb past its plateau: a limit that rose. The climb passed it by
+    // little, as a probe of a known ceiling does, so the drop only drains that excess.
+    const bool rose = !slowStart_ && !lockOut && plateau_ >= kProvenPlateauS && sinceS > regainS(beta_) + plateau_ &&
+                      measured > (1 + kConfirmedWithin) * ceiling_;
     slowStart_ = false;
-    ceiling_ = measured > 0 ? measured : std::max(kFloor, 0.5 * was);
-    beta_ = confirmed ? kBetaConfirmed : kBeta;
+    // Nothing accepted in the last second, yet no lock-out (the last acceptance is older): half the rate, no
+    // higher than the ceiling: after a long quiet spell the climb's rate is no rate anything was sent at.
+    ceiling_ = measured > 0 ? measured : std::max(kFloor, ceiling_ > 0 ? std::min(ceiling_, 0.5 * was) : 0.5 * was);
+    beta_ = confirmed || rose ? kBetaConfirmed : kBeta;
     // Slow start ended in a lock-out: the last rate measured clear of one is what got through before the
     // first refusal (a GCRA halved behind its backlog locked the key for a second: measured 36, 22, 9/s of
     // its 49 as the count emptied, a floor of 18/s for its 25, 6 s to settle).
     if (!lockOut) lastMeasured_ = ceiling_;
     else if (lastMeasured_ <= 0) lastMeasured_ = std::max(ceiling_, threshold_);
     setPlateau();
+    if (lockOut) plateau_ = 0;  // a guessed ceiling: no probe of it to budget, climb past it at once
   }
   if (active_ && okSinceDecrease_ == 0) lockedOut_ = true;
   t0_ = now;

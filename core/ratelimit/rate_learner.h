@@ -10,7 +10,8 @@
 //   (CUBIC, as AWS's adaptive retry mode uses it): flat near the ceiling, where most of the time is spent,
 //   then faster beyond it, so a limit that rose is found again in a few seconds. An episode that measures the
 //   ceiling again (within kConfirmedWithin) drops only to kBetaConfirmed of it: the limit is known, the drop
-//   drains the probe's excess. A refusal in the climb past a plateau that held the ceiling kProvenPlateauS or
+//   drains the probe's excess. So does one the climb past a proven plateau found higher up (a limit that
+//   rose, passed by as little: 15% below a doubled window was a second under 90% of it). A refusal in the climb past a plateau that held the ceiling kProvenPlateauS or
 //   longer keeps that ceiling: the last second's count holds the previous episode's pause and dip, and on a
 //   window that counts refusals, them too (a ceiling of 25/s drifted to 22-24 by it).
 // - a probing budget: each climb past the ceiling costs the refusals an episode takes (1-2 on a window that
@@ -48,7 +49,8 @@
 // count fell 294, 155, 16/s at 500/s, where the cubic then took 5 s to climb back. Such episodes, and those
 // within a second of the first acceptance after them (a lone probe got through: 4/s measured), keep the
 // ceiling at kLockOutFloor of the last one measured clear of a lock-out at least (TCP's ssthresh after a
-// timeout).
+// timeout). That ceiling is a guess, with no probe of it to budget: no plateau, the climb past it begins once
+// it is regained (a plateau there held a halved window at 18-21/s of 25 for 4 s).
 // Time is an argument; not thread-safe.
 #pragma once
 

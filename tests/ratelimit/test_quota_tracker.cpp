@@ -266,6 +266,12 @@ class TestQuotaTracker : public QObject {
     QVERIFY(g.onRefusal(t, t));  // 20 counted, 25 the floor
     QCOMPARE(g.ceiling(), 25.0);
     QCOMPARE(g.refusedEpisodes(), 3);
+    // A guessed ceiling has no probe to budget (one refusal at 25/s would buy a hold of 1.5 s): the climb past
+    // it begins once it is regained.
+    QCOMPARE(g.plateauS(), 0.0);
+    const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
+    QVERIFY2(std::abs(g.rate(t + fromSeconds(k + 0.5)) - 25 * (1 + RateLearner::kCubic * 0.125)) < 1e-6,
+             qPrintable(QString::number(g.rate(t + fromSeconds(k + 0.5)))));
   }
 
   // A leaky bucket (nginx limit_req) or GCRA in x-ratelimit headers: reset "1" in whole seconds (it empties
@@ -596,6 +602,17 @@ class TestQuotaTracker : public QObject {
     QVERIFY(fell.onRefusal(atPlateau - 20ms, atPlateau));
     QCOMPARE(fell.ceiling(), 40.0);
     QVERIFY(std::abs(fell.rate(atPlateau) - RateLearner::kBeta * 40) < 1e-6);  // not confirmed: 20% off
+
+    // Found above the proven ceiling by the climb past it: the limit rose. The climb passed it by little, so the
+    // drop is the confirmed one, not the 15% that dipped a doubled window below 90% of it for a second.
+    t = t0;
+    RateLearner rose = learnt(t);
+    const TimePoint above = t + fromSeconds(k + rose.plateauS() + 1.5);
+    for (int i = 1; i <= 80; ++i) rose.onSuccess(above - 1s + std::chrono::microseconds(12500 * i));
+    QVERIFY(rose.onRefusal(above - 20ms, above));
+    QCOMPARE(rose.ceiling(), 80.0);
+    QVERIFY2(std::abs(rose.rate(above) - RateLearner::kBetaConfirmed * 80) < 1e-6,
+             qPrintable(QString::number(rose.rate(above))));
   }
 
   // A bucket's saved-up burst inflates the last second's count; between two refused sends of one episode it
