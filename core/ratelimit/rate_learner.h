@@ -11,9 +11,10 @@
 //   then faster beyond it, so a limit that rose is found again in a few seconds. An episode that measures the
 //   ceiling again (within kConfirmedWithin) drops only to kBetaConfirmed of it: the limit is known, the drop
 //   drains the probe's excess. So does one the climb past a proven plateau found higher up (a limit that
-//   rose, passed by as little: 15% below a doubled window was a second under 90% of it). A refusal in the climb past a plateau that held the ceiling kProvenPlateauS or
-//   longer keeps that ceiling: the last second's count holds the previous episode's pause and dip, and on a
-//   window that counts refusals, them too (a ceiling of 25/s drifted to 22-24 by it).
+//   rose, passed by as little: 15% below a doubled window was a second under 90% of it). A refusal in the
+//   climb past a plateau that held the ceiling kProvenPlateauS or longer keeps that ceiling: the last second's
+//   count holds the previous episode's pause and dip, and on a window that counts refusals, them too (a
+//   ceiling of 25/s drifted to 22-24 by it).
 // - a probing budget: each climb past the ceiling costs the refusals an episode takes (1-2 on a window that
 //   stays full until it turns). At a low rate that is a large share of what is sent (2 of 50 a second is 4%),
 //   so the cubic holds at the ceiling before it climbs past it for as long as keeps the last episode's refusals
