@@ -172,16 +172,15 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     // the limit is at least that ceiling, whatever the last second's count (which holds the last episode's
     // pause and dip, and on a window that counts refusals, them too: measured alone, a ceiling of 25/s
     // settled at 22-24).
-    const double sinceS = toSeconds(now - t0_);
-    if (!slowStart_ && !lockOut && plateau_ >= kProvenPlateauS && sinceS > regainS(beta_) + plateau_)
-      measured = std::max(measured, ceiling_);
+    const bool pastProvenPlateau = !slowStart_ && !lockOut && plateau_ >= kProvenPlateauS &&
+                                   toSeconds(now - t0_) > regainS(beta_) + plateau_;
+    if (pastProvenPlateau) measured = std::max(measured, ceiling_);
     const double was = rateAt(now);
     const bool confirmed = !slowStart_ && !lockOut && ceiling_ > 0 && measured > 0 &&
                            std::abs(measured - ceiling_) <= kConfirmedWithin * ceiling_;
     // Found above a proven ceiling by the climb past its plateau: a limit that rose. The climb passed it by
     // little, as a probe of a known ceiling does, so the drop only drains that excess.
-    const bool rose = !slowStart_ && !lockOut && plateau_ >= kProvenPlateauS && sinceS > regainS(beta_) + plateau_ &&
-                      measured > (1 + kConfirmedWithin) * ceiling_;
+    const bool rose = pastProvenPlateau && measured > (1 + kConfirmedWithin) * ceiling_;
     slowStart_ = false;
     // Nothing accepted in the last second, yet no lock-out (the last acceptance is older): half the rate, no
     // higher than the ceiling: after a long quiet spell the climb's rate is no rate anything was sent at.
