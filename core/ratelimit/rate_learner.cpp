@@ -180,7 +180,7 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
                            std::abs(measured - ceiling_) <= kConfirmedWithin * ceiling_;
     // Found above a proven ceiling by the climb past its plateau: a limit that rose. The climb passed it by
     // little, as a probe of a known ceiling does, so the drop only drains that excess.
-    const bool rose = pastProvenPlateau && measured > (1 + kConfirmedWithin) * ceiling_;
+    const bool rose = pastProvenPlateau && measured > (1 + kRoseBy) * ceiling_;
     slowStart_ = false;
     // Nothing accepted in the last second, yet no lock-out (the last acceptance is older): half the rate, no
     // higher than the ceiling: after a long quiet spell the climb's rate is no rate anything was sent at.

@@ -10,7 +10,7 @@
 //   (CUBIC, as AWS's adaptive retry mode uses it): flat near the ceiling, where most of the time is spent,
 //   then faster beyond it, so a limit that rose is found again in a few seconds. An episode that measures the
 //   ceiling again (within kConfirmedWithin) drops only to kBetaConfirmed of it: the limit is known, the drop
-//   drains the probe's excess. So does one the climb past a proven plateau found higher up (a limit that
+//   drains the probe's excess. So does one the climb past a proven plateau found over kRoseBy higher (a limit that
 //   rose, passed by as little: 15% below a doubled window was a second under 90% of it). A refusal in the
 //   climb past a plateau that held the ceiling kProvenPlateauS or longer keeps that ceiling: the last second's
 //   count holds the previous episode's pause and dip, and on a window that counts refusals, them too (a
@@ -69,6 +69,10 @@ class RateLearner {
   // known, and the decrease only drains the probe's excess.
   static constexpr double kBetaConfirmed = 0.93;
   static constexpr double kConfirmedWithin = 0.1;
+  // A limit that rose: measured past a proven ceiling by more than this share of it. Not less: a fixed window's
+  // last-second count straddles its turn while the climb passes the limit (59/s of 50), and a drop of only
+  // kBetaConfirmed from that stays above the limit.
+  static constexpr double kRoseBy = 0.25;
   static constexpr double kCubic = 0.05;  // growth: rate = ceiling x (1 + kCubic (t - K)^3), t in seconds:
                                           // back at the ceiling after K = 1.44 s, twice it 2.7 s later
   static constexpr double kFloor = 0.2;   // requests per second, never less

@@ -613,6 +613,16 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(rose.ceiling(), 80.0);
     QVERIFY2(std::abs(rose.rate(above) - RateLearner::kBetaConfirmed * 80) < 1e-6,
              qPrintable(QString::number(rose.rate(above))));
+    // 59 of a fixed window of 50: its last-second count straddled the turn while the climb passed the limit. No
+    // rise (within kRoseBy): the full drop, to 50, not the confirmed one to 55, which stays above the limit.
+    t = t0;
+    RateLearner straddled = learnt(t);
+    const TimePoint past = t + fromSeconds(k + straddled.plateauS() + 1.0);
+    for (int i = 1; i <= 59; ++i) straddled.onSuccess(past - 1s + std::chrono::microseconds(16900 * i));
+    QVERIFY(straddled.onRefusal(past - 20ms, past));
+    QCOMPARE(straddled.ceiling(), 59.0);
+    QVERIFY2(std::abs(straddled.rate(past) - RateLearner::kBeta * 59) < 1e-6,
+             qPrintable(QString::number(straddled.rate(past))));
   }
 
   // A bucket's saved-up burst inflates the last second's count; between two refused sends of one episode it
