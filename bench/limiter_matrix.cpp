@@ -6,7 +6,7 @@
 //
 //   limiter_matrix [--seconds 20] [--kinds all|k1,k2] [--styles bare,retry-after,headers] [--limits 50,500]
 //                  [--concurrency 16,64] [--baselines | --strategies s1,s2] [--change] [--latency-ms 20]
-//                  [--json FILE]
+//                  [--repeat 1] [--json FILE]
 //
 // Kinds: fixed-window, sliding-window, sliding-counting (refused requests count too), token-bucket, gcra,
 // leaky-nodelay and leaky-delayed (nginx limit_req, burst = limit/5), concurrency (max_concurrent 8 and a
@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
   const auto concurrencies = splitCommas(args.text("concurrency", "16,64"));
   const bool baselines = args.flag("baselines");
   const bool change = args.flag("change");
+  // --repeat N: each row N times (a change row's settle moves by seconds from run to run at the same commit).
+  const int repeat = std::max(1, static_cast<int>(args.number("repeat", 1)));
   const std::string jsonPath = args.text("json", "build/bench-results/limiter_matrix.json");
   std::vector<std::string> strategies{"tollgate"};
   if (baselines) strategies = strategyNames();
@@ -103,42 +105,44 @@ int main(int argc, char** argv) {
                                }});
             if (conc) continue;  // max_concurrent does not scale: no change runs for it
           }
-          for (const auto& name : strategies) {
-            const RunLog log = runStrategy(name, sc, arrivals, runS, actions);
-            const SecondSeries series = perSecond(log);
-            nlohmann::json row{{"kind", kind}, {"answer", style}, {"limit", limit}, {"concurrency", c},
-                               {"strategy", name}, {"per_second", toJson(series)}};
-            if (!change) {
-              const Figures f = computeFigures(log, limit, 0, seconds, -1);
-              std::printf("%-16s %-11s %5.0f %4d  %-15s %9.1f %7.0f%% %6.1f%% %7.2f\n", kind.c_str(), style.c_str(),
-                          limit, c, name.c_str(), f.goodputPerS, 100 * f.goodputRatio, 100 * f.share429,
-                          f.amplification);
-              if (name == "tollgate") {
-                ++total;
-                met += f.goodputRatio >= 0.9 && f.share429 <= 0.02 && f.amplification <= 1.05;
+          for (int rep = 0; rep < repeat; ++rep) {
+            for (const auto& name : strategies) {
+              const RunLog log = runStrategy(name, sc, arrivals, runS, actions);
+              const SecondSeries series = perSecond(log);
+              nlohmann::json row{{"kind", kind}, {"answer", style}, {"limit", limit}, {"concurrency", c},
+                                 {"strategy", name}, {"repeat", rep}, {"per_second", toJson(series)}};
+              if (!change) {
+                const Figures f = computeFigures(log, limit, 0, seconds, -1);
+                std::printf("%-16s %-11s %5.0f %4d  %-15s %9.1f %7.0f%% %6.1f%% %7.2f\n", kind.c_str(), style.c_str(),
+                            limit, c, name.c_str(), f.goodputPerS, 100 * f.goodputRatio, 100 * f.share429,
+                            f.amplification);
+                if (name == "tollgate") {
+                  ++total;
+                  met += f.goodputRatio >= 0.9 && f.share429 <= 0.02 && f.amplification <= 1.05;
+                }
+                row["figures"] = toJson(f);
+              } else {
+                const Figures f = computeFigures(log, (limit * 10 + limit / 2 * 15 + limit * 15) / 40, 0, runS, -1);
+                const double down = settleS(series, 10, 25, limit / 2), up = settleS(series, 25, runS, limit);
+                const double reachDown = settleS(series, 10, 25, limit / 2, true);
+                const double reachUp = settleS(series, 25, runS, limit, true);
+                std::printf("%-16s %-11s %5.0f %4d  %-15s %9.1f %7.0f%% %6.1f%% %7.2f %8.0fs %8.0fs %7.0fs %7.0fs\n",
+                            kind.c_str(), style.c_str(), limit, c, name.c_str(), f.goodputPerS, 100 * f.goodputRatio,
+                            100 * f.share429, f.amplification, down, up, reachDown, reachUp);
+                if (name == "tollgate") {
+                  ++total;
+                  met += down >= 0 && down <= 5 && up >= 0 && up <= 5;
+                  reached += reachDown >= 0 && reachDown <= 5 && reachUp >= 0 && reachUp <= 5;
+                }
+                row["figures"] = toJson(f);
+                row["settle_halved_s"] = down;
+                row["settle_doubled_s"] = up;
+                row["reach_halved_s"] = reachDown;
+                row["reach_doubled_s"] = reachUp;
               }
-              row["figures"] = toJson(f);
-            } else {
-              const Figures f = computeFigures(log, (limit * 10 + limit / 2 * 15 + limit * 15) / 40, 0, runS, -1);
-              const double down = settleS(series, 10, 25, limit / 2), up = settleS(series, 25, runS, limit);
-              const double reachDown = settleS(series, 10, 25, limit / 2, true);
-              const double reachUp = settleS(series, 25, runS, limit, true);
-              std::printf("%-16s %-11s %5.0f %4d  %-15s %9.1f %7.0f%% %6.1f%% %7.2f %8.0fs %8.0fs %7.0fs %7.0fs\n",
-                          kind.c_str(), style.c_str(), limit, c, name.c_str(), f.goodputPerS, 100 * f.goodputRatio,
-                          100 * f.share429, f.amplification, down, up, reachDown, reachUp);
-              if (name == "tollgate") {
-                ++total;
-                met += down >= 0 && down <= 5 && up >= 0 && up <= 5;
-                reached += reachDown >= 0 && reachDown <= 5 && reachUp >= 0 && reachUp <= 5;
-              }
-              row["figures"] = toJson(f);
-              row["settle_halved_s"] = down;
-              row["settle_doubled_s"] = up;
-              row["reach_halved_s"] = reachDown;
-              row["reach_doubled_s"] = reachUp;
+              std::fflush(stdout);
+              runs.push_back(row);
             }
-            std::fflush(stdout);
-            runs.push_back(row);
           }
         }
       }
