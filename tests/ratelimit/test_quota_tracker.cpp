@@ -603,26 +603,22 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(fell.ceiling(), 40.0);
     QVERIFY(std::abs(fell.rate(atPlateau) - RateLearner::kBeta * 40) < 1e-6);  // not confirmed: 20% off
 
+    // Refused `pastS` into the climb past the plateau with `count` accepted over the last second: the drop, as a
+    // share of that count.
+    auto dropAfter = [&](double pastS, int count) {
+      TimePoint at = t0;
+      RateLearner l = learnt(at);
+      at += fromSeconds(k + l.plateauS() + pastS);
+      for (int i = 1; i <= count; ++i) l.onSuccess(at - 1s + std::chrono::microseconds(999000 / count * i));
+      if (!l.onRefusal(at - 20ms, at) || std::abs(l.ceiling() - count) > 1e-9) return -1.0;
+      return l.rate(at) / count;
+    };
     // Found above the proven ceiling by the climb past it: the limit rose. The climb passed it by little, so the
     // drop is the confirmed one, not the 15% that dipped a doubled window below 90% of it for a second.
-    t = t0;
-    RateLearner rose = learnt(t);
-    const TimePoint above = t + fromSeconds(k + rose.plateauS() + 1.5);
-    for (int i = 1; i <= 80; ++i) rose.onSuccess(above - 1s + std::chrono::microseconds(12500 * i));
-    QVERIFY(rose.onRefusal(above - 20ms, above));
-    QCOMPARE(rose.ceiling(), 80.0);
-    QVERIFY2(std::abs(rose.rate(above) - RateLearner::kBetaConfirmed * 80) < 1e-6,
-             qPrintable(QString::number(rose.rate(above))));
+    QCOMPARE(dropAfter(1.5, 80), RateLearner::kBetaConfirmed);
     // 59 of a fixed window of 50: its last-second count straddled the turn while the climb passed the limit. No
     // rise (within kRoseBy): the full drop, to 50, not the confirmed one to 55, which stays above the limit.
-    t = t0;
-    RateLearner straddled = learnt(t);
-    const TimePoint past = t + fromSeconds(k + straddled.plateauS() + 1.0);
-    for (int i = 1; i <= 59; ++i) straddled.onSuccess(past - 1s + std::chrono::microseconds(16900 * i));
-    QVERIFY(straddled.onRefusal(past - 20ms, past));
-    QCOMPARE(straddled.ceiling(), 59.0);
-    QVERIFY2(std::abs(straddled.rate(past) - RateLearner::kBeta * 59) < 1e-6,
-             qPrintable(QString::number(straddled.rate(past))));
+    QCOMPARE(dropAfter(1.0, 59), RateLearner::kBeta);
   }
 
   // A bucket's saved-up burst inflates the last second's count; between two refused sends of one episode it
