@@ -248,13 +248,14 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       // A stated request limit that rose is a new quota: what the learner measured under the old one (its
       // ceiling, and the climb past it that a plateau delays) says nothing of it, and the headers now do. A
       // limiter with a burst saves what a slow climb leaves unused and pays it out above the new limit later
-      // (a token bucket whose limit doubled ran at 26/s for 2.5 s, then 92/s). A limit that fell needs no
+      // (a token bucket whose limit doubled ran at 26/s for 2.5 s, then 92/s). The climb from the old rate is
+      // slow start's (RateLearner::restart), not none: the new headroom is paced. A limit that fell needs no
       // restart: the learnt rate never exceeds the stated one.
       // An answer to a request sent before the last one read is old news: after a limit fell, answers to
       // requests sent before the change still tell the old one (at 50/s, C=16, each one restarted the
       // learner: a GCRA halved took 8 s to settle, 2 s before the restart).
       if (dim == Dimension::Requests && s->limit > kStatedRiseRestarts * d.limit && sent >= d.lastReadingSentAt)
-        learner_.restart();
+        learner_.restart(now);
     }
     if (d.configuredPerMinute <= 0 || !known(d.limit)) d.limit = s->limit;
     else d.limit = std::min(d.limit, s->limit);  // the server's word beats our config when lower

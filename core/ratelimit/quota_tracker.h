@@ -194,8 +194,8 @@ class QuotaTracker {
   static constexpr double kPauseProbeLostS = 2.0;  // a probe unanswered this long no longer holds the others
   static constexpr double kPauseCapS = 0.25;       // the longest pause after a refusal (doubling up to it)
   static constexpr double kProbePauseS = 0.05;     // after a probe's refusal: a full 1-s window's last few %
-  static constexpr double kMinHoldS = 0.1;
-  static constexpr double kStatedRiseRestarts = 1.1;  // a stated request limit this much higher: learn anew         // the shortest hold when nothing gets through
+  static constexpr double kMinHoldS = 0.1;            // the shortest hold when nothing gets through
+  static constexpr double kStatedRiseRestarts = 1.1;  // a stated request limit this much higher: learn anew
   TimePoint refusingSince_{};                      // the first refusal since something last got through
   bool spentAtLastReading_ = false;  // the last reading's remaining of a gradual dimension was used up
   void applyLearnedRate(TimePoint now);

@@ -51,6 +51,22 @@ double RateLearner::rateAt(TimePoint now) const {
   return std::clamp(r, kFloor, kMaxRate);
 }
 
+void RateLearner::restart(TimePoint now) {
+  const double from = rate(now);
+  RateLearner fresh(scale_);
+  fresh.ok_ = std::move(ok_);
+  fresh.okSent_ = std::move(okSent_);
+  fresh.rttS_ = rttS_;
+  const bool wasActive = active_;
+  *this = std::move(fresh);
+  if (!wasActive) return;
+  active_ = true;
+  slowStart_ = true;
+  start_ = std::max(kSlowStartFrom, from / scale_);
+  threshold_ = 0;  // doubling until the next refusal or mark
+  t0_ = lastDecrease_ = dilated(now, scale_);
+}
+
 double RateLearner::acceptedWithin(TimePoint now, Duration window) {
   while (!ok_.empty() && (ok_.front() + kWindow <= now || ok_.front() > now)) ok_.pop_front();
   if (window >= kWindow) return static_cast<double>(ok_.size());

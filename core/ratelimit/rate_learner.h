@@ -102,8 +102,13 @@ class RateLearner {
   explicit RateLearner(double scale) { setTimeScale(scale); }
 
   bool active() const { return active_; }
-  // Forget everything learnt (the limit changed); inactive until the next refusal, the time scale kept.
-  void restart() { *this = RateLearner(scale_); }
+  // Forget what was learnt of the old limit (a stated limit rose): the ceiling, the plateau and the episodes;
+  // the acceptances of the last seconds and the round trip are facts and stay. When it was learning, slow start
+  // begins again at once from the rate it allowed at `now` (at least kSlowStartFrom), doubling until the next
+  // refusal or mark: an inactive learner paces nothing, and the headroom of the new limit went out in one
+  // burst whose echo a sliding window then refused for a second (a doubled 500/s window measured at 239/s).
+  // Inactive stays inactive; the time scale is kept.
+  void restart(TimePoint now);
   // Still doubling towards the first ceiling (no episode has measured one yet).
   bool slowStarting() const { return active_ && slowStart_; }
   // Requests per second allowed at `now`; 0 while no refusal has been seen (nothing to pace by).

@@ -487,9 +487,9 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(qt.learner().rate(later + 5ms), after);
   }
 
-  // A stated request limit that rose is a new quota: the learnt rate (and its plateau below the old limit) is
-  // forgotten and the headers pace again. One that fell keeps what was learnt (it never exceeds the stated
-  // rate anyway).
+  // A stated request limit that rose is a new quota: the learnt ceiling (and its plateau below the old limit) is
+  // forgotten, and slow start climbs from the rate the old one allowed: the new headroom is paced, not sent in
+  // one burst. One that fell keeps what was learnt (it never exceeds the stated rate anyway).
   void aStatedLimitThatRoseRestartsTheLearner() {
     const TimePoint at = t0 + 1s;
     QuotaTracker fell = learntSlidingWindow(at);
@@ -507,9 +507,15 @@ class TestQuotaTracker : public QObject {
     QuotaTracker rose = learntSlidingWindow(at);
     QuotaReading doubled;
     doubled.scopes.push_back(scope(Dimension::Requests, 100, 90, 1.0));
+    for (int i = 1; i <= 10; ++i) rose.onSuccess(at + i * 40ms, at + i * 40ms - 20ms);
+    rose.onRefusal(at + 480ms, 1.0, 1.0, 30.0, at + 500ms, 0);  // ends slow start: a ceiling is learnt
+    const double allowed = rose.learner().rate(at + 1s);
+    QVERIFY(allowed > 0 && rose.learner().ceiling() > 0 && !rose.learner().slowStarting());
     QVERIFY(rose.onResponse(doubled, 0, at + 1s, 0));
-    QVERIFY(!rose.learner().active());
-    QCOMPARE(rose.learner().rate(at + 1s), 0.0);
+    QVERIFY(rose.learner().slowStarting());
+    QCOMPARE(rose.learner().rate(at + 1s), allowed);
+    QCOMPARE(rose.learner().rate(at + 1500ms), 2 * allowed);  // doubling every half second, no plateau
+    QCOMPARE(rose.learner().ceiling(), 0.0);
     // A rise within kStatedRiseRestarts is noise, not a new quota.
     QuotaTracker same = learntSlidingWindow(at);
     QuotaReading bit;
