@@ -138,7 +138,8 @@ class RateLearner {
   void measureSpan();
   void setPlateau();
   // On the dilated clock. A request sent before lastDecrease_ + sameEpisodeGrace belongs to the last episode.
-  bool decrease(TimePoint sentAt, TimePoint now, double rateHint, Duration sameEpisodeGrace);
+  // `mark`: begun by a mark (onMark), not a refusal.
+  bool decrease(TimePoint sentAt, TimePoint now, double rateHint, Duration sameEpisodeGrace, bool mark);
   double rateAt(TimePoint now) const;  // on the dilated clock, per dilated second
 
   std::deque<TimePoint> ok_;  // successes of the last second

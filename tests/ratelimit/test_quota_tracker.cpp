@@ -794,6 +794,24 @@ class TestQuotaTracker : public QObject {
     QVERIFY(l.rate(now) >= RateLearner::kBeta * 50 - 1e-9);  // slow start, no lower than the headers suggest
   }
 
+  // Within a second of slow start's beginning a mark tells nothing of the rate: what got through since is what
+  // the stated remaining let out while answers were awaited, and the last second's count holds the time before.
+  // Slow start goes on (the remaining still binds the sends); a mark a second or more later ends it.
+  void aMarkSoonAfterSlowStartBeganEndsNothing() {
+    RateLearner l;
+    for (int i = 0; i < 50; ++i) l.onSuccess(t0 + std::chrono::milliseconds(20 * i));
+    const TimePoint began = t0 + 1s;
+    QVERIFY(l.onMark(began - 20ms, began, 25));  // the limit halved: slow start
+    const double start = l.rate(began);
+    for (int i = 1; i <= 5; ++i) l.onSuccess(began + i * 70ms, began + i * 70ms - 20ms);  // 14/s, of 25
+    QVERIFY(!l.onMark(began + 340ms, began + 360ms, 25));
+    QVERIFY(l.slowStarting());
+    QCOMPARE(l.rate(began + 500ms), 2 * start);
+    for (int i = 0; i < 25; ++i) l.onSuccess(began + 400ms + i * 25ms, began + 380ms + i * 25ms);
+    QVERIFY(l.onMark(began + 1s, began + 1020ms, 25));
+    QVERIFY(!l.slowStarting());
+  }
+
   void gradualRemainingUsedUpWaitsForTheAnswersInFlight() {
     const TimePoint at = t0 + 1s;
     QuotaTracker qt = learntSlidingWindow(at);
