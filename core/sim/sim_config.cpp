@@ -171,6 +171,7 @@ SimConfig SimConfig::fromJson(const nlohmann::json& j, const std::string& file) 
   c.defaultGroup = r.string("default_group", c.defaultGroup);
   if (c.defaultGroup.empty()) r.fail("default_group", "expected a group name");
   c.earlyGraceMs = r.number("early_grace_ms", c.earlyGraceMs, 0, 10000);
+  c.refuseAtOnce = r.boolean("refuse_at_once", c.refuseAtOnce);
   c.seed = static_cast<std::uint64_t>(r.number("seed", 1, 0, 9007199254740992.0));
 
   if (const auto* groups = r.child("groups")) {

@@ -10,6 +10,8 @@
 //                                      // none (bare 429s) | retry-after (no quota headers, Retry-After only)
 //   "retry_after": true,               // send Retry-After on 429 (never with dialect "none")
 //   "retry_after_format": "seconds",   // seconds (rounded up) | http-date | ms (Retry-After-Ms + Retry-After)
+//   "refuse_at_once": false,           // a 429 skips latency_ms: a limiter in front of the work (nginx
+//                                      // limit_req, an API gateway) refuses before any is done
 //   "group_by": "header",              // header | path | user-agent
 //   "group_header": "X-RateLimit-Group",
 //   "default_group": "default",        // unmatched requests; created unlimited when not listed in "groups"
@@ -126,6 +128,7 @@ struct SimConfig {
   SimDialect dialect = SimDialect::XRateLimit;
   bool retryAfter = true;
   RetryAfterFormat retryAfterFormat = RetryAfterFormat::Seconds;
+  bool refuseAtOnce = false;
   GroupBy groupBy = GroupBy::Header;
   std::string groupHeader = "X-RateLimit-Group";
   std::string defaultGroup = "default";

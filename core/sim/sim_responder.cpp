@@ -268,6 +268,7 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
       reply.announcedS = 1;
     }
     count(g, k, tier, &Counters::r429, now);
+    if (config_.refuseAtOnce) reply.delayS = 0;
     const nlohmann::json body = {
         {"error",
          {{"type", "rate_limit_exceeded"},
@@ -325,6 +326,7 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
       in.retryAfterS = std::max(rd.allowed ? 0.0 : rd.retryAfterS, tokensOk ? 0.0 : td->retryAfterS);
       reply.announcedS = headers_.write(in, h);
       count(g, k, tier, &Counters::r429, now);
+      if (config_.refuseAtOnce) reply.delayS = 0;
       const bool github = config_.dialect == SimDialect::GitHub;
       const std::string dim = in.requestsBlocked ? "requests" : "tokens";
       const double lim = in.requestsBlocked ? rd.limit : td->limit;
