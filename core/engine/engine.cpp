@@ -19,6 +19,8 @@ namespace {
 
 constexpr auto kSweepInterval = std::chrono::milliseconds(100);
 constexpr auto kMaxPoll = std::chrono::milliseconds(250);
+// How long a refusal may wait for the answers to requests sent before it (Scheduler::answerWaitsForEarlier).
+constexpr auto kHoldAtMost = std::chrono::milliseconds(250);
 
 struct Command {  // for the loop thread: a function to run, or a request to admit
   std::function<void()> fn;
@@ -86,7 +88,10 @@ class EngineLoop {
 
   // Loop thread only (through post). An in-flight request's transfer is aborted before it is answered.
   void cancel(RequestHandle h, const std::string& why) {
-    scheduler_.cancel(h, why, Clock::now(), [this](Ticket t) { transport_.abort(t); });
+    scheduler_.cancel(h, why, Clock::now(), [this](Ticket t) {
+      transport_.abort(t);
+      std::erase_if(held_, [t](const Held& e) { return e.r.ticket == t; });
+    });
   }
   void resume(RequestHandle h) {
     if (const Ticket t = scheduler_.ticketOf(h)) transport_.resume(t);
@@ -153,11 +158,21 @@ class EngineLoop {
 
   void run();
   void makeSharedQuota();
+  // Judges the answers read (finished_) and those held back, in the order their requests were sent (tickets
+  // rise with each send): the upstream decided them in about that order, and a refusal is judged by the
+  // acceptances of requests sent before it (an in-flight limit, AdaptiveConcurrency), whichever socket was
+  // read first. A refusal whose earlier requests are still unanswered is held, up to kHoldAtMost, unless `all`.
+  void judge(TimePoint now, EpochMs nowEpoch, bool all);
 
   EngineListeners listeners_;  // before scheduler_: it holds a reference
   Scheduler scheduler_;
   CurlTransport transport_;
   std::vector<Response> finished_;  // one poll's answers, reused
+  struct Held {
+    Response r;
+    TimePoint until;  // judged then whatever else has been read
+  };
+  std::vector<Held> held_, judging_;  // answers held back; the turn's answers being judged (reused)
   bool stopRequested_ = false;
   std::uint64_t seq_ = 0;
 
@@ -232,6 +247,22 @@ void EngineLoop::makeSharedQuota() {
   scheduler_.shareQuota(std::move(hooks));
 }
 
+void EngineLoop::judge(TimePoint now, EpochMs nowEpoch, bool all) {
+  judging_.swap(held_);
+  for (Response& r : finished_) judging_.push_back({std::move(r), now + kHoldAtMost});
+  finished_.clear();
+  std::stable_sort(judging_.begin(), judging_.end(),
+                   [](const Held& a, const Held& b) { return a.r.ticket < b.r.ticket; });
+  const auto isHeld = [this](Ticket t) {
+    return std::any_of(held_.begin(), held_.end(), [t](const Held& e) { return e.r.ticket == t; });
+  };
+  for (Held& h : judging_) {
+    if (!all && now < h.until && scheduler_.answerWaitsForEarlier(h.r, now, isHeld)) held_.push_back(std::move(h));
+    else scheduler_.complete(std::move(h.r), now, nowEpoch);
+  }
+  judging_.clear();
+}
+
 void EngineLoop::run() {
   const auto& cfg = scheduler_.config();
   emit(EventKind::EngineStart, "engine started (" + std::to_string(scheduler_.groupCount()) + " groups)",
@@ -268,23 +299,19 @@ void EngineLoop::run() {
       if (nextSnapshot <= now) nextSnapshot = now + snapEvery;
     }
     wake = std::min({wake, nextSnapshot, nextSweep, now + kMaxPoll, scheduler_.nextDelayed()});
+    for (const Held& h : held_) wake = std::min(wake, h.until);
     const auto timeoutMs = std::clamp<long long>(
         std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now()).count() + 1, 0,
         std::chrono::duration_cast<std::chrono::milliseconds>(kMaxPoll).count());
     transport_.poll(static_cast<int>(timeoutMs));
     const TimePoint doneAt = Clock::now();
     const EpochMs doneEpoch = nowEpochMs();
-    // Answers read in one poll are judged in the order their requests were sent (tickets rise with each
-    // send): the upstream decided them in about that order, and a refusal is judged by the acceptances of
-    // requests sent before it (an in-flight limit, AdaptiveConcurrency), whichever socket was read first.
     transport_.takeFinished([&](Response r) { finished_.push_back(std::move(r)); });
-    std::stable_sort(finished_.begin(), finished_.end(),
-                     [](const Response& a, const Response& b) { return a.ticket < b.ticket; });
-    for (Response& r : finished_) scheduler_.complete(std::move(r), doneAt, doneEpoch);
-    finished_.clear();
+    judge(doneAt, doneEpoch, false);
   }
 
   const TimePoint now = Clock::now();
+  judge(now, nowEpochMs(), true);  // what was held is answered like the rest (its retry cancelled below)
   closeQueue(now);
   scheduler_.cancelAll("engine stopped", now);
   // Abort what is still in flight; each gets its callback.

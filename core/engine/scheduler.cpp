@@ -525,6 +525,18 @@ bool Scheduler::allowResend(Ticket t) {
   return true;
 }
 
+bool Scheduler::answerWaitsForEarlier(const Response& r, TimePoint now,
+                                      const std::function<bool(Ticket)>& held) const {
+  if (r.status != http::kTooManyRequests || r.committed) return false;
+  const auto it = inFlight_.find(r.ticket);
+  if (it == inFlight_.end()) return false;
+  const InFlight& f = it->second;
+  if (!f.group->concurrency.wantsEarlierAnswers(f.groupInFlightAtSend, now)) return false;
+  return std::any_of(inFlight_.begin(), inFlight_.end(), [&](const auto& e) {
+    return e.first < r.ticket && e.second.group == f.group && !held(e.first);
+  });
+}
+
 void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   auto it = inFlight_.find(r.ticket);
   if (it == inFlight_.end()) {

@@ -93,6 +93,15 @@ bool AdaptiveConcurrency::onRateLimited(TimePoint now, int inFlightAtSend) {
   return false;
 }
 
+bool AdaptiveConcurrency::wantsEarlierAnswers(int inFlightAtSend, TimePoint now) const {
+  if (!adaptive_ || inFlightAtSend < kMinInFlight || (cap_ > 0 && inFlightAtSend >= cap_)) return false;
+  now = dilated(now, scale_);
+  const TimePoint from = now - fromSeconds(kEvidenceS);
+  const auto recent =
+      std::count_if(accepted_.begin(), accepted_.end(), [&](const Accepted& a) { return a.at >= from && a.at <= now; });
+  return recent < kMinEvidence;
+}
+
 void AdaptiveConcurrency::onOverload(TimePoint now) { decrease(kBackoffLatency, dilated(now, scale_)); }
 
 void AdaptiveConcurrency::decrease(double factor, TimePoint now) {

@@ -56,6 +56,10 @@ class AdaptiveConcurrency {
   // A 429 the quota picture did not predict. True when it reads as an in-flight limit (see above): the limit
   // is then inFlightAtSend; otherwise the usual multiplicative cut.
   bool onRateLimited(TimePoint now, int inFlightAtSend = -1);
+  // Whether a refusal sent with inFlightAtSend others in flight, read now, would be judged on too little: it
+  // could be an in-flight limit, but fewer than kMinEvidence acceptances are recent. Answers to requests sent
+  // before it may still be on their way (read in a later poll); the caller may wait briefly for them.
+  bool wantsEarlierAnswers(int inFlightAtSend, TimePoint now) const;
   void onOverload(TimePoint now);     // 5xx / timeout
 
  private:
