@@ -10,7 +10,8 @@
 //
 // Kinds: fixed-window, sliding-window, sliding-counting (refused requests count too), token-bucket, gcra,
 // leaky-nodelay and leaky-delayed (nginx limit_req, burst = limit/5), concurrency (max_concurrent 8 and a
-// latency of 8/limit s, so the limit is 8 in flight; no rate limit). Styles: bare (no header at all),
+// latency of 8/limit s, so the limit is 8 in flight; no rate limit), concurrency-at-once (the same, refusing
+// without the latency). Styles: bare (no header at all),
 // retry-after (whole seconds, no quota headers), headers (x-ratelimit: limit, remaining, reset, and
 // Retry-After). Arrivals: P1, open loop, at twice the limit. The `change` runs (40 s) halve the limit at
 // 10 s and double it back at 25 s.
@@ -82,7 +83,8 @@ int main(int argc, char** argv) {
   int met = 0, total = 0, reached = 0;
   for (const auto& kind : kinds) {
     for (const auto& style : styles) {
-      if (kind == "concurrency" && style == "headers") continue;  // a concurrency limit has no quota to state
+      const bool conc = kind.starts_with("concurrency");
+      if (conc && style == "headers") continue;  // a concurrency limit has no quota to state
       for (const auto& limitText : limits) {
         const double limit = std::atof(limitText.c_str());
         for (const auto& cText : concurrencies) {
@@ -97,7 +99,6 @@ int main(int argc, char** argv) {
           const auto arrivals = makeArrivals({{0, tg::Tier::P1, 2 * limit}}, runS, 42);
           std::vector<TimedSimAction> actions;
           if (change) {
-            const bool conc = kind == "concurrency";
             actions.push_back({10, [conc](tg::SimServer& s) {
                                  if (!conc) s.scaleQuota("hidden", 0.5);
                                }});

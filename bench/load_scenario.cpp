@@ -22,6 +22,7 @@ nlohmann::json Scenario::simJson() const {
   return {{"dialect", dialect},
           {"retry_after", dialect != "none" && retryAfter},
           {"retry_after_format", retryAfterFormat},
+          {"refuse_at_once", refuseAtOnce},
           {"group_by", "header"},
           {"default_group", "default"},
           {"seed", 1},
@@ -62,7 +63,8 @@ std::vector<StreamSpec> mixedWorkload(bool flood) {
 
 const std::vector<std::string>& limiterKinds() {
   static const std::vector<std::string> kinds{"fixed-window", "sliding-window", "sliding-counting", "token-bucket",
-                                              "gcra",         "leaky-nodelay",  "leaky-delayed",    "concurrency"};
+                                              "gcra",         "leaky-nodelay",  "leaky-delayed",    "concurrency",
+                                              "concurrency-at-once"};
   return kinds;
 }
 
@@ -77,7 +79,8 @@ void configureLimiterKind(Scenario& sc, const std::string& kind, double limit) {
     sc.algorithm = "leaky-bucket";
     sc.simGroupExtra["burst"] = std::max(1.0, limit / 5);
     sc.simGroupExtra["nodelay"] = kind == "leaky-nodelay";
-  } else if (kind == "concurrency") {
+  } else if (kind == "concurrency" || kind == "concurrency-at-once") {
+    sc.refuseAtOnce = kind == "concurrency-at-once";
     sc.algorithm = "fixed-window";
     sc.groups[0].quotaPerS = 0;
     sc.simGroupExtra["max_concurrent"] = kConcurrencyLimit;

@@ -24,6 +24,7 @@ struct Scenario {
   std::vector<GroupSpec> groups;
   std::string dialect = "openai";
   bool retryAfter = true;
+  bool refuseAtOnce = false;  // the simulator's refuse_at_once: a 429 skips the latency
   std::string retryAfterFormat = "seconds";  // the simulator's: "seconds", "http-date", or "ms" (+ retry-after-ms)
   std::string algorithm = "token-bucket";
   nlohmann::json latency = {{"distribution", "fixed"}, {"mean", 20}};
@@ -49,7 +50,9 @@ std::vector<StreamSpec> mixedWorkload(bool flood);
 // Every limiter kind the simulator has, as the limiter benchmarks name them: fixed-window, sliding-window,
 // sliding-counting (refused requests count too), token-bucket, gcra, leaky-nodelay and leaky-delayed (nginx
 // limit_req, burst = limit/5), concurrency (max_concurrent kConcurrencyLimit and a latency of that many /
-// limit s, so the limit is reached only by keeping exactly that many in flight; no rate limit).
+// limit s, so the limit is reached only by keeping exactly that many in flight; no rate limit), and
+// concurrency-at-once (the same refusing without the latency, as a limiter in front of the work does: nginx
+// limit_conn, an API gateway; its refusals come back before the acceptances of requests sent with them).
 const std::vector<std::string>& limiterKinds();
 inline constexpr int kConcurrencyLimit = 8;
 // Sets the scenario's (single) simulator group to `kind` at `limit` requests/s; throws std::invalid_argument

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     const double limit = std::atof(limitText.c_str());
     for (const auto& kind : kinds) {
       for (const auto& style : styles) {
-        if (kind == "concurrency" && style == "headers") continue;  // a concurrency limit has no quota to state
+        if (kind.starts_with("concurrency") && style == "headers") continue;  // a concurrency limit states no quota
         Scenario sc;
         sc.groups = {{"hidden", limit}};
         sc.latency = {{"distribution", "fixed"}, {"mean", latencyMs}};
@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
         tg::SimServer sim(tg::SimConfig::fromJson(sc.simJson(), "(probe_accuracy sim)"));
         const int port = sim.start("127.0.0.1", 0);
         std::fprintf(stderr, "  probing %s / %s at %.0f/s ...\n", kind.c_str(), style.c_str(), limit);
-        Row r{kind, style, limit, kind == "concurrency" ? kConcurrencyLimit : 0,
+        Row r{kind, style, limit, kind.starts_with("concurrency") ? kConcurrencyLimit : 0,
               probe("http://127.0.0.1:" + std::to_string(port), base)};
         sim.stop();
         print(r);
