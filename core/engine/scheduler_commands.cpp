@@ -36,7 +36,9 @@ void Scheduler::cancelInFlight(Ticket t, const std::string& why, TimePoint now) 
   if (it == inFlight_.end()) return;
   InFlight f = std::move(it->second);
   inFlight_.erase(it);
-  --f.group->keys[static_cast<std::size_t>(f.key)].inFlight;
+  KeyState& k = f.group->keys[static_cast<std::size_t>(f.key)];
+  --k.inFlight;
+  k.inFlightTokens = std::max(0.0, k.inFlightTokens - f.pending->tokenCost);  // as complete() releases them
   --f.group->inFlight;
   --globalInFlight_;
   f.group->breaker.onAbandoned();

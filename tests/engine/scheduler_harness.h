@@ -66,6 +66,7 @@ struct Harness {
     if (!ownKey.empty()) p->req.headers.emplace_back("Authorization", "Bearer " + ownKey);  // as the gateway forwards it
     p->req.ownKey = std::move(ownKey);
     p->req.client = client;
+    p->req.maxTokens = maxTokens;
     p->submittedAt = at;
     p->handle = ++lastHandle;
     handles[id] = p->handle;
@@ -108,6 +109,7 @@ struct Harness {
     admit(id, Tier::P1, 0, at, "g", "/v1/x", key);
   }
   std::string client;  // Request::client of the next admit
+  int maxTokens = 0;   // Request::maxTokens of the next admit
 
   int count(EventKind k) const {
     return static_cast<int>(std::count_if(events.begin(), events.end(), [k](const Event& e) { return e.kind == k; }));

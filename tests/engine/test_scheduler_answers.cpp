@@ -50,6 +50,25 @@ class TestSchedulerAnswers : public QObject {
     QVERIFY(aborts.tickets.empty());
   }
 
+  // A request cancelled in flight no longer holds the tokens it reserved: the next reading of the upstream's
+  // remaining tokens is not lowered by them. (They were kept: every client that hung up on the gateway
+  // mid-request left its reservation behind, and the key sent less and less.)
+  void cancelInFlightReleasesItsTokens() {
+    EngineConfig c = config();
+    c.groups[0].concurrency = 2;
+    Harness h(c);
+    Aborts aborts;
+    h.maxTokens = 1000;
+    h.admit("big");
+    h.maxTokens = 0;
+    h.admit("small");
+    QCOMPARE(h.dispatch(t0), 2);
+    QVERIFY(h.s.cancel(h.handles.at("big"), "client went away", t0 + 10ms, aborts.fn()));
+    h.respond(200, {{"x-ratelimit-limit-tokens", "10000"}, {"x-ratelimit-remaining-tokens", "5000"}}, t0 + 20ms,
+              ErrorKind::None, h.sent[1].ticket);
+    QCOMPARE(h.group(t0 + 20ms).dims[static_cast<int>(Dimension::Tokens)].remaining, 5000.0);
+  }
+
   void cancelBackingOffDropsTheRetry() {
     Harness h;
     Aborts aborts;
