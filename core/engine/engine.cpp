@@ -257,8 +257,10 @@ void EngineLoop::judge(TimePoint now, EpochMs nowEpoch, bool all) {
     return std::any_of(held_.begin(), held_.end(), [t](const Held& e) { return e.r.ticket == t; });
   };
   for (Held& h : judging_) {
-    if (!all && now < h.until && scheduler_.answerWaitsForEarlier(h.r, now, isHeld)) held_.push_back(std::move(h));
-    else scheduler_.complete(std::move(h.r), now, nowEpoch);
+    if (!all && now < h.until && scheduler_.answerWaitsForEarlier(h.r, now, nowEpoch, isHeld))
+      held_.push_back(std::move(h));
+    else
+      scheduler_.complete(std::move(h.r), now, nowEpoch);
   }
   judging_.clear();
 }

@@ -525,13 +525,16 @@ bool Scheduler::allowResend(Ticket t) {
   return true;
 }
 
-bool Scheduler::answerWaitsForEarlier(const Response& r, TimePoint now,
+bool Scheduler::answerWaitsForEarlier(const Response& r, TimePoint now, EpochMs nowEpoch,
                                       const std::function<bool(Ticket)>& held) const {
   if (r.status != http::kTooManyRequests || r.committed) return false;
   const auto it = inFlight_.find(r.ticket);
   if (it == inFlight_.end()) return false;
   const InFlight& f = it->second;
   if (!f.group->concurrency.wantsEarlierAnswers(f.groupInFlightAtSend, now)) return false;
+  // A refusal that states a quota is about the rate however many were in flight (complete() reads it so): its
+  // hold of the key must not wait.
+  if (!RateLimitHeaderParser::parse(r.headers, static_cast<double>(nowEpoch) / 1000.0).scopes.empty()) return false;
   return std::any_of(inFlight_.begin(), inFlight_.end(), [&](const auto& e) {
     return e.first < r.ticket && e.second.group == f.group && !held(e.first);
   });

@@ -61,11 +61,12 @@ class Scheduler {
   TimePoint nextDelayed() const;  // TimePoint::max() when none
 
   // Whether the engine may hold this answer back until the answers to requests its group sent before it are
-  // read (at most a moment): a 429 of a group whose in-flight evidence is thin
-  // (AdaptiveConcurrency::wantsEarlierAnswers) while such earlier requests, not held themselves (`held`), are
+  // read (at most a moment): a 429 stating no quota, of a group whose in-flight evidence is thin
+  // (AdaptiveConcurrency::wantsEarlierAnswers), while such earlier requests, not held themselves (`held`), are
   // unanswered. An upstream that holds 4 in flight and refuses the rest answers a burst of 32 together, and
   // a poll may read refusals before the 4 acceptances that show the limit is one of concurrency.
-  bool answerWaitsForEarlier(const Response& r, TimePoint now, const std::function<bool(Ticket)>& held) const;
+  bool answerWaitsForEarlier(const Response& r, TimePoint now, EpochMs nowEpoch,
+                             const std::function<bool(Ticket)>& held) const;
   // Answers everything queued or backing off with Cancelled (`why`).
   void cancelAll(const std::string& why, TimePoint now);
   // Answers an in-flight ticket the transport aborted with Cancelled (`why`).
