@@ -11,10 +11,9 @@
 // Kinds: fixed-window, sliding-window, sliding-counting (refused requests count too), token-bucket, gcra,
 // leaky-nodelay and leaky-delayed (nginx limit_req, burst = limit/5), concurrency (max_concurrent 8 and a
 // latency of 8/limit s, so the limit is 8 in flight; no rate limit), concurrency-at-once (the same, refusing
-// without the latency). Styles: bare (no header at all),
-// retry-after (whole seconds, no quota headers), headers (x-ratelimit: limit, remaining, reset, and
-// Retry-After). Arrivals: P1, open loop, at twice the limit. The `change` runs (40 s) halve the limit at
-// 10 s and double it back at 25 s.
+// without the latency). Styles: bare (no header at all), retry-after (whole seconds, no quota headers),
+// headers (x-ratelimit: limit, remaining, reset, and Retry-After). Arrivals: P1, open loop, at twice the
+// limit. The `change` runs (40 s) halve the limit at 10 s and double it back at 25 s.
 #include "load_scenario.h"
 
 #include <algorithm>

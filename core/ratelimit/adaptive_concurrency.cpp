@@ -80,8 +80,7 @@ bool AdaptiveConcurrency::onRateLimited(TimePoint now, int inFlightAtSend) {
   // Sent with at least the limit the upstream already showed in flight (before it was applied, or while
   // trying one more): explained by it. Acceptances of that time are no evidence against it: their slots had
   // freed upstream before their answers were read here.
-  const bool explained = cap_ > 0 && inFlightAtSend >= cap_;
-  if (adaptive_ && (explained || inFlightBound(inFlightAtSend, now))) {
+  if (adaptive_ && (explainedByCap(inFlightAtSend) || inFlightBound(inFlightAtSend, now))) {
     cap_ = std::max(minimum_, cap_ > 0 ? std::min(cap_, inFlightAtSend) : inFlightAtSend);
     capSetAt_ = now;
     pressed_ = 0;
@@ -94,7 +93,7 @@ bool AdaptiveConcurrency::onRateLimited(TimePoint now, int inFlightAtSend) {
 }
 
 bool AdaptiveConcurrency::wantsEarlierAnswers(int inFlightAtSend, TimePoint now) const {
-  if (!adaptive_ || inFlightAtSend < kMinInFlight || (cap_ > 0 && inFlightAtSend >= cap_)) return false;
+  if (!adaptive_ || inFlightAtSend < kMinInFlight || explainedByCap(inFlightAtSend)) return false;
   now = dilated(now, scale_);
   const TimePoint from = now - fromSeconds(kEvidenceS);
   const auto recent =

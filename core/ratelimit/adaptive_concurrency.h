@@ -65,6 +65,8 @@ class AdaptiveConcurrency {
  private:
   void decrease(double factor, TimePoint now);
   bool inFlightBound(int inFlightAtSend, TimePoint now);
+  // Sent with at least the in-flight limit the upstream already showed: a refusal it explains.
+  bool explainedByCap(int inFlightAtSend) const { return cap_ > 0 && inFlightAtSend >= cap_; }
   int ceiling_;
   int minimum_;
   bool adaptive_;
