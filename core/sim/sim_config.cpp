@@ -59,6 +59,7 @@ SimGroupConfig parseGroup(const std::string& name, const nlohmann::json& j, cons
   g.windowS = r.number("window_s", 1, 0.001, kMaxWindowS);
   g.burst = r.number("burst", 0, 0, kMaxLimit);
   g.tokensPerWindow = r.number("tokens_per_window", 0, 0, kMaxLimit);
+  g.tokensStartSpent = r.boolean("tokens_start_spent", false);
   g.perKey = r.boolean("per_key", true);
   g.nodelay = r.boolean("nodelay", false);
   g.countRejected = r.boolean("count_rejected", false);
@@ -68,6 +69,8 @@ SimGroupConfig parseGroup(const std::string& name, const nlohmann::json& j, cons
   g.userAgent = r.string("user_agent", name);
   if (g.userAgent.empty()) r.fail("user_agent", "expected a non-empty string");
   if (g.burst > 0 && g.limit == 0) r.fail("burst", "burst needs a limit > 0");
+  if (g.tokensStartSpent && g.tokensPerWindow == 0)
+    r.fail("tokens_start_spent", "tokens_start_spent needs tokens_per_window > 0");
   if (g.maxConcurrent != maxConcurrent)
     r.fail("max_concurrent", "expected a whole number of requests");
   if (j.contains("nodelay") && g.algorithm != LimitAlgorithm::LeakyBucket)

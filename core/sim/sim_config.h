@@ -30,6 +30,9 @@
 //       "max_concurrent": 0,           // accepted requests in flight at once (per group); more get 429; 0 = none.
 //                                      // With limit 0 this is a concurrency-only limit
 //       "tokens_per_window": 0,        // token dimension, same algorithm and window; 0 = none
+//       "tokens_start_spent": false,   // each key's token quota starts used up, as when another client has
+//                                      // just spent it: a cold start on an empty bucket (a bucket that holds
+//                                      // a minute would otherwise hide the refill from any run shorter)
 //       "per_key": true,               // quota per API key (Authorization: Bearer / x-api-key) or shared
 //       "paths": ["/v1/chat"],         // group_by "path": path prefixes of this group
 //       "user_agent": "interactive"    // group_by "user-agent": substring of User-Agent (default: group name)
@@ -78,6 +81,7 @@ struct SimGroupConfig {
   double windowS = 1;
   double burst = 0;
   double tokensPerWindow = 0;  // 0 = no token dimension
+  bool tokensStartSpent = false;
   bool perKey = true;
   bool nodelay = false;        // leaky-bucket only
   bool countRejected = false;  // window algorithms only

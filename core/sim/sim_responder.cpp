@@ -176,6 +176,7 @@ SimResponder::Quota& SimResponder::quotaFor(Group& g, const std::string& keyId, 
     if (g.cfg.tokensPerWindow > 0)
       q.tokens = makeLimiter(g.cfg.algorithm == LimitAlgorithm::LeakyBucket ? LimitAlgorithm::Gcra : g.cfg.algorithm,
                              {g.tokenLimit(), g.cfg.windowS, 0}, now);
+    if (q.tokens && g.cfg.tokensStartSpent) q.tokens->consume(q.tokens->check(0, now).remaining, now);
   }
   return q;
 }

@@ -73,6 +73,9 @@ void TestSimConfig::rejects_data() {
                                      << "expected a number in";
   QTest::newRow("fractional chunks") << R"({"stream_chunks":2.5})" << "/stream_chunks" << "expected an integer";
   QTest::newRow("too many chunks") << R"({"stream_chunks":10001})" << "/stream_chunks" << "expected an integer in";
+  QTest::newRow("tokens start spent without tokens")
+      << R"({"groups":{"g":{"limit":5,"tokens_start_spent":true}}})" << "/groups/g/tokens_start_spent"
+      << "needs tokens_per_window";
   QTest::newRow("stream options nested") << R"({"stream":{"ttft_ms":5}})" << "/stream" << "unknown key";
 }
 

@@ -38,6 +38,7 @@ class TestSimServer : public QObject {
   void perTierCounts();
   void pipelinedRepliesKeepOrder();
   void tokensDimension();
+  void tokensStartSpent();
   void controlEndpoints();
   void refusesNonLoopback();
   void stopIsIdempotent();
@@ -274,6 +275,25 @@ void TestSimServer::tokensDimension() {
   QVERIFY(r.has("retry-after-ms") && r.has("retry-after"));
   QVERIFY2(QString::fromStdString(r.body).contains("tokens"), r.body.c_str());
   QCOMPARE(c.request("POST", "/v1/chat", kGroupG, R"({"max_tokens":500})").status, 413);  // can never fit
+}
+
+// A key's token bucket that starts spent refuses the first request until its own cost has refilled, and says
+// when; every key starts spent, and the request dimension does not.
+void TestSimServer::tokensStartSpent() {
+  SimServer sim(configFrom(R"({"dialect":"openai","retry_after_format":"ms","groups":{"g":{"algorithm":"token-bucket",)"
+                           R"("limit":100,"window_s":60,"tokens_per_window":600,"tokens_start_spent":true}}})"));
+  SimTestClient c(sim.start());
+  const std::string body = R"({"max_tokens":16})";  // 16 + 17 bytes / 4 = 20 tokens: 2 s of a 10/s refill
+  for (const char* key : {"Bearer a", "Bearer b"}) {
+    auto headers = kGroupG;
+    headers.push_back({"Authorization", key});
+    const auto r = c.request("POST", "/v1/chat", headers, body);
+    QCOMPARE(r.status, 429);
+    QCOMPARE(r.header("x-ratelimit-remaining-tokens"), std::string("0"));
+    QCOMPARE(r.header("x-ratelimit-remaining-requests"), std::string("100"));
+    const double waitMs = std::stod(r.header("retry-after-ms"));
+    QVERIFY2(waitMs > 1900 && waitMs <= 2000, r.header("retry-after-ms").c_str());
+  }
 }
 
 void TestSimServer::controlEndpoints() {
