@@ -699,8 +699,15 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     g.concurrency.onSuccess(latencyMs / 1000.0, now, f.groupInFlightAtSend, f.pressing);
     g.latency.add(now, latencyMs);
   }
-  if (auto tr = g.breaker.record(
-          !permanent && ((rateLimited && !inFlightLimit) || status >= 500 || status == 0 || transportFailed), now)) {
+  // A refusal whose headers show a quota at zero is that quota's, held above until its reset: it tells the
+  // breaker nothing of the upstream's health, so it is not counted (a half-open probe's slot is freed). Counted
+  // as a failure, a cold start on a spent quota opened the breaker, which added its open time to the stated
+  // wait and then let the saved quota out in one burst.
+  if (rateLimited && verdict.classification == VerdictClass::QuotaExhausted) {
+    g.breaker.onAbandoned();
+  } else if (auto tr = g.breaker.record(
+                 !permanent && ((rateLimited && !inFlightLimit) || status >= 500 || status == 0 || transportFailed),
+                 now)) {
     const std::string from(breakerStateName(tr->from)), to(breakerStateName(tr->to));
     emit(EventKind::BreakerTransition, tr->to == BreakerState::Open ? Severity::Warn : Severity::Info, g.cfg.name,
          "breaker " + from + " -> " + to,

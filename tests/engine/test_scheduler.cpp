@@ -353,6 +353,28 @@ class TestScheduler : public QObject {
     QCOMPARE(h.count(EventKind::BreakerTransition), 3);
   }
 
+  // A refusal whose headers show the quota at zero is the quota's (the key waits for its reset): the breaker
+  // counts neither way (it would add its open time to that wait). Refusals that say nothing still trip it.
+  void breakerLeavesStatedQuotaRefusalsToTheQuota() {
+    Harness h(breakerConfig());
+    TimePoint t = t0;
+    for (const char* id : {"a", "b", "c"}) {
+      h.admit(id, Tier::P1, 0, t);
+      QCOMPARE(h.dispatch(t), 1);
+      h.respond(429, {{"X-RateLimit-Limit", "50"}, {"X-RateLimit-Remaining", "0"}, {"X-RateLimit-Reset", "0.5"}}, t);
+      t += 600ms;
+    }
+    QCOMPARE(h.group(t).breaker, BreakerState::Closed);
+    QCOMPARE(h.count(EventKind::BreakerTransition), 0);
+    for (const char* id : {"d", "e"}) {
+      h.admit(id, Tier::P1, 0, t);
+      QVERIFY2(h.dispatch(t) == 1, h.group(t).waitReason.c_str());
+      h.respond(429, {}, t);
+      t += 2s;
+    }
+    QCOMPARE(h.group(t).breaker, BreakerState::Open);
+  }
+
   void resendSpendsAttemptsAndBudget() {
     Harness h;
     h.admit("a");
