@@ -30,6 +30,8 @@ std::vector<Arrival> makeArrivals(const std::vector<StreamSpec>& streams, double
 
 std::string chatBody(const Arrival& a) { return "{\"max_tokens\":" + std::to_string(a.maxTokens) + "}"; }
 
+int simTokenCost(const Arrival& a) { return a.maxTokens + static_cast<int>(chatBody(a).size() / 4); }
+
 Figures computeFigures(const RunLog& run, double quotaPerS, double fromS, double toS, int p0Group) {
   Figures f;
   std::uint64_t okInWindow = 0;
@@ -84,6 +86,19 @@ SecondSeries perSecond(const RunLog& run) {
 }
 
 nlohmann::json toJson(const SecondSeries& s) { return {{"ok", s.ok}, {"r429", s.r429}}; }
+
+double settleS(const std::vector<double>& perS, double fromS, double toS, double target, bool reachOnly) {
+  const int from = static_cast<int>(fromS), to = std::min(static_cast<int>(toS), static_cast<int>(perS.size()));
+  for (int start = from; start + 1 < to; ++start) {
+    bool ok = true;
+    for (int t = start; t + 1 < to && ok; ++t) {
+      const double rate = (perS[t] + perS[t + 1]) / 2.0;
+      ok = reachOnly ? rate >= 0.9 * target : std::abs(rate - target) <= 0.1 * target;
+    }
+    if (ok) return start + 1 - fromS;  // the span [start, start + 2) is settled by its end
+  }
+  return -1;
+}
 
 namespace {
 nlohmann::json num(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }

@@ -33,6 +33,8 @@ struct Arrival {
 
 // The chat body every client sends for an arrival.
 std::string chatBody(const Arrival& a);
+// What the simulator's token dimension charges for it: max_tokens plus the prompt (body bytes / 4).
+int simTokenCost(const Arrival& a);
 
 // Merged, time-ordered arrivals of every stream over [0, durationS); the same seed gives the same schedule.
 std::vector<Arrival> makeArrivals(const std::vector<StreamSpec>& streams, double durationS, std::uint64_t seed);
@@ -102,6 +104,13 @@ struct SecondSeries {
 };
 SecondSeries perSecond(const RunLog& run);
 nlohmann::json toJson(const SecondSeries& s);
+
+// First second (from `fromS`) after which the mean of every 2-second span of `perS` (a count per second of the
+// run) stays within 10% of `target` until `toS`; -1 if it never settles. `reachOnly`: at least 90% of it, however
+// far above: a limiter with a burst (token bucket, GCRA) saves what any climb leaves unused and lets it through
+// above its limit once the client reaches that limit, which the goal's +-10% counts as unsettled. The goal is
+// the +-10%; the reach says which misses are that burst and which are the client's.
+double settleS(const std::vector<double>& perS, double fromS, double toS, double target, bool reachOnly = false);
 nlohmann::json toJson(const Figures& f);
 
 // --- machine and process ---

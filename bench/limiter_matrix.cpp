@@ -21,28 +21,6 @@
 
 using namespace tgbench;
 
-namespace {
-
-// First second (from `fromS`) after which the goodput of every 2-second span stays within 10% of `target`
-// until `toS`; -1 if it never settles. `reachOnly`: at least 90% of it, however far above: a limiter with a
-// burst (token bucket, GCRA) saves what any climb leaves unused and lets it through above its limit once the
-// client reaches that limit, which the goal's +-10% counts as unsettled. The goal is the +-10%; the reach
-// says which misses are that burst and which are the client's.
-double settleS(const SecondSeries& s, double fromS, double toS, double target, bool reachOnly = false) {
-  const int from = static_cast<int>(fromS), to = std::min(static_cast<int>(toS), static_cast<int>(s.ok.size()));
-  for (int start = from; start + 1 < to; ++start) {
-    bool ok = true;
-    for (int t = start; t + 1 < to && ok; ++t) {
-      const double rate = (s.ok[t] + s.ok[t + 1]) / 2.0;
-      ok = reachOnly ? rate >= 0.9 * target : std::abs(rate - target) <= 0.1 * target;
-    }
-    if (ok) return start + 1 - fromS;  // the span [start, start + 2) is settled by its end
-  }
-  return -1;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   const Args args(argc, argv);
   const double seconds = args.number("seconds", 20);
@@ -124,9 +102,10 @@ int main(int argc, char** argv) {
                 row["figures"] = toJson(f);
               } else {
                 const Figures f = computeFigures(log, (limit * 10 + limit / 2 * 15 + limit * 15) / 40, 0, runS, -1);
-                const double down = settleS(series, 10, 25, limit / 2), up = settleS(series, 25, runS, limit);
-                const double reachDown = settleS(series, 10, 25, limit / 2, true);
-                const double reachUp = settleS(series, 25, runS, limit, true);
+                const std::vector<double> okPerS(series.ok.begin(), series.ok.end());
+                const double down = settleS(okPerS, 10, 25, limit / 2), up = settleS(okPerS, 25, runS, limit);
+                const double reachDown = settleS(okPerS, 10, 25, limit / 2, true);
+                const double reachUp = settleS(okPerS, 25, runS, limit, true);
                 std::printf("%-16s %-11s %5.0f %4d  %-15s %9.1f %7.0f%% %6.1f%% %7.2f %8.0fs %8.0fs %7.0fs %7.0fs\n",
                             kind.c_str(), style.c_str(), limit, c, name.c_str(), f.goodputPerS, 100 * f.goodputRatio,
                             100 * f.share429, f.amplification, down, up, reachDown, reachUp);

@@ -41,8 +41,6 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(11);
   std::uniform_int_distribution<int> size(100, 600);
   for (auto& a : arrivals) a.maxTokens = size(rng);
-  // What the simulator charges: max_tokens plus the prompt (body bytes / 4).
-  auto cost = [](const Arrival& a) { return a.maxTokens + static_cast<int>(chatBody(a).size() / 4); };
 
   std::printf("token bucket %.0f tokens/min (%.0f/s), reset = until full; %zu arrivals over %.0f s; measured from "
               "%.0f s\n\n", tokensPerMin, refillPerS, arrivals.size(), seconds, fromS);
@@ -74,7 +72,7 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < log.requests.size() && i < arrivals.size(); ++i) {
         const RequestLog& q = log.requests[i];
         if (!q.finished || !q.ok) continue;
-        const double c = cost(arrivals[i]);
+        const double c = simTokenCost(arrivals[i]);
         if (q.doneS >= fromS && q.doneS < seconds) tokens += c;
         const double startS = q.arrivalS + q.waitS;
         if (startS >= fromS && startS < seconds) sentPer100ms[static_cast<std::size_t>(startS * 10)] += c;
