@@ -648,10 +648,10 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     } else {
       // A server-directed wait below the floor (Retry-After: 0) still holds the key that long: the
       // upstream would otherwise be asked again at once, by every request queued on it. A whole-second
-      // Retry-After over a shorter stated reset holds the key until that reset; this request still waits
-      // the Retry-After.
+      // Retry-After over a shorter stated reset, or over the time a continuous refill takes to bring this
+      // request's cost back, holds the key until then; this request still waits the Retry-After.
       double waitS = std::max(verdict.waitS, cfg_.retry.baseBackoffS);
-      const auto finer = QuotaTracker::resetUnderRetryAfter(reading, {1.0, p->tokenCost});
+      const auto finer = k.quota.resetUnderRetryAfter(reading, {1.0, p->tokenCost});
       if (finer) {
         floorS = waitS;
         waitS = std::max(*finer, cfg_.retry.baseBackoffS);
@@ -699,11 +699,12 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     g.concurrency.onSuccess(latencyMs / 1000.0, now, f.groupInFlightAtSend, f.pressing);
     g.latency.add(now, latencyMs);
   }
-  // A refusal whose headers show a quota at zero is that quota's, held above until its reset: it tells the
-  // breaker nothing of the upstream's health, so it is not counted (a half-open probe's slot is freed). Counted
-  // as a failure, a cold start on a spent quota opened the breaker, which added its open time to the stated
-  // wait and then let the saved quota out in one burst.
-  if (rateLimited && verdict.classification == VerdictClass::QuotaExhausted) {
+  // A refusal whose headers show a quota at zero, or short of this request's cost, is that quota's, held above
+  // until its reset: it tells the breaker nothing of the upstream's health, so it is not counted (a half-open
+  // probe's slot is freed). Counted as a failure, a cold start on a spent quota opened the breaker, which added
+  // its open time to the stated wait and then let the saved quota out in one burst.
+  if (rateLimited && (verdict.classification == VerdictClass::QuotaExhausted ||
+                      QuotaTracker::statedShortOf(reading, {1.0, p->tokenCost}))) {
     g.breaker.onAbandoned();
   } else if (auto tr = g.breaker.record(
                  !permanent && ((rateLimited && !inFlightLimit) || status >= 500 || status == 0 || transportFailed),

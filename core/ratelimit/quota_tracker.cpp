@@ -501,18 +501,31 @@ bool QuotaTracker::onQuotaRefusal(const QuotaReading& r, std::array<double, kDim
 }
 
 std::optional<double> QuotaTracker::resetUnderRetryAfter(const QuotaReading& r,
-                                                        std::array<double, kDimensionCount> cost) {
+                                                        std::array<double, kDimensionCount> cost) const {
   if (!r.retryAfterS || r.retryAfterHeader != kRetryAfterHeader || *r.retryAfterS < 1 ||
       std::floor(*r.retryAfterS) != *r.retryAfterS)
     return std::nullopt;
   std::optional<double> reset;
   for (int i = 0; i < kDimensionCount; ++i) {
     const QuotaScope* s = pick(r, static_cast<Dimension>(i));
-    if (!s || !known(s->remaining) || !s->resetInS || s->remaining >= std::max(1.0, cost[i])) continue;
-    reset = std::max(reset.value_or(0.0), *s->resetInS);
+    const double need = std::max(1.0, cost[i]);
+    if (!s || !known(s->remaining) || !s->resetInS || s->remaining >= need) continue;
+    double back = *s->resetInS;
+    const Dim& d = dims_[i];
+    if (d.gradual && d.timeToFull && s->remaining < s->limit && back > 0)
+      back = std::min(back, (need - s->remaining) * back / (s->limit - s->remaining));
+    reset = std::max(reset.value_or(0.0), back);
   }
   if (reset && *reset < *r.retryAfterS) return reset;
   return std::nullopt;
+}
+
+bool QuotaTracker::statedShortOf(const QuotaReading& r, std::array<double, kDimensionCount> cost) {
+  for (int i = 0; i < kDimensionCount; ++i) {
+    const QuotaScope* s = pick(r, static_cast<Dimension>(i));
+    if (s && known(s->remaining) && s->remaining < std::max(1.0, cost[i])) return true;
+  }
+  return false;
 }
 
 void QuotaTracker::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {

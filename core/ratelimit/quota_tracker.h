@@ -76,9 +76,14 @@ class QuotaTracker {
   // A whole-second Retry-After (the plain header, >= 1 s) over a shorter reset of the dimension that refused
   // (`cost`: the refused request's): the upstream rounds its wait up to the second, and the stated reset is
   // the finer figure of the same wait (a leaky bucket or GCRA that frees a slot in 40 ms says "1" and resets
-  // in 0.24 s). Returns that reset (the latest when several dimensions refused), or nothing when Retry-After
-  // is the finer one or no dimension refused.
-  static std::optional<double> resetUnderRetryAfter(const QuotaReading& r, std::array<double, kDimensionCount> cost);
+  // in 0.24 s). A dimension that refills continuously (a time-to-full reset that onQuotaRefusal found gradual)
+  // has the request's cost back sooner than its reset: in (cost - remaining) at the stated refill rate, (limit -
+  // remaining) / reset. Returns that time (the latest when several dimensions refused), or nothing when
+  // Retry-After is the finer one or no dimension refused.
+  std::optional<double> resetUnderRetryAfter(const QuotaReading& r, std::array<double, kDimensionCount> cost) const;
+  // Whether a dimension the reading states has less left than `cost` (the refused request's): the stated quota
+  // explains a refusal, though its remaining is not zero (a request of 500 tokens against 300 left).
+  static bool statedShortOf(const QuotaReading& r, std::array<double, kDimensionCount> cost);
   bool gradual(Dimension d) const { return dims_[static_cast<int>(d)].gradual; }
   // The answer to a request sent at `sentAt`, after onResponse took its headers. When it was a probe (see check), an accepted one proves the
   // dimension gradual and a refused one that it waits for its reset (no more probes of it); any other answer

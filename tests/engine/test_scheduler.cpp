@@ -256,6 +256,23 @@ class TestScheduler : public QObject {
     QCOMPARE(h.sent.size(), std::size_t{2});
   }
 
+  // A token limit stated as OpenAI states it (reset = until full) that a Retry-After well short of that reset
+  // showed to refill continuously: a whole-second Retry-After on a refusal of 500 tokens with 100 left holds
+  // the key until 400 more have refilled at the stated rate ((60,000 - 100) / 59.9 s = 1,000/s: 0.4 s; the
+  // tracker's pacing sends at 0.52 s), not for the whole second. The refused request still waits its Retry-After.
+  void wholeSecondRetryAfterOverAContinuousRefill() {
+    Harness h;
+    h.maxTokens = 500;
+    h.admit("a");
+    QCOMPARE(h.dispatch(t0), 1);
+    h.respond(429, {{"x-ratelimit-limit-tokens", "60000"}, {"x-ratelimit-remaining-tokens", "100"},
+                    {"x-ratelimit-reset-tokens", "59.9s"}, {"Retry-After", "1"}}, t0);
+    QVERIFY(h.s.nextDelayed() >= t0 + 1s);  // "a" retries no sooner than the upstream asked
+    h.admit("b", Tier::P1, 0, t0);
+    QCOMPARE(h.dispatch(t0 + 350ms), 0);                // 450 tokens: not yet
+    QVERIFY2(h.dispatch(t0 + 600ms) == 1, h.group(t0 + 600ms).waitReason.c_str());  // long before the second
+  }
+
   void exhaustedQuotaFailsFastAndHoldsTheKey() {
     Harness h;
     h.admit("a");
@@ -353,15 +370,25 @@ class TestScheduler : public QObject {
     QCOMPARE(h.count(EventKind::BreakerTransition), 3);
   }
 
-  // A refusal whose headers show the quota at zero is the quota's (the key waits for its reset): the breaker
-  // counts neither way (it would add its open time to that wait). Refusals that say nothing still trip it.
+  // A refusal whose headers show the quota at zero, or short of the request's cost, is the quota's (the key
+  // waits for its reset): the breaker counts neither way (it would add its open time to that wait). Refusals
+  // that say nothing still trip it.
   void breakerLeavesStatedQuotaRefusalsToTheQuota() {
     Harness h(breakerConfig());
+    h.maxTokens = 500;  // every request (a refused one goes again first)
     TimePoint t = t0;
     for (const char* id : {"a", "b", "c"}) {
       h.admit(id, Tier::P1, 0, t);
       QCOMPARE(h.dispatch(t), 1);
       h.respond(429, {{"X-RateLimit-Limit", "50"}, {"X-RateLimit-Remaining", "0"}, {"X-RateLimit-Reset", "0.5"}}, t);
+      t += 600ms;
+    }
+    // Tokens left, but fewer than the request's 500: the stated quota explains it as well.
+    for (const char* id : {"a2", "b2", "c2"}) {
+      h.admit(id, Tier::P1, 0, t);
+      QVERIFY2(h.dispatch(t) == 1, h.group(t).waitReason.c_str());
+      h.respond(429, {{"x-ratelimit-limit-tokens", "10000"}, {"x-ratelimit-remaining-tokens", "300"},
+                      {"x-ratelimit-reset-tokens", "500ms"}}, t);
       t += 600ms;
     }
     QCOMPARE(h.group(t).breaker, BreakerState::Closed);
