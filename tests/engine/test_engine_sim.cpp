@@ -98,6 +98,22 @@ class TestEngineSim : public QObject {
     }));
   }
 
+  // A cold start on a token bucket that another client has just spent, stated as OpenAI states it (remaining 0,
+  // reset = until full, a whole-second Retry-After): 64 sent at once are nearly all refused, and each refusal is
+  // the stated quota's. The breaker must not open on them (it did: 5 s with nothing sent, on top of the wait
+  // the quota stated), and everything gets through as the bucket refills (64 x 20 tokens at 1,000/s).
+  void spentTokenQuotaAtAColdStartLeavesTheBreakerClosed() {
+    EngineUnderTest t(simConfig("openai", {{"g", {{"algorithm", "token-bucket"}, {"limit", 100000}, {"window_s", 60},
+                                                  {"tokens_per_window", 60000}, {"tokens_start_spent", true}}}}),
+                      engineConfig(64));
+    t.submit("g", Tier::P1, 64);
+    QTRY_VERIFY_WITH_TIMEOUT(t.collected.done == 64, 20000);
+    QCOMPARE(t.collected.ok.load(), 64);
+    const int r429 = t.sim().stats()["totals"]["r429"].get<int>();
+    QVERIFY2(r429 >= 20, qPrintable(QString("429s %1: the bucket did not start spent").arg(r429)));
+    QCOMPARE(t.collected.countEvents(EventKind::BreakerTransition, "-> open"), 0);
+  }
+
   void goodputNearQuotaWithFew429s() {
     // 100 requests/s token bucket; 900 requests arrive at once (9x the quota per second).
     EngineUnderTest t(simConfig("openai", {{"g", {{"algorithm", "token-bucket"}, {"limit", 100}, {"window_s", 1}}}}),
