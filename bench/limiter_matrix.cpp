@@ -30,22 +30,12 @@ int main(int argc, char** argv) {
   const auto styles = splitCommas(args.text("styles", "bare,retry-after,headers"));
   const auto limits = splitCommas(args.text("limits", "50,500"));
   const auto concurrencies = splitCommas(args.text("concurrency", "16,64"));
-  const bool baselines = args.flag("baselines");
   const bool change = args.flag("change");
   // --repeat N: each row N times (a change row's settle moves by seconds from run to run at the same commit).
   const int repeat = std::max(1, static_cast<int>(args.number("repeat", 1)));
   const std::string jsonPath = args.text("json", "build/bench-results/limiter_matrix.json");
-  std::vector<std::string> strategies{"tollgate"};
-  if (baselines) strategies = strategyNames();
-  // --strategies picks some (e.g. the three baselines alone: their figures do not change with the engine).
-  if (const std::string picked = args.text("strategies", ""); !picked.empty()) {
-    strategies = splitCommas(picked);
-    for (const auto& name : strategies)
-      if (std::find(strategyNames().begin(), strategyNames().end(), name) == strategyNames().end()) {
-        std::fprintf(stderr, "limiter_matrix: --strategies: unknown strategy \"%s\"\n", name.c_str());
-        return 2;
-      }
-  }
+  const std::vector<std::string> strategies = pickStrategies(args, "limiter_matrix");
+  if (strategies.empty()) return 2;
 
   std::printf("limiter matrix: %s runs of %.0f s from a cold start, %.0f ms latency, P1 arrivals at 2x the limit\n\n",
               change ? "change (limit halves at 10 s, doubles back at 25 s)" : "steady", change ? 40.0 : seconds,

@@ -112,6 +112,18 @@ const std::vector<std::string>& strategyNames() {
   return names;
 }
 
+std::vector<std::string> pickStrategies(const Args& args, const char* program) {
+  std::vector<std::string> picked{"tollgate"};
+  if (args.flag("baselines")) picked = strategyNames();
+  if (const std::string named = args.text("strategies", ""); !named.empty()) picked = splitCommas(named);
+  for (const auto& name : picked)
+    if (std::find(strategyNames().begin(), strategyNames().end(), name) == strategyNames().end()) {
+      std::fprintf(stderr, "%s: --strategies: unknown strategy \"%s\"\n", program, name.c_str());
+      return {};
+    }
+  return picked;
+}
+
 RunLog runStrategy(const std::string& strategy, const Scenario& s, const std::vector<Arrival>& arrivals, double durationS,
                    const std::vector<TimedSimAction>& simActions) {
   const nlohmann::json simJson = s.simJson();

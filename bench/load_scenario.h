@@ -64,6 +64,10 @@ void configureAnswerStyle(Scenario& sc, const std::string& style);
 
 // "tollgate", "naive", "backoff+jitter", "retry-after"
 const std::vector<std::string>& strategyNames();
+// The strategies a matrix runs: "tollgate" alone; all four with --baselines; --strategies s1,s2 picks some (e.g.
+// the baselines alone: their figures do not change with the engine). An unknown name is an error on stderr
+// naming it and `program`, and an empty result.
+std::vector<std::string> pickStrategies(const Args& args, const char* program);
 
 // Runs one strategy against a fresh in-process simulator. `simActions` get the simulator to act on (e.g.
 // scaleQuota) at their times.

@@ -54,14 +54,8 @@ int main(int argc, char** argv) {
   const bool change = args.flag("change");
   const int repeat = std::max(1, static_cast<int>(args.number("repeat", 1)));
   const std::string jsonPath = args.text("json", "build/bench-results/token_matrix.json");
-  std::vector<std::string> strategies{"tollgate"};
-  if (args.flag("baselines")) strategies = strategyNames();
-  if (const std::string picked = args.text("strategies", ""); !picked.empty()) strategies = splitCommas(picked);
-  for (const auto& name : strategies)
-    if (std::find(strategyNames().begin(), strategyNames().end(), name) == strategyNames().end()) {
-      std::fprintf(stderr, "token_matrix: --strategies: unknown strategy \"%s\"\n", name.c_str());
-      return 2;
-    }
+  const std::vector<std::string> strategies = pickStrategies(args, "token_matrix");
+  if (strategies.empty()) return 2;
   for (const auto& d : dialects)
     if (d != "openai" && d != "anthropic") {
       std::fprintf(stderr, "token_matrix: --dialects: \"%s\" is not openai or anthropic\n", d.c_str());
