@@ -627,6 +627,62 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(dropAfter(1.0, 59), RateLearner::kBeta);
   }
 
+  // After a fall (an episode measuring a ceiling well below the one before), an episode within a second that
+  // measures lower again is the fall's echo: the last second's count holds the dips of the episodes before it
+  // (a window that counts refusals refuses for a second after a storm). Its drop is from that measure, but the
+  // fallen ceiling stays as what the regain returns to, with no plateau; the next one measures as before.
+  void aFallsEchoKeepsTheFallenCeiling() {
+    const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
+    // A ceiling of 100/s, then, 2 s later, an episode whose last second got `secondCount` through, all in its
+    // first quarter (a pause held the rest).
+    auto fallen = [](TimePoint& t, int secondCount) {
+      RateLearner l;
+      for (int i = 0; i < 100; ++i) l.onSuccess(t += 10ms);
+      l.onRefusal(t, t);  // slow start
+      t += 2s;
+      for (int i = 0; i < 100; ++i) l.onSuccess(t - 1s + std::chrono::milliseconds(10 * (i + 1)));
+      l.onRefusal(t, t);  // the first ceiling: 100
+      t += 2s;
+      for (int i = 0; i < secondCount; ++i) l.onSuccess(t - 1s + std::chrono::milliseconds(250 * (i + 1) / secondCount));
+      l.onRefusal(t, t);
+      return l;
+    };
+    TimePoint t = t0;
+    RateLearner l = fallen(t, 70);
+    QCOMPARE(l.ceiling(), 70.0);  // fell, clear of a lock-out
+    // 0.3 s later, 15 got through since, and the last second's count is only those: an echo.
+    for (int i = 1; i <= 15; ++i) l.onSuccess(t + std::chrono::milliseconds(20 * i));
+    t += 300ms;
+    QVERIFY(l.onRefusal(t - 20ms, t));
+    QCOMPARE(l.ceiling(), 70.0);
+    QVERIFY2(std::abs(l.rate(t) - RateLearner::kBeta * 15) < 1e-6, qPrintable(QString::number(l.rate(t))));
+    QCOMPARE(l.plateauS(), 0.0);
+    // The regain heads for 70, not for 15: past 60/s 1.5 s later (a ceiling of 15 would allow 15 at most then).
+    QVERIFY2(l.rate(t + 1500ms) > 60, qPrintable(QString::number(l.rate(t + 1500ms))));
+    // Not twice in a row: the next low measure is the ceiling.
+    for (int i = 1; i <= 10; ++i) l.onSuccess(t + std::chrono::milliseconds(25 * i));
+    t += 300ms;
+    QVERIFY(l.onRefusal(t - 20ms, t));
+    QCOMPARE(l.ceiling(), 25.0);
+    QVERIFY(std::abs(l.rate(t) - RateLearner::kBeta * 25) < 1e-6);
+
+    // No fall before it (70 of 100 is one; 95 is not): a low measure within the second is the ceiling.
+    t = t0;
+    RateLearner steady = fallen(t, 95);
+    QVERIFY(std::abs(steady.ceiling() - 95) < 1e-9);
+    for (int i = 1; i <= 15; ++i) steady.onSuccess(t + std::chrono::milliseconds(20 * i));
+    t += 300ms;
+    QVERIFY(steady.onRefusal(t - 20ms, t));
+    QCOMPARE(steady.ceiling(), 15.0);
+    // Past the second, the count holds no earlier episode: the measure stands too.
+    t = t0;
+    RateLearner late = fallen(t, 70);
+    for (int i = 1; i <= 40; ++i) late.onSuccess(t + 1s + std::chrono::milliseconds(10 * i));
+    t += fromSeconds(k);  // 1.44 s: beyond the second, before the regain's end
+    QVERIFY(late.onRefusal(t - 20ms, t));
+    QCOMPARE(late.ceiling(), 40.0);
+  }
+
   // A bucket's saved-up burst inflates the last second's count; between two refused sends of one episode it
   // was empty, so what it accepted of the sends between them is its rate. A full window accepts nothing there
   // and says nothing.
