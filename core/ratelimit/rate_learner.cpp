@@ -204,24 +204,27 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     // Found above a proven ceiling by the climb past its plateau: a limit that rose. The climb passed it by
     // little, as a probe of a known ceiling does, so the drop only drains that excess.
     const bool rose = pastProvenPlateau && measured > (1 + kRoseBy) * ceiling_;
-    // The echo of a fall (see the header): within a second of an episode that measured a ceiling fallen from
-    // the one before, clear of a lock-out, a measure lower again by more than kConfirmedWithin. The drop is
-    // from the measure; the ceiling stays for the regain to return to, with no plateau. Not twice in a row.
-    const bool echo = !slowStart_ && !lockOut && !mark && lastFell_ && !lastEcho_ && measured > 0 &&
+    // The echo of a move (see the header): within a second of an episode that measured a ceiling fallen from
+    // the one before or risen above it (or confirmed such a one), clear of a lock-out, a measure lower again by
+    // more than kConfirmedWithin. The drop is from the measure; the ceiling stays for the regain to return to,
+    // with no plateau. Not twice in a row.
+    const bool echo = !slowStart_ && !lockOut && !mark && lastMoved_ && !lastEcho_ && measured > 0 &&
                       measured < (1 - kConfirmedWithin) * ceiling_ && now - lastDecrease_ < kWindow;
     const double before = ceiling_;
     slowStart_ = false;
     lastEcho_ = echo;
     if (echo) {
       beta_ = kBeta * measured / ceiling_;
-      lastFell_ = false;
+      lastMoved_ = false;
     } else {
       // Nothing accepted in the last second, yet no lock-out (the last acceptance is older): half the rate, no
       // higher than the ceiling: after a long quiet spell the climb's rate is no rate anything was sent at.
       ceiling_ = measured > 0 ? measured
                               : std::max(kFloor, ceiling_ > 0 ? std::min(ceiling_, 0.5 * was) : 0.5 * was);
       beta_ = confirmed || rose ? kBetaConfirmed : kBeta;
-      lastFell_ = !lockOut && !mark && ceiling_ < (1 - kConfirmedWithin) * before;
+      const bool moved = !lockOut && !mark && before > 0 &&
+                         (ceiling_ < (1 - kConfirmedWithin) * before || ceiling_ > (1 + kRoseBy) * before);
+      lastMoved_ = moved || (confirmed && lastMoved_);
     }
     // Slow start ended in a lock-out: the last rate measured clear of one is what got through before the
     // first refusal (a GCRA halved behind its backlog locked the key for a second: measured 36, 22, 9/s of

@@ -627,11 +627,12 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(dropAfter(1.0, 59), RateLearner::kBeta);
   }
 
-  // After a fall (an episode measuring a ceiling well below the one before), an episode within a second that
-  // measures lower again is the fall's echo: the last second's count holds the dips of the episodes before it
-  // (a window that counts refusals refuses for a second after a storm). Its drop is from that measure, but the
-  // fallen ceiling stays as what the regain returns to, with no plateau; the next one measures as before.
-  void aFallsEchoKeepsTheFallenCeiling() {
+  // After a move (an episode measuring a ceiling well below the one before, or over kRoseBy above it), an
+  // episode within a second that measures lower again is its echo: the last second's count holds the dips of the
+  // episodes before it (a window that counts refusals refuses for a second after a storm; a sliding window
+  // remembers the climb that found a risen limit). Its drop is from that measure, but the moved ceiling stays as
+  // what the regain returns to, with no plateau; the next one measures as before.
+  void aMovesEchoKeepsTheMovedCeiling() {
     const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
     // A ceiling of 100/s, then, 2 s later, an episode whose last second got `secondCount` through, all in its
     // first quarter (a pause held the rest).
@@ -648,25 +649,29 @@ class TestQuotaTracker : public QObject {
       return l;
     };
     TimePoint t = t0;
-    RateLearner l = fallen(t, 70);
-    QCOMPARE(l.ceiling(), 70.0);  // fell, clear of a lock-out
-    // 0.3 s later, 15 got through since, and the last second's count is only those: an echo.
-    for (int i = 1; i <= 15; ++i) l.onSuccess(t + std::chrono::milliseconds(20 * i));
-    t += 300ms;
-    QVERIFY(l.onRefusal(t - 20ms, t));
-    QCOMPARE(l.ceiling(), 70.0);
-    QVERIFY2(std::abs(l.rate(t) - RateLearner::kBeta * 15) < 1e-6, qPrintable(QString::number(l.rate(t))));
-    QCOMPARE(l.plateauS(), 0.0);
-    // The regain heads for 70, not for 15: past 60/s 1.5 s later (a ceiling of 15 would allow 15 at most then).
-    QVERIFY2(l.rate(t + 1500ms) > 60, qPrintable(QString::number(l.rate(t + 1500ms))));
-    // Not twice in a row: the next low measure is the ceiling.
-    for (int i = 1; i <= 10; ++i) l.onSuccess(t + std::chrono::milliseconds(25 * i));
-    t += 300ms;
-    QVERIFY(l.onRefusal(t - 20ms, t));
-    QCOMPARE(l.ceiling(), 25.0);
-    QVERIFY(std::abs(l.rate(t) - RateLearner::kBeta * 25) < 1e-6);
+    for (const int moved : {70, 130}) {  // fell, rose
+      t = t0;
+      RateLearner l = fallen(t, moved);
+      QCOMPARE(l.ceiling(), static_cast<double>(moved));  // clear of a lock-out
+      // 0.3 s later, 15 got through since, and the last second's count is only those: an echo.
+      for (int i = 1; i <= 15; ++i) l.onSuccess(t + std::chrono::milliseconds(20 * i));
+      t += 300ms;
+      QVERIFY(l.onRefusal(t - 20ms, t));
+      QCOMPARE(l.ceiling(), static_cast<double>(moved));
+      QVERIFY2(std::abs(l.rate(t) - RateLearner::kBeta * 15) < 1e-6, qPrintable(QString::number(l.rate(t))));
+      QCOMPARE(l.plateauS(), 0.0);
+      // The regain heads for the moved ceiling, not for 15: past 60/s 1.5 s later (a ceiling of 15 would allow
+      // 15 at most then).
+      QVERIFY2(l.rate(t + 1500ms) > 60, qPrintable(QString::number(l.rate(t + 1500ms))));
+      // Not twice in a row: the next low measure is the ceiling.
+      for (int i = 1; i <= 10; ++i) l.onSuccess(t + std::chrono::milliseconds(25 * i));
+      t += 300ms;
+      QVERIFY(l.onRefusal(t - 20ms, t));
+      QCOMPARE(l.ceiling(), 25.0);
+      QVERIFY(std::abs(l.rate(t) - RateLearner::kBeta * 25) < 1e-6);
+    }
 
-    // No fall before it (70 of 100 is one; 95 is not): a low measure within the second is the ceiling.
+    // No move before it (70 and 130 of 100 are; 95 is not): a low measure within the second is the ceiling.
     t = t0;
     RateLearner steady = fallen(t, 95);
     QVERIFY(std::abs(steady.ceiling() - 95) < 1e-9);
