@@ -205,7 +205,7 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     // little, as a probe of a known ceiling does, so the drop only drains that excess.
     const bool rose = pastProvenPlateau && measured > (1 + kRoseBy) * ceiling_;
     // The echo of a move (see the header): within a second of an episode that measured a ceiling fallen from
-    // the one before or risen above it (or confirmed such a one), clear of a lock-out, a measure lower again by
+    // the one before or risen above it (or confirmed such a one within a second), clear of a lock-out, a measure lower again by
     // more than kConfirmedWithin. The drop is from the measure; the ceiling stays for the regain to return to,
     // with no plateau. Not twice in a row.
     const bool echo = !slowStart_ && !lockOut && !mark && lastMoved_ && !lastEcho_ && measured > 0 &&
@@ -224,7 +224,8 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
       beta_ = confirmed || rose ? kBetaConfirmed : kBeta;
       const bool moved = !lockOut && !mark && before > 0 &&
                          (ceiling_ < (1 - kConfirmedWithin) * before || ceiling_ > (1 + kRoseBy) * before);
-      lastMoved_ = moved || (confirmed && lastMoved_);
+      // A confirmation carries the move over only within a second of it (confirmed since, a ceiling is steady).
+      lastMoved_ = moved || (confirmed && lastMoved_ && now - lastDecrease_ < kWindow);
     }
     // Slow start ended in a lock-out: the last rate measured clear of one is what got through before the
     // first refusal (a GCRA halved behind its backlog locked the key for a second: measured 36, 22, 9/s of

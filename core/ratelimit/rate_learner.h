@@ -53,7 +53,7 @@
 // timeout). That ceiling is a guess, with no probe of it to budget: no plateau, the climb past it begins once
 // it is regained (a plateau there held a halved window at 18-21/s of 25 for 4 s).
 // A move's echo: after an episode that measured a ceiling fallen from the one before (clear of a lock-out) or
-// risen over kRoseBy above it (or one that confirmed such a ceiling), one within a second that measures lower
+// risen over kRoseBy above it (or one that confirmed such a ceiling within a second), one within a second that measures lower
 // again by over kConfirmedWithin counts a last second that still holds the dips of the episodes before it: a
 // window that counts refusals refuses for a second after a storm, and a sliding window remembers the climb that
 // found a risen limit. Measured alone, a halved 500/s window that counts refusals found 254/s, then 0.29 s
@@ -170,7 +170,7 @@ class RateLearner {
   double lastMeasured_ = 0;  // the ceiling of the last episode measured clear of a lock-out
   bool lockedOut_ = false;   // the last episode came with nothing accepted since the one before
   // The last episode measured, clear of a lock-out, a ceiling fallen from the one before or risen above it by
-  // kRoseBy (or confirmed the one such an episode measured)
+  // kRoseBy (or, within a second of it, confirmed the one such an episode measured)
   bool lastMoved_ = false;
   bool lastEcho_ = false;    // the last episode was a fall's echo (kept the ceiling)
   TimePoint resumedAt_{};    // the first acceptance after the last lock-out

@@ -679,6 +679,18 @@ class TestQuotaTracker : public QObject {
     t += 300ms;
     QVERIFY(steady.onRefusal(t - 20ms, t));
     QCOMPARE(steady.ceiling(), 15.0);
+    // A move confirmed more than a second after it is a steady ceiling (as before a halving): the low measure
+    // after that is the ceiling.
+    t = t0;
+    RateLearner settled = fallen(t, 70);
+    t += 2s;
+    for (int i = 1; i <= 70; ++i) settled.onSuccess(t - 1s + std::chrono::microseconds(250000 * i / 70));
+    QVERIFY(settled.onRefusal(t - 20ms, t));
+    QCOMPARE(settled.ceiling(), 70.0);  // confirmed
+    for (int i = 1; i <= 15; ++i) settled.onSuccess(t + std::chrono::milliseconds(20 * i));
+    t += 300ms;
+    QVERIFY(settled.onRefusal(t - 20ms, t));
+    QCOMPARE(settled.ceiling(), 15.0);
     // Past the second, the count holds no earlier episode: the measure stands too.
     t = t0;
     RateLearner late = fallen(t, 70);
