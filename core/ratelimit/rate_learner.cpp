@@ -205,9 +205,9 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     // little, as a probe of a known ceiling does, so the drop only drains that excess.
     const bool rose = pastProvenPlateau && measured > (1 + kRoseBy) * ceiling_;
     // The echo of a move (see the header): within a second of an episode that measured a ceiling fallen from
-    // the one before or risen above it (or confirmed such a one within a second), clear of a lock-out, a measure lower again by
-    // more than kConfirmedWithin. The drop is from the measure; the ceiling stays for the regain to return to,
-    // with no plateau. Not twice in a row.
+    // the one before or risen above it (or confirmed such a one within a second), clear of a lock-out, a
+    // measure lower again by more than kConfirmedWithin. The drop is from the measure; the ceiling stays for
+    // the regain to return to, with no plateau. Not twice in a row.
     const bool echo = !slowStart_ && !lockOut && !mark && lastMoved_ && !lastEcho_ && measured > 0 &&
                       measured < (1 - kConfirmedWithin) * ceiling_ && now - lastDecrease_ < kWindow;
     const double before = ceiling_;

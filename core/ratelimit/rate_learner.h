@@ -53,8 +53,8 @@
 // timeout). That ceiling is a guess, with no probe of it to budget: no plateau, the climb past it begins once
 // it is regained (a plateau there held a halved window at 18-21/s of 25 for 4 s).
 // A move's echo: after an episode that measured a ceiling fallen from the one before (clear of a lock-out) or
-// risen over kRoseBy above it (or one that confirmed such a ceiling within a second), one within a second that measures lower
-// again by over kConfirmedWithin counts a last second that still holds the dips of the episodes before it: a
+// risen over kRoseBy above it (or one that confirmed such a ceiling within a second), one within a second that
+// measures lower again by over kConfirmedWithin counts a last second that still holds the dips of the episodes before it: a
 // window that counts refusals refuses for a second after a storm, and a sliding window remembers the climb that
 // found a risen limit. Measured alone, a halved 500/s window that counts refusals found 254/s, then 0.29 s
 // later 199 (a ceiling of 199 and its plateau: 185-202/s for 4 s); a doubled 50/s sliding window found 52 and

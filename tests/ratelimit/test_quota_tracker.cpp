@@ -644,9 +644,17 @@ class TestQuotaTracker : public QObject {
       for (int i = 0; i < 100; ++i) l.onSuccess(t - 1s + std::chrono::milliseconds(10 * (i + 1)));
       l.onRefusal(t, t);  // the first ceiling: 100
       t += 2s;
-      for (int i = 0; i < secondCount; ++i) l.onSuccess(t - 1s + std::chrono::milliseconds(250 * (i + 1) / secondCount));
+      for (int i = 0; i < secondCount; ++i)
+        l.onSuccess(t - 1s + std::chrono::milliseconds(250 * (i + 1) / secondCount));
       l.onRefusal(t, t);
       return l;
+    };
+    // 15 get through over the next 0.3 s, then a refusal: with the episodes before out of the last second,
+    // a count of 15.
+    auto lowMeasure = [](RateLearner& l, TimePoint& t) {
+      for (int i = 1; i <= 15; ++i) l.onSuccess(t + std::chrono::milliseconds(20 * i));
+      t += 300ms;
+      return l.onRefusal(t - 20ms, t);
     };
     TimePoint t = t0;
     for (const int moved : {70, 130}) {  // fell, rose
@@ -654,9 +662,7 @@ class TestQuotaTracker : public QObject {
       RateLearner l = fallen(t, moved);
       QCOMPARE(l.ceiling(), static_cast<double>(moved));  // clear of a lock-out
       // 0.3 s later, 15 got through since, and the last second's count is only those: an echo.
-      for (int i = 1; i <= 15; ++i) l.onSuccess(t + std::chrono::milliseconds(20 * i));
-      t += 300ms;
-      QVERIFY(l.onRefusal(t - 20ms, t));
+      QVERIFY(lowMeasure(l, t));
       QCOMPARE(l.ceiling(), static_cast<double>(moved));
       QVERIFY2(std::abs(l.rate(t) - RateLearner::kBeta * 15) < 1e-6, qPrintable(QString::number(l.rate(t))));
       QCOMPARE(l.plateauS(), 0.0);
@@ -675,9 +681,7 @@ class TestQuotaTracker : public QObject {
     t = t0;
     RateLearner steady = fallen(t, 95);
     QVERIFY(std::abs(steady.ceiling() - 95) < 1e-9);
-    for (int i = 1; i <= 15; ++i) steady.onSuccess(t + std::chrono::milliseconds(20 * i));
-    t += 300ms;
-    QVERIFY(steady.onRefusal(t - 20ms, t));
+    QVERIFY(lowMeasure(steady, t));
     QCOMPARE(steady.ceiling(), 15.0);
     // A move confirmed more than a second after it is a steady ceiling (as before a halving): the low measure
     // after that is the ceiling.
@@ -687,9 +691,7 @@ class TestQuotaTracker : public QObject {
     for (int i = 1; i <= 70; ++i) settled.onSuccess(t - 1s + std::chrono::microseconds(250000 * i / 70));
     QVERIFY(settled.onRefusal(t - 20ms, t));
     QCOMPARE(settled.ceiling(), 70.0);  // confirmed
-    for (int i = 1; i <= 15; ++i) settled.onSuccess(t + std::chrono::milliseconds(20 * i));
-    t += 300ms;
-    QVERIFY(settled.onRefusal(t - 20ms, t));
+    QVERIFY(lowMeasure(settled, t));
     QCOMPARE(settled.ceiling(), 15.0);
     // Past the second, the count holds no earlier episode: the measure stands too.
     t = t0;
