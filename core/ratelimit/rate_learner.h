@@ -52,15 +52,15 @@
 // ceiling at kLockOutFloor of the last one measured clear of a lock-out at least (TCP's ssthresh after a
 // timeout). That ceiling is a guess, with no probe of it to budget: no plateau, the climb past it begins once
 // it is regained (a plateau there held a halved window at 18-21/s of 25 for 4 s).
-// A move's echo: after an episode that measured a ceiling fallen from the one before (clear of a lock-out) or
-// risen over kRoseBy above it (or one that confirmed such a ceiling within a second), one within a second that
-// measures lower again by over kConfirmedWithin counts a last second that still holds the dips of the episodes before it: a
-// window that counts refusals refuses for a second after a storm, and a sliding window remembers the climb that
-// found a risen limit. Measured alone, a halved 500/s window that counts refusals found 254/s, then 0.29 s
-// later 199 (a ceiling of 199 and its plateau: 185-202/s for 4 s); a doubled 50/s sliding window found 52 and
-// 51, then 0.66 s later 43 (43-44/s for 3 s). The drop is from the measure, as ever, but the moved ceiling
-// stays as what the regain returns to, with no plateau; not twice in a row (a lower limit is measured by the
-// episode after). The first fall from a steady ceiling is measured as ever: a limit that halved is found by it.
+// A move's echo: after an episode that measured a ceiling fallen from the one before (clear of a lock-out) or risen
+// over kRoseBy above it (or one that confirmed such a ceiling within a second), one within a second that measures lower
+// again by over kConfirmedWithin counts a last second that still holds the dips of the episodes before it: a window
+// that counts refusals refuses for a second after a storm, and a sliding window remembers the climb that found a risen
+// limit. Measured alone, a halved 500/s window that counts refusals found 254/s, then 0.29 s later 199 (a ceiling of
+// 199 and its plateau: 185-202/s for 4 s); a doubled 50/s sliding window found 52 and 51, then 0.66 s later 43 (43-44/s
+// for 3 s). The drop is from the measure, as ever, but the moved ceiling stays as what the regain returns to, with no
+// plateau; not twice in a row (a lower limit is measured by the episode after). The first fall from a steady ceiling is
+// measured as ever: a limit that halved is found by it.
 // Time is an argument; not thread-safe.
 #pragma once
 
