@@ -206,10 +206,14 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     const bool rose = pastProvenPlateau && measured > (1 + kRoseBy) * ceiling_;
     // The echo of a move (see the header): within a second of an episode that measured a ceiling fallen from
     // the one before or risen above it (or confirmed such a one within a second), clear of a lock-out, a
-    // measure lower again by more than kConfirmedWithin. The drop is from the measure; the ceiling stays for
-    // the regain to return to, with no plateau. Not twice in a row.
-    const bool echo = !slowStart_ && !lockOut && !mark && lastMoved_ && !lastEcho_ && measured > 0 &&
-                      measured < (1 - kConfirmedWithin) * ceiling_ && now - lastDecrease_ < kWindow;
+    // measure lower again by more than kConfirmedWithin. The dip of any episode: within its regain (or a
+    // second), a measure lower by more than kDipFall. The drop is from the measure; the ceiling stays for the
+    // regain to return to, with no plateau. Not twice in a row.
+    const Duration since = now - lastDecrease_;
+    const bool inRegain = since < kWindow || toSeconds(since) < regainS(beta_);
+    const bool echo = !slowStart_ && !lockOut && !mark && !lastEcho_ && measured > 0 &&
+                      ((lastMoved_ && since < kWindow && measured < (1 - kConfirmedWithin) * ceiling_) ||
+                       (inRegain && measured < (1 - kDipFall) * ceiling_));
     const double before = ceiling_;
     slowStart_ = false;
     lastEcho_ = echo;

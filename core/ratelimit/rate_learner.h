@@ -61,6 +61,11 @@
 // for 3 s). The drop is from the measure, as ever, but the moved ceiling stays as what the regain returns to, with no
 // plateau; not twice in a row (a lower limit is measured by the episode after). The first fall from a steady ceiling is
 // measured as ever: a limit that halved is found by it.
+// An episode's dip: after any episode, one within its regain (or within a second) that measures over kDipFall below
+// the ceiling counts the dip that episode's drop and pause left in the last second, and is read as an echo. A halved
+// 50/s window that counts refusals fell to 44, a lock-out guessed 28, 27 was confirmed, and 1.02 s later the count
+// still holding those refusals gave 20: a ceiling of 20 and its plateau held 19-20/s of 25 for 4 s (settled in 6-9 s;
+// 2-4 s with this rule; a leaky bucket with a delay queue, 5 s to 1 s).
 // Time is an argument; not thread-safe.
 #pragma once
 
@@ -78,6 +83,9 @@ class RateLearner {
   // known, and the decrease only drains the probe's excess.
   static constexpr double kBetaConfirmed = 0.93;
   static constexpr double kConfirmedWithin = 0.1;
+  // Within an episode's regain, a measure this far below the ceiling is that episode's dip, not the limit: a
+  // halved limit is first measured 10-15% low (44 of 49, 430 of 500) and must stand.
+  static constexpr double kDipFall = 0.2;
   // A limit that rose: measured past a proven ceiling by more than this share of it. Not less: a fixed window's
   // last-second count straddles its turn while the climb passes the limit (59/s of 50), and a drop of only
   // kBetaConfirmed from that stays above the limit.

@@ -649,10 +649,10 @@ class TestQuotaTracker : public QObject {
       l.onRefusal(t, t);
       return l;
     };
-    // 15 get through over the next 0.3 s, then a refusal: with the episodes before out of the last second,
-    // a count of 15.
-    auto lowMeasure = [](RateLearner& l, TimePoint& t) {
-      for (int i = 1; i <= 15; ++i) l.onSuccess(t + std::chrono::milliseconds(20 * i));
+    // `n` get through over the next 0.3 s, then a refusal: with the episodes before out of the last second,
+    // a count of `n`.
+    auto lowMeasure = [](RateLearner& l, TimePoint& t, int n = 15) {
+      for (int i = 1; i <= n; ++i) l.onSuccess(t + std::chrono::microseconds(300000 * i / (n + 1)));
       t += 300ms;
       return l.onRefusal(t - 20ms, t);
     };
@@ -677,29 +677,46 @@ class TestQuotaTracker : public QObject {
       QVERIFY(std::abs(l.rate(t) - RateLearner::kBeta * 25) < 1e-6);
     }
 
-    // No move before it (70 and 130 of 100 are; 95 is not): a low measure within the second is the ceiling.
+    // No move before it (70 and 130 of 100 are; 95 is not): a measure within the second lower by more than
+    // kConfirmedWithin but not by kDipFall is the ceiling.
     t = t0;
     RateLearner steady = fallen(t, 95);
     QVERIFY(std::abs(steady.ceiling() - 95) < 1e-9);
-    QVERIFY(lowMeasure(steady, t));
-    QCOMPARE(steady.ceiling(), 15.0);
-    // A move confirmed more than a second after it is a steady ceiling (as before a halving): the low measure
-    // after that is the ceiling.
+    QVERIFY(lowMeasure(steady, t, 80));
+    QCOMPARE(steady.ceiling(), 80.0);
+    // Lower by more than kDipFall: the dip of the episode before, whatever came before it.
+    t = t0;
+    RateLearner dipped = fallen(t, 95);
+    QVERIFY(lowMeasure(dipped, t));
+    QVERIFY(std::abs(dipped.ceiling() - 95) < 1e-9);
+    QCOMPARE(dipped.plateauS(), 0.0);
+    // A move confirmed more than a second after it is a steady ceiling (as before a halving): the measure
+    // after that, short of a dip, is the ceiling.
     t = t0;
     RateLearner settled = fallen(t, 70);
     t += 2s;
     for (int i = 1; i <= 70; ++i) settled.onSuccess(t - 1s + std::chrono::microseconds(250000 * i / 70));
     QVERIFY(settled.onRefusal(t - 20ms, t));
     QCOMPARE(settled.ceiling(), 70.0);  // confirmed
-    QVERIFY(lowMeasure(settled, t));
-    QCOMPARE(settled.ceiling(), 15.0);
-    // Past the second, the count holds no earlier episode: the measure stands too.
-    t = t0;
-    RateLearner late = fallen(t, 70);
-    for (int i = 1; i <= 40; ++i) late.onSuccess(t + 1s + std::chrono::milliseconds(10 * i));
-    t += fromSeconds(k);  // 1.44 s: beyond the second, before the regain's end
-    QVERIFY(late.onRefusal(t - 20ms, t));
-    QCOMPARE(late.ceiling(), 40.0);
+    QVERIFY(lowMeasure(settled, t, 60));
+    QCOMPARE(settled.ceiling(), 60.0);
+    // Past the second: a dip within the regain (k = 1.44 s) keeps the ceiling; a measure short of a dip, or
+    // one past the regain, stands.
+    struct Late {
+      double afterS;
+      int count;
+    };
+    for (const Late c : {Late{1.2, 60}, Late{1.2, 40}, Late{k + 0.1, 40}}) {
+      t = t0;
+      RateLearner late = fallen(t, 70);
+      for (int i = 1; i <= c.count; ++i)
+        late.onSuccess(t + fromSeconds(c.afterS - 0.5) + std::chrono::microseconds(400000 * i / c.count));
+      t += fromSeconds(c.afterS);
+      QVERIFY(late.onRefusal(t - 20ms, t));
+      const double expected = c.count < 56 && c.afterS < k ? 70.0 : c.count;
+      QVERIFY2(std::abs(late.ceiling() - expected) < 1e-9,
+               qPrintable(QStringLiteral("%1 s, %2: %3").arg(c.afterS).arg(c.count).arg(late.ceiling())));
+    }
   }
 
   // A bucket's saved-up burst inflates the last second's count; between two refused sends of one episode it
