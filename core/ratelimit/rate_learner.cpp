@@ -213,10 +213,11 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     const bool inRegain = since < kWindow || toSeconds(since) < regainS(beta_);
     const bool echo = !slowStart_ && !lockOut && !mark && !lastEcho_ && measured > 0 &&
                       ((lastMoved_ && since < kWindow && measured < (1 - kConfirmedWithin) * ceiling_) ||
-                       (inRegain && measured < (1 - kDipFall) * ceiling_));
+                       (inRegain && !lastLockOut_ && measured < (1 - kDipFall) * ceiling_));
     const double before = ceiling_;
     slowStart_ = false;
     lastEcho_ = echo;
+    lastLockOut_ = lockOut;
     if (echo) {
       beta_ = kBeta * measured / ceiling_;
       lastMoved_ = false;

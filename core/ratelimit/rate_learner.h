@@ -61,11 +61,13 @@
 // for 3 s). The drop is from the measure, as ever, but the moved ceiling stays as what the regain returns to, with no
 // plateau; not twice in a row (a lower limit is measured by the episode after). The first fall from a steady ceiling is
 // measured as ever: a limit that halved is found by it.
-// An episode's dip: after any episode, one within its regain (or within a second) that measures over kDipFall below
-// the ceiling counts the dip that episode's drop and pause left in the last second, and is read as an echo. A halved
-// 50/s window that counts refusals fell to 44, a lock-out guessed 28, 27 was confirmed, and 1.02 s later the count
-// still holding those refusals gave 20: a ceiling of 20 and its plateau held 19-20/s of 25 for 4 s (settled in 6-9 s;
-// 2-4 s with this rule; a leaky bucket with a delay queue, 5 s to 1 s).
+// An episode's dip: after any episode clear of a lock-out, one within its regain (or within a second) that measures
+// over kDipFall below the ceiling counts the dip that episode's drop and pause left in the last second, and is read as
+// an echo. A halved 50/s window that counts refusals fell to 44, a lock-out guessed 28, 27 was confirmed, and 1.02 s
+// later the count still holding those refusals gave 20: a ceiling of 20 and its plateau held 19-20/s of 25 for 4 s
+// (settled in 6-9 s; 2-4 s with this rule; a leaky bucket with a delay queue, 5 s to 1 s).
+// A lock-out's ceiling is a guess, not a measure to dip from: after lock-outs at 327 and 322, a halved 500/s counting
+// window's 246 (its limit, 250) read as a dip, and the next measure, 184, held for 4 s.
 // Time is an argument; not thread-safe.
 #pragma once
 
@@ -181,6 +183,7 @@ class RateLearner {
   // kRoseBy (or, within a second of it, confirmed the one such an episode measured)
   bool lastMoved_ = false;
   bool lastEcho_ = false;    // the last episode was a fall's echo (kept the ceiling)
+  bool lastLockOut_ = false;  // the last episode was a lock-out: its ceiling a guess, no measure to dip from
   TimePoint resumedAt_{};    // the first acceptance after the last lock-out
   long refusalsSinceDecrease_ = 0;  // of the episode under way, the one that began it included
   double plateau_ = 0;              // dilated seconds at the ceiling before the cubic's climb past it

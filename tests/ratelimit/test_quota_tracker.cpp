@@ -717,6 +717,19 @@ class TestQuotaTracker : public QObject {
       QVERIFY2(std::abs(late.ceiling() - expected) < 1e-9,
                qPrintable(QStringLiteral("%1 s, %2: %3").arg(c.afterS).arg(c.count).arg(late.ceiling())));
     }
+    // A lock-out's ceiling is a guess (half the last one measured), not a measure: a measure below it within
+    // its regain is the limit, no dip (a halved 500/s counting window: lock-outs at 327 and 322, then 246 of its
+    // 250 read as a dip, and the next, 184, held for 4 s).
+    t = t0;
+    RateLearner guessed = fallen(t, 95);
+    t += 500ms;
+    QVERIFY(guessed.onRefusal(t - 20ms, t));  // nothing accepted since: a lock-out
+    QVERIFY(std::abs(guessed.ceiling() - RateLearner::kLockOutFloor * 95) < 1e-9);
+    guessed.onSuccess(t + 100ms);  // the first acceptance after it
+    for (int i = 1; i <= 30; ++i) guessed.onSuccess(t + 400ms + std::chrono::microseconds(800000 * i / 31));
+    t += 1300ms;  // within the regain, over a second after that first acceptance
+    QVERIFY(guessed.onRefusal(t - 20ms, t));
+    QCOMPARE(guessed.ceiling(), 30.0);
   }
 
   // A bucket's saved-up burst inflates the last second's count; between two refused sends of one episode it
