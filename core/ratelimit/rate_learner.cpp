@@ -137,6 +137,15 @@ void RateLearner::measureSpan() {
   }
 }
 
+double RateLearner::sinceLastEpisode(TimePoint sentAt) const {
+  // From the end of the last episode's grace (its pause and refusals are over) to the send now refused.
+  const TimePoint from = lastDecrease_ + grace_;
+  if (sentAt - from < kMinSpan || okSent_.empty()) return 0;  // okSent_ keeps two seconds: all of a shorter span
+  const auto first = std::lower_bound(okSent_.begin(), okSent_.end(), from);
+  const auto accepted = std::lower_bound(first, okSent_.end(), sentAt) - first;
+  return static_cast<double>(accepted) / toSeconds(sentAt - from);
+}
+
 bool RateLearner::onMark(TimePoint sentAt, TimePoint now, double rateHint) {
   // Once per round trip, as TCP answers ECN: a mark of a request sent after the last decrease says that rate
   // is still too high. (A refusal's grace is for limiters that refuse in bursts; a mark is no burst.)
@@ -191,6 +200,11 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     // last second's count still holds it): no lower than half the ceiling measured before (see the header).
     const bool lockOut = okSinceDecrease_ == 0 || (resumedAt_ > TimePoint{} && now - resumedAt_ < kWindow);
     if (!slowStart_ && lockOut) measured = std::max(measured, kLockOutFloor * lastMeasured_);
+    // Episodes less than a second apart (a limit moving, its echoes): the last second's count holds the drops and
+    // pauses of the ones before. What the limiter accepted of the sends since the last episode, up to the one
+    // refused, is a measure free of them; no higher than the ceiling (see sinceLastEpisode).
+    if (!slowStart_ && !lockOut && now - lastDecrease_ < kWindow)
+      measured = std::max(measured, std::min(sinceLastEpisode(sentAt), ceiling_));
     // Refused in the climb past a plateau that held the ceiling without a refusal for kProvenPlateauS or more:
     // the limit is at least that ceiling, whatever the last second's count (which holds the last episode's
     // pause and dip, and on a window that counts refusals, them too: measured alone, a ceiling of 25/s
@@ -213,10 +227,11 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     const bool inRegain = since < kWindow || toSeconds(since) < regainS(beta_);
     const bool echo = !slowStart_ && !lockOut && !mark && !lastEcho_ && measured > 0 &&
                       ((lastMoved_ && since < kWindow && measured < (1 - kConfirmedWithin) * ceiling_) ||
-                       (inRegain && !lastLockOut_ && measured < (1 - kDipFall) * ceiling_));
+                       (inRegain && !lastLockOut_ && !lastSteady_ && measured < (1 - kDipFall) * ceiling_));
     const double before = ceiling_;
     slowStart_ = false;
     lastEcho_ = echo;
+    const bool guessConfirmed = lastLockOut_;
     lastLockOut_ = lockOut;
     if (echo) {
       beta_ = kBeta * measured / ceiling_;
@@ -232,6 +247,9 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
       // A confirmation carries the move over only within a second of it (confirmed since, a ceiling is steady).
       lastMoved_ = moved || (confirmed && lastMoved_ && now - lastDecrease_ < kWindow);
     }
+    // A confirmation of a measured ceiling (not of a lock-out's guess, nor within a second of a move) makes it
+    // steady: a measure far below it next is the limit falling (a halved 500/s window first measured 351), no dip.
+    lastSteady_ = confirmed && !guessConfirmed && !lastMoved_;
     // Slow start ended in a lock-out: the last rate measured clear of one is what got through before the
     // first refusal (a GCRA halved behind its backlog locked the key for a second: measured 36, 22, 9/s of
     // its 49 as the count emptied, a floor of 18/s for its 25, 6 s to settle).

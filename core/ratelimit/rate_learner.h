@@ -68,6 +68,14 @@
 // (settled in 6-9 s; 2-4 s with this rule; a leaky bucket with a delay queue, 5 s to 1 s).
 // A lock-out's ceiling is a guess, not a measure to dip from: after lock-outs at 327 and 322, a halved 500/s counting
 // window's 246 (its limit, 250) read as a dip, and the next measure, 184, held for 4 s.
+// Nor is a steady ceiling (one confirmed by a measure, not a lock-out's guess, and no move's within a second): the next
+// measure far below it is the limit falling. A halved 500/s sliding window first measured 351 of a steady 500, read
+// as a dip: the old ceiling held a second longer.
+// Episodes less than a second apart (a limit moving, its echoes): the last second's count holds the drops and pauses
+// of the ones before. A halved 500/s sliding window measured 397, 311, 323, 260, then 197: a ceiling of 197 and its
+// plateau held 195-202/s of 250 for 4 s. What the limiter accepted of the sends since the last episode (from the end
+// of its grace to the send refused) is free of them; the larger of the two measures, that one no higher than the
+// ceiling (a climb past it spends a bucket's saved slack above the bucket's rate).
 // Time is an argument; not thread-safe.
 #pragma once
 
@@ -155,6 +163,9 @@ class RateLearner {
   double acceptedWithin(TimePoint now, Duration window);
   // The episode's refused sends span [spanFrom_, spanTo_]; what was accepted between them is the limiter's rate.
   void measureSpan();
+  // Acceptances of what was sent between the end of the last episode's grace and `sentAt`, per second; 0 when
+  // that is under kMinSpan or older than the acceptances kept.
+  double sinceLastEpisode(TimePoint sentAt) const;
   void setPlateau();
   // On the dilated clock. A request sent before lastDecrease_ + sameEpisodeGrace belongs to the last episode.
   // `mark`: begun by a mark (onMark), not a refusal.
@@ -184,6 +195,7 @@ class RateLearner {
   bool lastMoved_ = false;
   bool lastEcho_ = false;    // the last episode was a fall's echo (kept the ceiling)
   bool lastLockOut_ = false;  // the last episode was a lock-out: its ceiling a guess, no measure to dip from
+  bool lastSteady_ = false;   // the last episode confirmed a measured ceiling: a fall from it is no dip
   TimePoint resumedAt_{};    // the first acceptance after the last lock-out
   long refusalsSinceDecrease_ = 0;  // of the episode under way, the one that began it included
   double plateau_ = 0;              // dilated seconds at the ceiling before the cubic's climb past it

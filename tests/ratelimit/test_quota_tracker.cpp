@@ -684,11 +684,24 @@ class TestQuotaTracker : public QObject {
     QVERIFY(std::abs(steady.ceiling() - 95) < 1e-9);
     QVERIFY(lowMeasure(steady, t, 80));
     QCOMPARE(steady.ceiling(), 80.0);
-    // Lower by more than kDipFall: the dip of the episode before, whatever came before it.
+    // Lower by more than kDipFall than a steady ceiling (95 confirmed the 100 measured before it): the limit
+    // fell, and the measure is the ceiling (a halved 500/s window was first measured at 351).
     t = t0;
-    RateLearner dipped = fallen(t, 95);
-    QVERIFY(lowMeasure(dipped, t));
-    QVERIFY(std::abs(dipped.ceiling() - 95) < 1e-9);
+    RateLearner fell = fallen(t, 95);
+    QVERIFY(lowMeasure(fell, t));
+    QCOMPARE(fell.ceiling(), 15.0);
+    // A confirmation within a second of a move is not yet steady: past that second, within the regain, a dip
+    // keeps the moved ceiling, with no plateau.
+    t = t0;
+    RateLearner dipped = fallen(t, 70);
+    for (int i = 1; i <= 70; ++i) dipped.onSuccess(t + std::chrono::microseconds(500000 * i / 71));
+    t += 500ms;
+    QVERIFY(dipped.onRefusal(t - 20ms, t));
+    QVERIFY(std::abs(dipped.ceiling() - 70) < 1e-9);  // confirmed, the move carried
+    t += 1s;
+    for (int i = 1; i <= 20; ++i) dipped.onSuccess(t - 300ms + std::chrono::microseconds(250000 * i / 21));
+    QVERIFY(dipped.onRefusal(t - 20ms, t));
+    QVERIFY2(std::abs(dipped.ceiling() - 70) < 1e-9, qPrintable(QString::number(dipped.ceiling())));
     QCOMPARE(dipped.plateauS(), 0.0);
     // A move confirmed more than a second after it is a steady ceiling (as before a halving): the measure
     // after that, short of a dip, is the ceiling.
@@ -730,6 +743,39 @@ class TestQuotaTracker : public QObject {
     t += 1300ms;  // within the regain, over a second after that first acceptance
     QVERIFY(guessed.onRefusal(t - 20ms, t));
     QCOMPARE(guessed.ceiling(), 30.0);
+  }
+
+  // Episodes less than a second apart: the last second's count holds the one before and its pause. What the
+  // limiter accepted of the sends since it (from the end of its grace to the send refused) is the measure then,
+  // no higher than the ceiling. Without send times there is no such measure, and the count stands.
+  void aQuickEpisodeMeasuresTheSendsSince() {
+    struct Case {
+      double sendRate;
+      bool sendTimes;
+      double ceiling;
+    };
+    for (const Case c : {Case{95, true, 95}, Case{95, false, 70}, Case{130, true, 100}, Case{130, false, 91}}) {
+      TimePoint t = t0;
+      RateLearner l;
+      for (int i = 0; i < 100; ++i) l.onSuccess(t += 10ms);
+      l.onRefusal(t, t);  // slow start
+      for (int episode = 0; episode < 2; ++episode) {  // a ceiling of 100, then confirmed: steady
+        t += 2s;
+        for (int i = 0; i < 100; ++i) l.onSuccess(t - 1s + std::chrono::milliseconds(10 * (i + 1)));
+        QVERIFY(l.onRefusal(t, t));
+      }
+      QVERIFY(std::abs(l.ceiling() - 100) < 1e-9);
+      // Over [t + 0.25 s, t + 0.85 s), sent at `sendRate` and all accepted (answered 20 ms later); the send at
+      // t + 0.85 s refused. The last second's count: 13 of the steady second, and these.
+      const int n = static_cast<int>(std::lround(c.sendRate * 0.6));
+      for (int i = 0; i < n; ++i) {
+        const TimePoint sent = t + 250ms + std::chrono::microseconds(static_cast<long>(600000 * (i + 0.5) / n));
+        l.onSuccess(sent + 20ms, c.sendTimes ? std::optional<TimePoint>(sent) : std::nullopt);
+      }
+      QVERIFY(l.onRefusal(t + 850ms, t + 870ms));
+      QVERIFY2(std::abs(l.ceiling() - c.ceiling) < 1e-6,
+               qPrintable(QStringLiteral("%1/s, send times %2: %3").arg(c.sendRate).arg(c.sendTimes).arg(l.ceiling())));
+    }
   }
 
   // A bucket's saved-up burst inflates the last second's count; between two refused sends of one episode it
