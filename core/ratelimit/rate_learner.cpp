@@ -199,7 +199,11 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
     // Locked out since the last episode, or within a second of the first acceptance after a lock-out (the
     // last second's count still holds it): no lower than half the ceiling measured before (see the header).
     const bool lockOut = okSinceDecrease_ == 0 || (resumedAt_ > TimePoint{} && now - resumedAt_ < kWindow);
-    if (!slowStart_ && lockOut) measured = std::max(measured, kLockOutFloor * lastMeasured_);
+    // Within a second of a fall, the floor is half the ceiling it fell from: the fall's measure is the count
+    // mid-way down (a halved 50/s GCRA measured 37, then two lock-outs floored at 18.5 held 17-20/s of 25 for 3 s).
+    const bool afterFall = fellFrom_ > 0 && now - fellAt_ < kWindow;
+    const double lockOutBase = afterFall ? std::max(lastMeasured_, fellFrom_) : lastMeasured_;
+    if (!slowStart_ && lockOut) measured = std::max(measured, kLockOutFloor * lockOutBase);
     // Episodes less than a second apart (a limit moving, its echoes): the last second's count holds the drops and
     // pauses of the ones before. What the limiter accepted of the sends since the last episode, up to the one
     // refused, is a measure free of them; no higher than the ceiling (see sinceLastEpisode).
@@ -246,6 +250,10 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
                          (ceiling_ < (1 - kConfirmedWithin) * before || ceiling_ > (1 + kRoseBy) * before);
       // A confirmation carries the move over only within a second of it (confirmed since, a ceiling is steady).
       lastMoved_ = moved || (confirmed && lastMoved_ && now - lastDecrease_ < kWindow);
+      if (moved && ceiling_ < before) {
+        fellFrom_ = fellFrom_ > 0 && now - fellAt_ < kWindow ? std::max(fellFrom_, before) : before;
+        fellAt_ = now;
+      }
     }
     // A confirmation of a measured ceiling (not of a lock-out's guess, nor within a second of a move) makes it
     // steady: a measure far below it next is the limit falling (a halved 500/s window first measured 351), no dip.

@@ -76,6 +76,8 @@
 // plateau held 195-202/s of 250 for 4 s. What the limiter accepted of the sends since the last episode (from the end
 // of its grace to the send refused) is free of them; the larger of the two measures, that one no higher than the
 // ceiling (a climb past it spends a bucket's saved slack above the bucket's rate).
+// Within a second of a fall, a lock-out is floored at half the ceiling it fell from, not half the fall's measure
+// (a halved 50/s GCRA measured 37 mid-way down, then two lock-outs floored at 18.5 held 17-20/s of 25 for 3 s).
 // Time is an argument; not thread-safe.
 #pragma once
 
@@ -196,6 +198,8 @@ class RateLearner {
   bool lastEcho_ = false;    // the last episode was a fall's echo (kept the ceiling)
   bool lastLockOut_ = false;  // the last episode was a lock-out: its ceiling a guess, no measure to dip from
   bool lastSteady_ = false;   // the last episode confirmed a measured ceiling: a fall from it is no dip
+  double fellFrom_ = 0;      // the ceiling the last fall (a move down) came from, and when it fell
+  TimePoint fellAt_{};
   TimePoint resumedAt_{};    // the first acceptance after the last lock-out
   long refusalsSinceDecrease_ = 0;  // of the episode under way, the one that began it included
   double plateau_ = 0;              // dilated seconds at the ceiling before the cubic's climb past it

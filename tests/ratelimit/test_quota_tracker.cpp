@@ -272,6 +272,28 @@ class TestQuotaTracker : public QObject {
     const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
     QVERIFY2(std::abs(g.rate(t + fromSeconds(k + 0.5)) - 25 * (1 + RateLearner::kCubic * 0.125)) < 1e-6,
              qPrintable(QString::number(g.rate(t + fromSeconds(k + 0.5)))));
+
+    // A fall measured mid-way down (60 of a steady 100), then a lock-out: within a second of the fall the floor is
+    // half the ceiling it fell from (a halved 50/s GCRA measured 37, and half of that held 17-20/s of its 25);
+    // past that second, half the fall's measure.
+    for (const auto after : {300ms, 1200ms}) {
+      RateLearner f;
+      t = t0;
+      for (int i = 0; i < 100; ++i) f.onSuccess(t += 10ms);
+      QVERIFY(f.onRefusal(t, t));  // slow start
+      for (int episode = 0; episode < 2; ++episode) {  // a ceiling of 100, confirmed: steady
+        t += 2s;
+        for (int i = 0; i < 100; ++i) f.onSuccess(t - 1s + std::chrono::milliseconds(10 * (i + 1)));
+        QVERIFY(f.onRefusal(t, t));
+      }
+      t += 2s;
+      for (int i = 0; i < 60; ++i) f.onSuccess(t - 1s + std::chrono::microseconds(250000 * (i + 1) / 60));
+      QVERIFY(f.onRefusal(t, t));
+      QCOMPARE(f.ceiling(), 60.0);  // the fall from a steady ceiling stands
+      t += after;
+      QVERIFY(f.onRefusal(t, t));  // nothing accepted since: a lock-out
+      QCOMPARE(f.ceiling(), after < 1s ? 50.0 : 30.0);
+    }
   }
 
   // A leaky bucket (nginx limit_req) or GCRA in x-ratelimit headers: reset "1" in whole seconds (it empties
