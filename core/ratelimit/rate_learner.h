@@ -166,7 +166,7 @@ class RateLearner {
   // The episode's refused sends span [spanFrom_, spanTo_]; what was accepted between them is the limiter's rate.
   void measureSpan();
   // Acceptances of what was sent between the end of the last episode's grace and `sentAt`, per second; 0 when
-  // that is under kMinSpan or older than the acceptances kept.
+  // that span is under kMinSpan or no acceptance came with its send time.
   double sinceLastEpisode(TimePoint sentAt) const;
   void setPlateau();
   // On the dilated clock. A request sent before lastDecrease_ + sameEpisodeGrace belongs to the last episode.
