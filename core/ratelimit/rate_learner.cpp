@@ -127,8 +127,7 @@ void RateLearner::measureSpan() {
   // Only as far back as the acceptances kept reach: a refusal of a request long in flight (a long completion)
   // would count the last two seconds' acceptances over all its time.
   if (okSent_.empty() || spanFrom_ + 2 * kWindow <= okSent_.back()) return;
-  const auto from = std::upper_bound(okSent_.begin(), okSent_.end(), spanFrom_);
-  const auto accepted = std::lower_bound(from, okSent_.end(), spanTo_) - from;  // sent strictly between
+  const long accepted = acceptedSent(spanFrom_, spanTo_);  // the refused sends at the ends are not in okSent_
   if (accepted < kSpanMinAccepted) return;  // nothing (a full window) or too few to say a rate
   const double measured = static_cast<double>(accepted) / toSeconds(span);
   if (!slowStart_ && measured < ceiling_) {
@@ -141,9 +140,12 @@ double RateLearner::sinceLastEpisode(TimePoint sentAt) const {
   // From the end of the last episode's grace (its pause and refusals are over) to the send now refused.
   const TimePoint from = lastDecrease_ + grace_;
   if (sentAt - from < kMinSpan || okSent_.empty()) return 0;  // okSent_ keeps two seconds: all of a shorter span
+  return static_cast<double>(acceptedSent(from, sentAt)) / toSeconds(sentAt - from);
+}
+
+long RateLearner::acceptedSent(TimePoint from, TimePoint to) const {
   const auto first = std::lower_bound(okSent_.begin(), okSent_.end(), from);
-  const auto accepted = std::lower_bound(first, okSent_.end(), sentAt) - first;
-  return static_cast<double>(accepted) / toSeconds(sentAt - from);
+  return std::lower_bound(first, okSent_.end(), to) - first;
 }
 
 bool RateLearner::onMark(TimePoint sentAt, TimePoint now, double rateHint) {

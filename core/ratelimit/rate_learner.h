@@ -168,6 +168,7 @@ class RateLearner {
   // Acceptances of what was sent between the end of the last episode's grace and `sentAt`, per second; 0 when
   // that span is under kMinSpan or no acceptance came with its send time.
   double sinceLastEpisode(TimePoint sentAt) const;
+  long acceptedSent(TimePoint from, TimePoint to) const;  // acceptances sent in [from, to): two binary searches
   void setPlateau();
   // On the dilated clock. A request sent before lastDecrease_ + sameEpisodeGrace belongs to the last episode.
   // `mark`: begun by a mark (onMark), not a refusal.
