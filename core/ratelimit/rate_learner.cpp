@@ -219,6 +219,22 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
                                    toSeconds(now - t0_) > regainS(beta_) + plateau_;
     if (pastProvenPlateau) measured = std::max(measured, ceiling_);
     const double was = rateAt(now);
+    // A straddle (see the header): a small rise (within kConfirmedWithin of the ceiling before it) whose own hold
+    // is refused (at about the ceiling: within kHeldWithin below it, or a quarter of that above, the climb's first
+    // 0.3 s past the plateau; over a second after it, so not the quick episode measured below) goes back to the
+    // ceiling before it; from then on a small rise found past a proven plateau keeps the ceiling.
+    const bool heldRefused = !slowStart_ && !lockOut && ceiling_ > 0 && now - lastDecrease_ >= kWindow &&
+                             std::abs(was - ceiling_) <= kHeldWithin * ceiling_ &&
+                             was <= (1 + kHeldWithin / 4) * ceiling_;  // the climb's first 0.3 s past the plateau
+    if (heldRefused && raisedFrom_ > 0) {
+      smallRiseIsStraddle_ = true;
+      measured = std::min(measured, raisedFrom_);
+    }
+    raisedFrom_ = 0;
+    const bool smallRise = !slowStart_ && !lockOut && measured > ceiling_ &&
+                           measured <= (1 + kConfirmedWithin) * ceiling_;
+    if (smallRise && smallRiseIsStraddle_ && pastProvenPlateau) measured = ceiling_;
+    else if (smallRise) raisedFrom_ = ceiling_;
     const bool confirmed = !slowStart_ && !lockOut && ceiling_ > 0 && measured > 0 &&
                            std::abs(measured - ceiling_) <= kConfirmedWithin * ceiling_;
     // Found above a proven ceiling by the climb past its plateau: a limit that rose. The climb passed it by
@@ -252,6 +268,7 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
                          (ceiling_ < (1 - kConfirmedWithin) * before || ceiling_ > (1 + kRoseBy) * before);
       // A confirmation carries the move over only within a second of it (confirmed since, a ceiling is steady).
       lastMoved_ = moved || (confirmed && lastMoved_ && now - lastDecrease_ < kWindow);
+      if (moved) smallRiseIsStraddle_ = false;  // a limit that moved: what its windows did says nothing now
       if (moved && ceiling_ < before) {
         fellFrom_ = fellFrom_ > 0 && now - fellAt_ < kWindow ? std::max(fellFrom_, before) : before;
         fellAt_ = now;

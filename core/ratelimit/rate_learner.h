@@ -15,6 +15,13 @@
 //   climb past a plateau that held the ceiling kProvenPlateauS or longer keeps that ceiling: the last second's
 //   count holds the previous episode's pause and dip, and on a window that counts refusals, them too (a
 //   ceiling of 25/s drifted to 22-24 by it).
+// - a straddle: a fixed window's last-second count holds the tail of the window before when that one was not full
+//   (52-54 of 50), so a climb past the ceiling measures a small rise (within kConfirmedWithin of it), and the hold
+//   there overfills a window every other second, a refusal each (at 50/s: 2.0-2.1% of 429s in 3 of 12 runs). A
+//   small rise whose own hold is then refused (over a second later, at a rate within kHeldWithin below the ceiling
+//   or a quarter of that above it) was such a straddle: the ceiling goes back to the one before it, and from then on
+//   a small rise found past a proven plateau keeps the ceiling, until the limit moves. A limit that rose a little
+//   holds its raised ceiling and keeps it.
 // - a probing budget: each climb past the ceiling costs the refusals an episode takes (1-2 on a window that
 //   stays full until it turns). At a low rate that is a large share of what is sent (2 of 50 a second is 4%),
 //   so the cubic holds at the ceiling before it climbs past it for as long as keeps the last episode's refusals
@@ -102,6 +109,9 @@ class RateLearner {
   // last-second count straddles its turn while the climb passes the limit (59/s of 50), and a drop of only
   // kBetaConfirmed from that stays above the limit.
   static constexpr double kRoseBy = 0.25;
+  // Refused at a rate this little below the ceiling, or a quarter of it above: the hold (or the regain's end, or the
+  // climb's first 0.3 s past it), not the climb past.
+  static constexpr double kHeldWithin = 0.02;
   static constexpr double kCubic = 0.05;  // growth: rate = ceiling x (1 + kCubic (t - K)^3), t in seconds:
                                           // back at the ceiling after K = 1.44 s, twice it 2.7 s later
   static constexpr double kFloor = 0.2;   // requests per second, never less
@@ -199,6 +209,12 @@ class RateLearner {
   bool lastEcho_ = false;    // the last episode was a fall's echo (kept the ceiling)
   bool lastLockOut_ = false;  // the last episode was a lock-out: its ceiling a guess, no measure to dip from
   bool lastSteady_ = false;   // the last episode confirmed a measured ceiling: a fall from it is no dip
+  // The ceiling before the last episode's small rise (a measure up to kConfirmedWithin above a proven plateau's
+  // ceiling, taken); 0 when the last episode made none.
+  double raisedFrom_ = 0;
+  // A small rise's own hold was refused: such rises are a straddle, and a proven ceiling stays through them,
+  // until the limit moves.
+  bool smallRiseIsStraddle_ = false;
   double fellFrom_ = 0;      // the ceiling the last fall (a move down) came from, and when it fell
   TimePoint fellAt_{};
   TimePoint resumedAt_{};    // the first acceptance after the last lock-out

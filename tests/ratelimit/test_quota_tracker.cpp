@@ -649,6 +649,55 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(dropAfter(1.0, 59), RateLearner::kBeta);
   }
 
+  // A small rise (within kConfirmedWithin) found by a climb past a proven plateau, whose own hold is then refused,
+  // was a straddle: a fixed window's last-second count holds the tail of the window before (52 of 50), and a
+  // ceiling set there overfilled one window in two, a refusal each, for seconds. The ceiling goes back to the
+  // plateau's, and later small rises leave it there. A limit that rose by more is still found.
+  void aSmallRiseWhoseHoldIsRefusedWasAStraddle() {
+    const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
+    const double kConfirmed = std::cbrt((1 - RateLearner::kBetaConfirmed) / RateLearner::kCubic);
+    auto learnt = [](TimePoint& t) {
+      RateLearner l;
+      for (int i = 0; i < 50; ++i) l.onSuccess(t += 20ms);
+      l.onRefusal(t, t);  // slow start
+      t += 2s;
+      for (int i = 0; i < 50; ++i) l.onSuccess(t += 20ms);
+      l.onRefusal(t, t);  // the first ceiling: 50/s, with a plateau
+      return l;
+    };
+    // `count` accepted evenly over the second before `at`, then a refusal of a send 20 ms before it.
+    auto refusedWith = [](RateLearner& l, TimePoint at, int count) {
+      for (int i = 1; i <= count; ++i) l.onSuccess(at - 1s + std::chrono::microseconds(990000 / count * i));
+      return l.onRefusal(at - 20ms, at);
+    };
+    // With no small rise before it, a refusal at the hold measures as ever.
+    TimePoint t = t0;
+    RateLearner held = learnt(t);
+    const TimePoint holding = t + fromSeconds(k + 0.2);
+    QVERIFY(std::abs(held.rate(holding) - 50) < 0.5);  // at the plateau
+    QVERIFY(refusedWith(held, holding, 52));
+    QCOMPARE(held.ceiling(), 52.0);
+
+    t = t0;
+    RateLearner l = learnt(t);
+    TimePoint at = t + fromSeconds(k + l.plateauS() + 1.0);  // the climb past, at 53/s and more
+    QVERIFY(l.rate(at) > 52);
+    QVERIFY(refusedWith(l, at, 53));
+    QCOMPARE(l.ceiling(), 53.0);  // a small rise: taken, as a limit that rose a little would be
+    at += fromSeconds(kConfirmed + 0.1);  // holding 53: refused there, the rise was the count's straddle
+    QVERIFY(std::abs(l.rate(at) - 53) < 0.5);
+    QVERIFY(refusedWith(l, at, 52));
+    QCOMPARE(l.ceiling(), 50.0);
+    QVERIFY(l.plateauS() >= RateLearner::kProvenPlateauS);
+    at += fromSeconds(kConfirmed + l.plateauS() + 1.0);  // the next climb past finds 53 again: the ceiling stays
+    QVERIFY(l.rate(at) > 52);
+    QVERIFY(refusedWith(l, at, 53));
+    QCOMPARE(l.ceiling(), 50.0);
+    at += fromSeconds(kConfirmed + l.plateauS() + 1.0);  // a limit that rose over kRoseBy: found as ever
+    QVERIFY(refusedWith(l, at, 80));
+    QCOMPARE(l.ceiling(), 80.0);
+  }
+
   // After a move (an episode measuring a ceiling well below the one before, or over kRoseBy above it), an
   // episode within a second that measures lower again is its echo: the last second's count holds the dips of the
   // episodes before it (a window that counts refusals refuses for a second after a storm; a sliding window
