@@ -54,6 +54,18 @@ void answer(QuotaTracker& qt, double remaining, int inFlightOthers, TimePoint se
   qt.onSuccess(now, sent);
 }
 
+// A learner that got 50 through in a second, was refused (slow start), then 2 s later again: its first ceiling
+// is 50/s, after one refusal, so a plateau of 2 s less the regain. `t` ends at that second refusal.
+RateLearner learntCeilingOf50(TimePoint& t) {
+  RateLearner l;
+  for (int i = 0; i < 50; ++i) l.onSuccess(t += 20ms);
+  l.onRefusal(t, t);  // slow start
+  t += 2s;
+  for (int i = 0; i < 50; ++i) l.onSuccess(t += 20ms);
+  l.onRefusal(t, t);
+  return l;
+}
+
 }  // namespace
 
 class TestQuotaTracker : public QObject {
@@ -602,15 +614,7 @@ class TestQuotaTracker : public QObject {
   // only drains the probe's excess (kBetaConfirmed, not kBeta). A refusal while still at the plateau measures
   // the count as before: the limit fell.
   void aCeilingHeldThroughAPlateauIsKept() {
-    auto learnt = [](TimePoint& t) {
-      RateLearner l;
-      for (int i = 0; i < 50; ++i) l.onSuccess(t += 20ms);
-      l.onRefusal(t, t);  // slow start
-      t += 2s;
-      for (int i = 0; i < 50; ++i) l.onSuccess(t += 20ms);
-      l.onRefusal(t, t);  // the first ceiling: 50/s, one refusal, so a plateau of 2 s less the regain
-      return l;
-    };
+    auto learnt = learntCeilingOf50;
     const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
     TimePoint t = t0;
     RateLearner probe = learnt(t);
@@ -656,15 +660,7 @@ class TestQuotaTracker : public QObject {
   void aSmallRiseWhoseHoldIsRefusedWasAStraddle() {
     const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
     const double kConfirmed = std::cbrt((1 - RateLearner::kBetaConfirmed) / RateLearner::kCubic);
-    auto learnt = [](TimePoint& t) {
-      RateLearner l;
-      for (int i = 0; i < 50; ++i) l.onSuccess(t += 20ms);
-      l.onRefusal(t, t);  // slow start
-      t += 2s;
-      for (int i = 0; i < 50; ++i) l.onSuccess(t += 20ms);
-      l.onRefusal(t, t);  // the first ceiling: 50/s, with a plateau
-      return l;
-    };
+    auto learnt = learntCeilingOf50;
     // `count` accepted evenly over the second before `at`, then a refusal of a send 20 ms before it.
     auto refusedWith = [](RateLearner& l, TimePoint at, int count) {
       for (int i = 1; i <= count; ++i) l.onSuccess(at - 1s + std::chrono::microseconds(990000 / count * i));
