@@ -303,8 +303,9 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     // reading's request, or (requests) sent before the lowest one came back and rising by no more than the
     // requests then in flight, too little for a turn. Requests sent together reach the server in any order.
     // Read as a turn, such a rise of a few moved the pin on the turn up to a second late (C=16: 0.3-0.6 s of a
-    // 500/s window lost). It still tells remaining: a bucket not yet proven gradual refills by that much too
-    // (held to the lowest reading, a leaky bucket's cold start stalled for 1-2 s).
+    // 500/s window lost). Sent with the lowest one (sameBurst), it still tells remaining: a bucket not yet proven
+    // gradual refills by that much too (held to the lowest reading, a leaky bucket's cold start stalled for
+    // 1-2 s). Sent before the last reading's request, it does not raise remaining (below).
     const bool sameBurst = dim == Dimension::Requests && sent < d.lowestAnsweredAt &&
                            s->remaining - d.lastReported <= inFlightOthers + 1.0 &&  // no more than in flight
                            s->remaining + inFlightOthers + 1 < 0.9 * s->limit;        // too little for a turn
@@ -312,7 +313,16 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
                            s->limit == limitBefore && (sent < d.lastReadingSentAt || sameBurst);
     if (known(s->remaining)) {
       const double unseen = dim == Dimension::Requests ? inFlightOthers : std::max(0.0, inFlightOtherTokens);
-      d.remaining = std::max(0.0, s->remaining - unseen);
+      const double told = std::max(0.0, s->remaining - unseen);
+      // A reading of a request sent before the last reading's, answered after it, was most likely counted
+      // first: what it tells is older than what the last reading told. Where no refill is proven (not gradual),
+      // it lowers remaining but does not raise it. Taken as told, a reading sent 8 ms before the last one raised
+      // remaining from 0 to 17, and 17 requests went into the spent window, each refusal's Retry-After holding
+      // the key a second (fixed window, 500/s, C=64: a window's quota lost). With this rule the leaky buckets'
+      // cold starts stay whole (100-101% of the limit with headers), so the stall seen when every overtaken
+      // reading was held to the lowest (above) came from sameBurst rises, which are still taken.
+      const bool older = overtaken && sent < d.lastReadingSentAt && !d.gradual && known(d.remaining);
+      d.remaining = older ? std::min(d.remaining, told) : told;
       d.refilledAt = now;
       d.unseenAtReading = unseen;
       d.sentSinceReading = 0;

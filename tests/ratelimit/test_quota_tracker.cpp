@@ -1093,6 +1093,34 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(qt.check({1, 0}, t0 + 1040ms, 0).wait, Duration::zero());
   }
 
+  // A window of 10 that turns in 4 s, spent (remaining 0) from t0. check() lets one request go halfway (the
+  // probe), answered `probe`. At 4 s its next window is read: 9 left (sent at 4.0 s), 0 left (sent at
+  // 4.012 s), then 5 left, in a reading sent at 4.010 s that came back last. What remaining is then.
+  static double remainingAfterAnOvertakenReading(QuotaTracker::ProbeAnswer probe) {
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Requests, 10, 0, 4.0));
+    qt.onResponse(r, 0, t0, 0);
+    if (qt.check({1, 0}, t0 + 1500ms, 0).wait != Duration::zero()) return -1;  // no probe
+    qt.onSend({1, 0}, t0 + 1500ms);
+    qt.settleProbe(t0 + 1500ms, probe, t0 + 1520ms);
+    if (qt.check({1, 0}, t0 + 4s, 0).wait != Duration::zero()) return -1;  // the window turned
+    for (const auto& [remaining, sentMs, answeredMs] : {std::array{9, 4000, 4020}, {0, 4012, 4034}, {5, 4010, 4035}}) {
+      r.scopes[0].remaining = remaining;
+      qt.onResponse(r, 0, t0 + std::chrono::milliseconds(answeredMs), 0, t0 + std::chrono::milliseconds(sentMs));
+    }
+    return qt.state(Dimension::Requests, t0 + 4040ms).remaining;
+  }
+
+  void anOvertakenReadingRaisesNothingWithoutARefill() {
+    // Sent before the reading that told 0, the 5 was most likely counted first: older news. With no refill
+    // proven (a probe refused, or none answered), remaining stays at 0.
+    QCOMPARE(remainingAfterAnOvertakenReading(QuotaTracker::ProbeAnswer::Refused), 0.0);
+    QCOMPARE(remainingAfterAnOvertakenReading(QuotaTracker::ProbeAnswer::Neither), 0.0);
+    // Proven gradual (the probe got through before the reset), the rise may be its refill: taken as told.
+    QCOMPARE(remainingAfterAnOvertakenReading(QuotaTracker::ProbeAnswer::Accepted), 5.0);
+  }
+
   // A window of 100 told in whole seconds: its first reading (sent at t0, answered 20 ms later), two more
   // {remaining, sent ms, answered ms} with `inFlight` others in flight, then one telling it spent at 600 ms.
   // How long check() holds the key at 700 ms.
