@@ -314,13 +314,9 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     if (known(s->remaining)) {
       const double unseen = dim == Dimension::Requests ? inFlightOthers : std::max(0.0, inFlightOtherTokens);
       const double told = std::max(0.0, s->remaining - unseen);
-      // A reading of a request sent before the last reading's, answered after it, was most likely counted
-      // first: what it tells is older than what the last reading told. Where no refill is proven (not gradual),
-      // it lowers remaining but does not raise it. Taken as told, a reading sent 8 ms before the last one raised
-      // remaining from 0 to 17, and 17 requests went into the spent window, each refusal's Retry-After holding
-      // the key a second (fixed window, 500/s, C=64: a window's quota lost). With this rule the leaky buckets'
-      // cold starts stay whole (100-101% of the limit with headers), so the stall seen when every overtaken
-      // reading was held to the lowest (above) came from sameBurst rises, which are still taken.
+      // Sent before the last reading's request, it was most likely counted first: older news. Where no refill
+      // is proven (not gradual) it lowers remaining but never raises it (taken as told, one raised a spent
+      // fixed window's 0 to 17: 17 refusals, and their Retry-After cost a window; BENCHMARKS section 12).
       const bool older = overtaken && sent < d.lastReadingSentAt && !d.gradual && known(d.remaining);
       d.remaining = older ? std::min(d.remaining, told) : told;
       d.refilledAt = now;
