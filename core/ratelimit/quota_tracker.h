@@ -155,6 +155,7 @@ class QuotaTracker {
                                      // unless an overtaken reading's, see onResponse)
     TimePoint lastReadingSentAt{};     // when the latest-sent request whose answer told a reset left
     TimePoint lowestAnsweredAt{};      // when the answer that told lastReported came back
+    double deepestShare = 0;           // the most remaining any reading told, as a share of its limit
     bool turnCheckDue = false, turnCheckPending = false;
     TimePoint turnCheckSentAt{};
     // Recent responses, oldest first, for that judgement (a few dozen; older ones age out).
@@ -201,6 +202,7 @@ class QuotaTracker {
   static constexpr double kProbePauseS = 0.05;     // after a probe's refusal: a full 1-s window's last few %
   static constexpr double kMinHoldS = 0.1;            // the shortest hold when nothing gets through
   static constexpr double kStatedRiseRestarts = 1.1;  // a stated request limit this much higher: learn anew
+  static constexpr double kDeepShare = 0.5;  // a reading told more of the limit left: a deep window or bucket
   TimePoint refusingSince_{};                      // the first refusal since something last got through
   bool spentAtLastReading_ = false;  // the last reading's remaining of a gradual dimension was used up
   void applyLearnedRate(TimePoint now);

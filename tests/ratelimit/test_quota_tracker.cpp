@@ -1121,6 +1121,30 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(remainingAfterAnOvertakenReading(QuotaTracker::ProbeAnswer::Accepted), 5.0);
   }
 
+  // A limit of 100 told in whole seconds: a first reading telling `first` left, then 35 left with 14 in flight
+  // (sent at 380 ms, answered at 400), then 39 left with 13 in flight in a reading sent at 385 ms, before the
+  // 35 came back, answered at 402: a rise of 4, fewer than were in flight. What remaining is then.
+  static double remainingAfterARiseInTheSameBurst(double first) {
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    QuotaReading r;
+    r.scopes.push_back(scope(Dimension::Requests, 100, first, 1.0));
+    qt.onResponse(r, 0, t0 + 20ms, 0, t0);
+    r.scopes[0].remaining = 35;
+    qt.onResponse(r, 14, t0 + 400ms, 0, t0 + 380ms);
+    r.scopes[0].remaining = 39;
+    qt.onResponse(r, 13, t0 + 402ms, 0, t0 + 385ms);
+    return qt.state(Dimension::Requests, t0 + 402ms).remaining;
+  }
+
+  void aRiseInTheSameBurstRaisesNothingInADeepWindow() {
+    // The first reading told 99 of 100 left: a window (or a bucket as deep as its limit). The 39 may have
+    // been counted before the 35; one request too many there costs a whole-second Retry-After. Held at 35 - 14.
+    QCOMPARE(remainingAfterARiseInTheSameBurst(99), 21.0);
+    // No reading told more than half the limit (20, 35, 39): a shallow bucket (nginx's burst is a fifth of its
+    // rate here), whose small rises are its refill (held, its cold start stalled). Taken as told: 39 - 13.
+    QCOMPARE(remainingAfterARiseInTheSameBurst(20), 26.0);
+  }
+
   // A window of 100 told in whole seconds: its first reading (sent at t0, answered 20 ms later), two more
   // {remaining, sent ms, answered ms} with `inFlight` others in flight, then one telling it spent at 600 ms.
   // How long check() holds the key at 700 ms.
