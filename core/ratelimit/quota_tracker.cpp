@@ -305,8 +305,8 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
     // Read as a turn, such a rise of a few moved the pin on the turn up to a second late (C=16: 0.3-0.6 s of a
     // 500/s window lost). Sent with the lowest one (sameBurst), it still tells remaining: a bucket not yet proven
     // gradual refills by that much too (held to the lowest reading, a leaky bucket's cold start stalled for
-    // 1-2 s), unless the dimension is deep (below). Sent before the last reading's request, it does not raise
-    // remaining either.
+    // 1-2 s), within what the stated rate refills where the dimension is deep (below). Sent before the last
+    // reading's request, it does not raise remaining.
     const bool sameBurst = dim == Dimension::Requests && sent < d.lowestAnsweredAt &&
                            s->remaining - d.lastReported <= inFlightOthers + 1.0 &&  // no more than in flight
                            s->remaining + inFlightOthers + 1 < 0.9 * s->limit;        // too little for a turn
@@ -318,13 +318,18 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       // Sent before the last reading's request, it was most likely counted first: older news. Where no refill
       // is proven (not gradual) it lowers remaining but never raises it (taken as told, one raised a spent
       // fixed window's 0 to 17: 17 refusals, and their Retry-After cost a window; BENCHMARKS section 12).
-      // Nor does a rise sent with the lowest one where a reading told more than half the limit left: a window,
-      // or a bucket as deep as its limit, where a few requests' refill is small beside what it holds and one
-      // request too many costs a whole-second Retry-After (a fixed window's 21 raised to 26 at 500/s: one
-      // refusal, a second held). A shallow bucket (nginx's burst, a fifth of the rate) needs its small rises.
-      const bool deep = d.deepestShare > kDeepShare;
-      const bool older = overtaken && (sent < d.lastReadingSentAt || deep) && !d.gradual && known(d.remaining);
-      d.remaining = older ? std::min(d.remaining, told) : told;
+      const bool older = overtaken && sent < d.lastReadingSentAt && !d.gradual && known(d.remaining);
+      // A rise sent with the lowest one, where a reading told more than half the limit left (a window, or a
+      // bucket as deep as its limit): what the lowest reading told, less what was sent since, plus what the
+      // stated rate refills since it came back, at most. A window reordered by a few would otherwise send that
+      // many too many (21 raised to 26 at 500/s: one refusal, and its whole-second Retry-After held the key a
+      // second); a bucket still gets its refill (held to the lowest reading, a token bucket stalled until its
+      // reset). A shallow bucket (nginx's burst, a fifth of the rate) has its small rises as told.
+      const bool deepRise = overtaken && !older && d.deepestShare > kDeepShare && !d.gradual &&
+                            known(d.lowestTold) && dim == Dimension::Requests;
+      const double refilled = deepRise ? d.limit / windowOf(d) * toSeconds(now - d.lowestAnsweredAt) : 0;
+      const double bound = deepRise ? std::max(0.0, d.lowestTold - (d.sent - d.sentAtLowest) + refilled) : told;
+      d.remaining = older ? std::min(d.remaining, told) : std::min(told, bound);
       if (s->limit > 0) d.deepestShare = std::max(d.deepestShare, s->remaining / s->limit);
       d.refilledAt = now;
       d.unseenAtReading = unseen;
@@ -360,7 +365,11 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       d.resetLo = sameWindow ? std::max(d.resetLo, lo) : lo;
       d.resetBy = sameWindow ? std::min(d.resetBy, hi) : hi;
       d.earliestResetAt = lo;
-      if (!sameWindow || (known(s->remaining) && s->remaining < d.lastReported)) d.lowestAnsweredAt = now;
+      if (!sameWindow || (known(s->remaining) && s->remaining < d.lastReported)) {
+        d.lowestAnsweredAt = now;
+        d.lowestTold = known(s->remaining) ? std::max(0.0, s->remaining - inFlightOthers) : kUnknown;
+        d.sentAtLowest = d.sent;
+      }
       d.lastReported = sameWindow ? std::min(d.lastReported, s->remaining) : s->remaining;
       d.lastReadingSentAt = std::max(d.lastReadingSentAt, sent);
       d.hasReset = true;

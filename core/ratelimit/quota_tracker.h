@@ -156,6 +156,8 @@ class QuotaTracker {
     TimePoint lastReadingSentAt{};     // when the latest-sent request whose answer told a reset left
     TimePoint lowestAnsweredAt{};      // when the answer that told lastReported came back
     double deepestShare = 0;           // the most remaining any reading told, as a share of its limit
+    double lowestTold = kUnknown;      // (requests) what that answer told less the requests then in flight
+    double sentAtLowest = 0;           // `sent` when it came back
     bool turnCheckDue = false, turnCheckPending = false;
     TimePoint turnCheckSentAt{};
     // Recent responses, oldest first, for that judgement (a few dozen; older ones age out).
