@@ -312,9 +312,9 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
                            s->remaining + inFlightOthers + 1 < 0.9 * s->limit;        // too little for a turn
     const bool overtaken = d.hasReset && now < d.resetBy && known(d.lastReported) && known(s->remaining) &&
                            s->limit == limitBefore && (sent < d.lastReadingSentAt || sameBurst);
+    const double unseen = dim == Dimension::Requests ? inFlightOthers : std::max(0.0, inFlightOtherTokens);
+    const double told = known(s->remaining) ? std::max(0.0, s->remaining - unseen) : kUnknown;
     if (known(s->remaining)) {
-      const double unseen = dim == Dimension::Requests ? inFlightOthers : std::max(0.0, inFlightOtherTokens);
-      const double told = std::max(0.0, s->remaining - unseen);
       // Sent before the last reading's request, it was most likely counted first: older news. Where no refill
       // is proven (not gradual) it lowers remaining but never raises it (taken as told, one raised a spent
       // fixed window's 0 to 17: 17 refusals, and their Retry-After cost a window; BENCHMARKS section 12).
@@ -325,11 +325,14 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       // many too many (21 raised to 26 at 500/s: one refusal, and its whole-second Retry-After held the key a
       // second); a bucket still gets its refill (held to the lowest reading, a token bucket stalled until its
       // reset). A shallow bucket (nginx's burst, a fifth of the rate) has its small rises as told.
-      const bool deepRise = overtaken && !older && d.deepestShare > kDeepShare && !d.gradual &&
-                            known(d.lowestTold) && dim == Dimension::Requests;
-      const double refilled = deepRise ? d.limit / windowOf(d) * toSeconds(now - d.lowestAnsweredAt) : 0;
-      const double bound = deepRise ? std::max(0.0, d.lowestTold - (d.sent - d.sentAtLowest) + refilled) : told;
-      d.remaining = older ? std::min(d.remaining, told) : std::min(told, bound);
+      double bound = told;
+      if (older) {
+        bound = d.remaining;
+      } else if (overtaken && d.deepestShare > kDeepShare && !d.gradual && known(d.lowestTold)) {
+        const double refilled = d.limit / windowOf(d) * toSeconds(now - d.lowestAnsweredAt);
+        bound = std::max(0.0, d.lowestTold - (d.sent - d.sentAtLowest) + refilled);
+      }
+      d.remaining = std::min(told, bound);
       if (s->limit > 0) d.deepestShare = std::max(d.deepestShare, s->remaining / s->limit);
       d.refilledAt = now;
       d.unseenAtReading = unseen;
@@ -367,7 +370,7 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       d.earliestResetAt = lo;
       if (!sameWindow || (known(s->remaining) && s->remaining < d.lastReported)) {
         d.lowestAnsweredAt = now;
-        d.lowestTold = known(s->remaining) ? std::max(0.0, s->remaining - inFlightOthers) : kUnknown;
+        d.lowestTold = dim == Dimension::Requests ? told : kUnknown;
         d.sentAtLowest = d.sent;
       }
       d.lastReported = sameWindow ? std::min(d.lastReported, s->remaining) : s->remaining;
