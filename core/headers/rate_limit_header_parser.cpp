@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string_view>
 
 namespace tg {
@@ -83,6 +84,7 @@ struct ListItem {
   bool quoted = false;
   std::optional<std::string> value;  // for dictionary members: `limit=10`
   std::map<std::string, std::string> params;
+  std::set<std::string> quotedParams;  // written as strings ("10"): never an integer in a structured field
 };
 
 // Splits on `sep` outside double quotes.
@@ -134,7 +136,12 @@ std::vector<ListItem> parseList(std::string_view value) {
       const std::string_view p = trim(parts[i]);
       const size_t peq = p.find('=');
       if (peq == std::string_view::npos) item.params[lower(p)] = "?1";
-      else item.params[lower(trim(p.substr(0, peq)))] = unquote(trim(p.substr(peq + 1)));
+      else {
+        bool quoted = false;
+        const std::string key = lower(trim(p.substr(0, peq)));
+        item.params[key] = unquote(trim(p.substr(peq + 1)), &quoted);
+        if (quoted) item.quotedParams.insert(key);
+      }
     }
     items.push_back(std::move(item));
   }
@@ -513,8 +520,10 @@ class Reader {
     for (const auto& item : parseList(f->value)) {
       if (isNumericItem(item) || item.value) continue;  // the older drafts' forms, read by readIetf
       for (const char* key : params)
-        if (auto it = item.params.find(key); it != item.params.end() && !isSfInteger(it->second)) {
-          warn(*f, std::string("is malformed (") + key + "=" + it->second + " is not an integer); ignored");
+        if (auto it = item.params.find(key);
+            it != item.params.end() && (item.quotedParams.contains(key) || !isSfInteger(it->second))) {
+          const std::string shown = item.quotedParams.contains(key) ? '"' + it->second + '"' : it->second;
+          warn(*f, std::string("is malformed (") + key + "=" + shown + " is not an integer); ignored");
           return nullptr;
         }
     }
@@ -531,7 +540,17 @@ class Reader {
         if (r_.scopes[i].name == name) return r_.scopes[i];
       return addScope(name, kDialectIetfStructured);
     };
+    // A policy named twice in one field (repeated lines are one list; a proxy may add its own): the reading that
+    // risks fewer 429s, as for any field stated twice: the lower quota and remaining, the longer window and the
+    // later reset.
+    auto repeated = [&](std::set<std::string>& named, const Field& f, const std::string& name) {
+      if (named.insert(name).second) return false;
+      warn(f, "names policy '" + name + "' twice; using the more conservative values");
+      return true;
+    };
+    auto lowest = [](double was, double now) { return known(was) ? std::min(was, now) : now; };
     if (policyF) {
+      std::set<std::string> named;
       for (const auto& item : parseList(policyF->value)) {
         if (isNumericItem(item) || item.value) continue;
         if (item.bare.empty()) {
@@ -539,13 +558,15 @@ class Reader {
           continue;
         }
         QuotaScope& s = scopeNamed(item.bare);
-        if (auto q = paramNumber(*policyF, item, "q")) s.limit = *q;
-        if (auto w = paramNumber(*policyF, item, "w")) s.windowS = *w;
+        const bool again = repeated(named, *policyF, item.bare);
+        if (auto q = paramNumber(*policyF, item, "q")) s.limit = again ? lowest(s.limit, *q) : *q;
+        if (auto w = paramNumber(*policyF, item, "w")) s.windowS = again && s.windowS ? std::max(*s.windowS, *w) : *w;
         if (auto qu = item.params.find("qu"); qu != item.params.end())
           s.dimension = isTokenDimension(qu->second) ? Dimension::Tokens : Dimension::Requests;
       }
     }
     if (stateF) {
+      std::set<std::string> named;
       for (const auto& item : parseList(stateF->value)) {
         if (item.value) continue;  // draft-07 dictionary member, read by readIetf
         if (item.bare.empty() || isNumericItem(item)) {
@@ -553,10 +574,12 @@ class Reader {
           continue;
         }
         QuotaScope& s = scopeNamed(item.bare);
-        if (auto rem = paramNumber(*stateF, item, "r")) s.remaining = *rem;
+        const bool again = repeated(named, *stateF, item.bare);
+        if (auto rem = paramNumber(*stateF, item, "r")) s.remaining = again ? lowest(s.remaining, *rem) : *rem;
         if (auto t = paramNumber(*stateF, item, "t")) {
           Field tf{stateF->name, item.text};
-          applyReset(s, resetIn(tf, *t));
+          const auto reset = resetIn(tf, *t);
+          if (!again || !s.resetInS || (reset && reset->inS > *s.resetInS)) applyReset(s, reset);
         }
       }
     }

@@ -1,10 +1,11 @@
 // Reads the rate-limit headers of one HTTP response, whatever dialect the server speaks, into a
 // QuotaReading. Dialects: X-RateLimit-* (incl. GitHub), OpenAI/Azure style x-ratelimit-*-{requests,tokens},
 // Anthropic anthropic-ratelimit-*, X (Twitter) x-rate-limit-* (epoch reset), the IETF RateLimit-* draft (old
-// numeric and structured-field forms; a structured field with a non-integer parameter is malformed and ignored
-// whole, as RFC 8941 has it), Retry-After (seconds or HTTP-date), retry-after-ms / x-ms-retry-after-ms, Date.
-// A field stated twice with different values reads as the more conservative: the lower limit or remaining,
-// the higher used, the later reset or Retry-After (with a warning either way).
+// numeric and structured-field forms; a structured field with a non-integer parameter, a quoted "10" included, is
+// malformed and ignored whole, as RFC 8941 has it), Retry-After (seconds or HTTP-date), retry-after-ms /
+// x-ms-retry-after-ms, Date. A field stated twice with different values reads as the more conservative: the
+// lower limit or remaining, the higher used, the later reset or Retry-After (with a warning either way); so does
+// a structured policy named twice (its repeated lines are one list), with the longer window.
 #pragma once
 
 #include "quota_reading.h"

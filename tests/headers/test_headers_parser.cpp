@@ -315,6 +315,19 @@ class TestHeaderParser : public QObject {
     QTest::newRow("structured repeated lines form one list")
         << "RateLimit-Policy: \"a\";q=10;w=1\nRateLimit-Policy: \"b\";q=20;w=2\nRateLimit: \"b\";r=5;t=1"
         << "a[requests,ietf-structured] L=10 W=1 | b[requests,ietf-structured] L=20 R=5 T=1 W=2" << "";
+    QTest::newRow("structured quoted integer is malformed")
+        << "RateLimit-Policy: \"default\";q=100;w=10\nRateLimit: \"default\";r=\"10\";t=30"
+        << "default[requests,ietf-structured] L=100 W=10 | warn=1"
+        << "RateLimit: '\"default\";r=\"10\";t=30' is malformed (r=\"10\" is not an integer); ignored";
+    QTest::newRow("structured policy named twice takes the lower quota, the longer window")
+        << "RateLimit-Policy: \"d\";q=50;w=1\nRateLimit-Policy: \"d\";q=500;w=10\nRateLimit: \"d\";r=5;t=1"
+        << "d[requests,ietf-structured] L=50 R=5 T=1 W=10 | warn=1" << "names policy 'd' twice";
+    QTest::newRow("structured state named twice takes the lower remaining, the later reset")
+        << "RateLimit: \"d\";r=5;t=1\nRateLimit: \"d\";r=50;t=30"
+        << "d[requests,ietf-structured] R=5 T=30 | warn=1" << "names policy 'd' twice";
+    QTest::newRow("structured state named twice, lower first")
+        << "RateLimit: \"d\";r=50;t=30, \"d\";r=5;t=1" << "d[requests,ietf-structured] R=5 T=30 | warn=1"
+        << "using the more conservative values";
     QTest::newRow("structured bad q and r") << "RateLimit-Policy: \"x\";q=lots;w=10\nRateLimit: \"x\";r=-1;t=5"
                                             << "x[requests,ietf-structured] T=5 | warn=2"
                                             << "RateLimit-Policy: '\"x\";q=lots;w=10' is malformed (q=lots";
