@@ -8,9 +8,7 @@
 #include "session.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 
 namespace tg::cli {
@@ -26,16 +24,16 @@ constexpr const char* kProbeSynopsis =
     "(at most the sustained rate: a burst's credit is not a limit); hard limit: the highest rate sustained under\n"
     "overload. When refusals follow the requests in flight instead of the rate, it says how many bind.\n";
 
-// "5,10,20": rates in (0, kMaxProbeRate], each a whole number word (no "4abc").
+// "5,10,20": rates in (0, kMaxProbeRate], each a whole number word read as every number on the command line is
+// (no "4abc", " 5" or "0x10").
 std::optional<std::vector<double>> parseRates(const std::string& text, std::string* bad) {
   std::vector<double> out;
   std::size_t pos = 0;
   while (pos <= text.size()) {
     const auto comma = text.find(',', pos);
     const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    char* end = nullptr;
-    const double v = item.empty() ? 0 : std::strtod(item.c_str(), &end);
-    if (item.empty() || !end || *end != '\0' || !std::isfinite(v) || v <= 0 || v > kMaxProbeRate) {
+    const double v = CommandLine::parseNumber(item).value_or(0);
+    if (v <= 0 || v > kMaxProbeRate) {
       *bad = item;
       return std::nullopt;
     }

@@ -34,6 +34,8 @@ class TestCliHostile : public QObject {
     QTest::newRow("rates 4abc") << QStringList{"probe", "--group", "g", "--rates", "4abc"} << "\"4abc\"";
     QTest::newRow("rates 2^31") << QStringList{"probe", "--group", "g", "--rates", "1,2147483648"} << "--rates";
     QTest::newRow("rates empty item") << QStringList{"probe", "--group", "g", "--rates", "1,,2"} << "--rates";
+    QTest::newRow("rates leading blank") << QStringList{"probe", "--group", "g", "--rates", " 5,10"} << "\" 5\"";
+    QTest::newRow("rates hex") << QStringList{"probe", "--group", "g", "--rates", "5,0x10"} << "\"0x10\"";
     QTest::newRow("rates nan") << QStringList{"probe", "--group", "g", "--rates", "nan"} << "--rates";
     QTest::newRow("rates falling") << QStringList{"probe", "--group", "g", "--rates", "10,5"} << "higher";
     QTest::newRow("method with CRLF") << QStringList{"probe", "--group", "g", "--method", "GET\r\nX: 1"} << "method";
