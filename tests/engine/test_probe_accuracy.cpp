@@ -3,6 +3,7 @@
 // limiter kinds, asserting soft and hard within 10% of the configured limit. (bench/probe_accuracy measures
 // every kind x answer and nginx; this keeps the behaviour from drifting.)
 #include "probe.h"
+#include "raw_http_server.h"
 #include "sim_config.h"
 #include "sim_server.h"
 
@@ -40,6 +41,8 @@ class TestProbeAccuracy : public QObject {
   void aLockoutsTrickleIsNotTheLimit();
   void probeFindsTheLimitOfEachKind_data();
   void probeFindsTheLimitOfEachKind();
+  void probeWaitsWhatTheUpstreamAsksAndCapsEachStep();
+  void probeSendsTheMethodAndBodyAsked();
 };
 
 void TestProbeAccuracy::sustainedRateOfAFixedWindowIsWholeWindows() {
@@ -188,6 +191,56 @@ void TestProbeAccuracy::probeFindsTheLimitOfEachKind() {
   QVERIFY2(std::abs(r.hardLimit - limit) <= 0.1 * limit, qPrintable(describe(r)));
   QVERIFY2(r.inFlightLimit == inFlight, qPrintable(describe(r)));
   QVERIFY2(r.sent() < 600, qPrintable(describe(r)));  // bounded cost: 2 rising and 3 bisection steps
+}
+
+void TestProbeAccuracy::probeWaitsWhatTheUpstreamAsksAndCapsEachStep() {
+  // A fixed window of 15 per 5 s, answering an overflow with a whole-second Retry-After and nothing else. The 10/s
+  // step takes 10; the 80/s step, capped at 30 requests (0.4 s), gets 5 and then Retry-After 4-5 (the window turns
+  // 5 s after it began). The bisection after it waits that out (4-5 s, not the 1-s cool-down of a bare 429) and
+  // gets the whole new window.
+  SimServer server(SimConfig::fromJson(nlohmann::json::parse(R"({"dialect":"retry-after","latency_ms":{"mean":5},
+      "groups":{"g":{"algorithm":"fixed-window","limit":15,"window_s":5}}})"), "test.json"));
+  const int port = server.start("127.0.0.1", 0);
+  ProbeOptions o;
+  o.baseUrl = "http://127.0.0.1:" + std::to_string(port);
+  o.group = "g";
+  o.rates = {10, 80};
+  o.stepS = 1;
+  o.maxPerStep = 30;
+  o.refineSteps = 1;
+  const ProbeReport r = runProbe(o);
+  QVERIFY2(r.steps.size() == 3, qPrintable(describe(r)));
+  QVERIFY2(r.steps[0].sent == 10 && r.steps[0].r429 == 0, qPrintable(describe(r)));
+  QVERIFY2(r.steps[1].sent == 30 && r.steps[1].seconds < 0.6, qPrintable(describe(r)));  // the cap, not 80 in 1 s
+  QVERIFY2(r.steps[1].ok == 5 && r.steps[1].r429 == 25, qPrintable(describe(r)));
+  QVERIFY2(r.steps[2].refine && r.steps[2].waitedS > 2.5 && r.steps[2].waitedS < 5.5, qPrintable(describe(r)));
+  QVERIFY2(r.steps[2].ok == 15, qPrintable(describe(r)));  // sent into the new window: all of it (none before)
+}
+
+void TestProbeAccuracy::probeSendsTheMethodAndBodyAsked() {
+  // What goes over the wire, read by a raw loopback server: the method, the path, the body with its type; and
+  // no body for a GET.
+  auto probeOnce = [](const std::string& method, const std::string& body) {
+    tgtest::RawHttpServer server;
+    ProbeOptions o;
+    o.baseUrl = server.url();
+    o.group = "g";
+    o.path = "/v1/things";
+    o.method = method;
+    o.body = body;
+    o.rates = {4};
+    o.stepS = 0.5;
+    runProbe(o);
+    const auto got = server.received();
+    return got.empty() ? std::string() : got.front().raw;
+  };
+  const std::string put = probeOnce("PUT", R"({"input":"probe"})");
+  QVERIFY2(put.starts_with("PUT /v1/things HTTP/1.1\r\n"), put.c_str());
+  QVERIFY2(put.find("\r\n\r\n{\"input\":\"probe\"}") != std::string::npos, put.c_str());
+  QVERIFY2(put.find("Content-Type: application/json") != std::string::npos, put.c_str());
+  const std::string get = probeOnce("GET", R"({"input":"probe"})");
+  QVERIFY2(get.starts_with("GET /v1/things HTTP/1.1\r\n"), get.c_str());
+  QVERIFY2(get.find("probe\"}") == std::string::npos, get.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestProbeAccuracy)
