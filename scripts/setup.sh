@@ -108,8 +108,15 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
     if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r /etc/ssl/certs/ca-certificates.crt ]; then
       ca_env=(NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
     fi
-    if (cd "$NODE_DIR" && env "${ca_env[@]}" npm ci --no-audit --no-fund --loglevel=error); then
+    npm_log="$(cd "$NODE_DIR" && pwd)/npm-ci.log"
+    if (cd "$NODE_DIR" && env "${ca_env[@]}" npm ci --no-audit --no-fund --loglevel=error 2>&1 | tee "$npm_log"); then
       echo "$lock_hash" >"$NODE_DIR/node_modules/.tollgate-lock-sha256"
+    elif grep -qiE 'CERT|certificate' "$npm_log"; then
+      # A TLS-inspecting proxy whose CA this machine does not trust yet (a fresh root built from Debian's store).
+      echo "setup: npm ci in $NODE_DIR failed: npm could not verify registry.npmjs.org's certificate. Behind a" \
+           "TLS-inspecting proxy, add its CA to the system store (/usr/local/share/ca-certificates, then" \
+           "update-ca-certificates) or set NODE_EXTRA_CA_CERTS, and rerun scripts/setup.sh: the openai SDK tests" \
+           "fail until then." >&2
     else
       echo "setup: npm ci in $NODE_DIR failed (is registry.npmjs.org reachable?): the openai SDK tests will fail until it succeeds." >&2
     fi
