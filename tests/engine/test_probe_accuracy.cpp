@@ -28,6 +28,17 @@ std::vector<ProbeOutcome> schedule(double rate, double seconds, double latencyS,
 
 QString describe(const ProbeReport& r) { return QString::fromStdString(formatProbeTable(r)); }
 
+// The probe of group "g" on a simulator listening on loopback `port`: these rates, step length and bisections.
+ProbeOptions probeOf(int port, std::vector<double> rates, double stepS, int refineSteps) {
+  ProbeOptions o;
+  o.baseUrl = "http://127.0.0.1:" + std::to_string(port);
+  o.group = "g";
+  o.rates = std::move(rates);
+  o.stepS = stepS;
+  o.refineSteps = refineSteps;
+  return o;
+}
+
 }  // namespace
 
 class TestProbeAccuracy : public QObject {
@@ -178,14 +189,7 @@ void TestProbeAccuracy::probeFindsTheLimitOfEachKind() {
   QFETCH(QString, sim);
   QFETCH(int, inFlight);
   SimServer server(SimConfig::fromJson(nlohmann::json::parse(sim.toStdString()), "test.json"));
-  const int port = server.start("127.0.0.1", 0);
-  ProbeOptions o;
-  o.baseUrl = "http://127.0.0.1:" + std::to_string(port);
-  o.group = "g";
-  o.rates = {20, 80};
-  o.stepS = 1.5;
-  o.refineSteps = 3;
-  const ProbeReport r = runProbe(o);
+  const ProbeReport r = runProbe(probeOf(server.start("127.0.0.1", 0), {20, 80}, 1.5, 3));
   const double limit = 40;
   QVERIFY2(std::abs(r.softLimit - limit) <= 0.1 * limit, qPrintable(describe(r)));
   QVERIFY2(std::abs(r.hardLimit - limit) <= 0.1 * limit, qPrintable(describe(r)));
@@ -200,14 +204,8 @@ void TestProbeAccuracy::probeWaitsWhatTheUpstreamAsksAndCapsEachStep() {
   // gets the whole new window.
   SimServer server(SimConfig::fromJson(nlohmann::json::parse(R"({"dialect":"retry-after","latency_ms":{"mean":5},
       "groups":{"g":{"algorithm":"fixed-window","limit":15,"window_s":5}}})"), "test.json"));
-  const int port = server.start("127.0.0.1", 0);
-  ProbeOptions o;
-  o.baseUrl = "http://127.0.0.1:" + std::to_string(port);
-  o.group = "g";
-  o.rates = {10, 80};
-  o.stepS = 1;
+  ProbeOptions o = probeOf(server.start("127.0.0.1", 0), {10, 80}, 1, 1);
   o.maxPerStep = 30;
-  o.refineSteps = 1;
   const ProbeReport r = runProbe(o);
   QVERIFY2(r.steps.size() == 3, qPrintable(describe(r)));
   QVERIFY2(r.steps[0].sent == 10 && r.steps[0].r429 == 0, qPrintable(describe(r)));
