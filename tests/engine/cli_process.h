@@ -68,4 +68,14 @@ inline bool listening(int port) {
   return ok;
 }
 
+// Waits until the server `proc` started listens on loopback `port` (at most timeoutMs): true once something
+// listens there and `proc` is still running a moment later. A port freePort() found free can be taken before
+// the server binds it; the server then exits ("Address already in use") while the other process answers there,
+// so a connection alone proves nothing. False when `proc` exited: start it again on another port.
+inline bool serverListening(QProcess& proc, int port, int timeoutMs = 5000) {
+  for (int waited = 0; waited < timeoutMs && !listening(port); waited += 20)
+    if (proc.state() == QProcess::NotRunning || proc.waitForFinished(20)) return false;
+  return listening(port) && proc.state() == QProcess::Running && !proc.waitForFinished(250);
+}
+
 }  // namespace tgtest

@@ -30,29 +30,30 @@ struct Nginx {
   int port = 0;
   QString dir;
 
+  // On a free port: up to three, since one found free may be taken before nginx binds it (nginx then exits).
   bool start(const QString& prefix, int simPort, bool retryAfter, QString* why) {
     dir = prefix;
-    port = freePort();
-    std::string conf = tgbench::nginxConfig(prefix.toStdString(), port, simPort, kRate, kBurst, retryAfter);
-    // The access log is the count of what reached the limiter, by status.
-    const std::string off = "access_log off;";
-    conf.replace(conf.find(off), off.size(), "log_format st '$status';\n  access_log " + prefix.toStdString() +
-                                                 "/access.log st;");
-    writeFile(prefix + "/nginx.conf", conf);
-    proc.start(kNginx, {"-p", prefix, "-e", prefix + "/error.log", "-c", prefix + "/nginx.conf"});
-    if (!proc.waitForStarted(5000)) {
-      *why = "nginx did not start: " + proc.errorString();
-      return false;
-    }
-    for (int i = 0; i < 100 && !listening(port); ++i) QThread::msleep(50);
-    if (!listening(port)) {
-      *why = "nginx is not listening; error.log: " + QString::fromStdString([&] {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      port = freePort();
+      std::string conf = tgbench::nginxConfig(prefix.toStdString(), port, simPort, kRate, kBurst, retryAfter);
+      // The access log is the count of what reached the limiter, by status.
+      const std::string off = "access_log off;";
+      conf.replace(conf.find(off), off.size(), "log_format st '$status';\n  access_log " + prefix.toStdString() +
+                                                   "/access.log st;");
+      writeFile(prefix + "/nginx.conf", conf);
+      proc.start(kNginx, {"-p", prefix, "-e", prefix + "/error.log", "-c", prefix + "/nginx.conf"});
+      if (!proc.waitForStarted(5000)) {
+        *why = "nginx did not start: " + proc.errorString();
+        return false;
+      }
+      if (serverListening(proc, port)) return true;
+      *why = "nginx is not listening on " + QString::number(port) + "; error.log: " + QString::fromStdString([&] {
         std::ifstream in((prefix + "/error.log").toStdString());
         return std::string(std::istreambuf_iterator<char>(in), {});
       }());
-      return false;
+      if (proc.state() != QProcess::NotRunning) return false;  // running, yet not listening: no other port helps
     }
-    return true;
+    return false;
   }
   ~Nginx() {
     if (proc.state() == QProcess::NotRunning) return;

@@ -17,22 +17,24 @@ struct RedisProcess {
   QProcess proc;
   int port = 0;
 
+  // On `onPort`, or a free port (up to three: one found free may be taken before redis-server binds it).
   bool start(QString* why, int onPort = 0, const QStringList& extra = {}) {
-    port = onPort ? onPort : freePort();
-    proc.setProcessChannelMode(QProcess::MergedChannels);
-    proc.start(kRedisServer, QStringList{"--port", QString::number(port), "--bind", "127.0.0.1", "--save", "",
-                                         "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"} +
-                                 extra);
-    if (!proc.waitForStarted(5000)) {
-      *why = "redis-server did not start: " + proc.errorString();
-      return false;
+    for (int attempt = 0; attempt < (onPort ? 1 : 3); ++attempt) {
+      port = onPort ? onPort : freePort();
+      proc.setProcessChannelMode(QProcess::MergedChannels);
+      proc.start(kRedisServer, QStringList{"--port", QString::number(port), "--bind", "127.0.0.1", "--save", "",
+                                           "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"} +
+                                   extra);
+      if (!proc.waitForStarted(5000)) {
+        *why = "redis-server did not start: " + proc.errorString();
+        return false;
+      }
+      if (serverListening(proc, port, 2000)) return true;
+      *why = "redis-server is not listening on " + QString::number(port) + ": " +
+             QString::fromLocal8Bit(proc.readAll());
+      if (proc.state() != QProcess::NotRunning) return false;  // running, yet not listening: no other port helps
     }
-    for (int i = 0; i < 100 && !listening(port); ++i) QThread::msleep(20);
-    if (!listening(port)) {
-      *why = "redis-server is not listening: " + QString::fromLocal8Bit(proc.readAll());
-      return false;
-    }
-    return true;
+    return false;
   }
   void kill() {  // SIGKILL: no shutdown, state lost
     if (proc.state() == QProcess::NotRunning) return;
