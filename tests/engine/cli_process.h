@@ -40,19 +40,27 @@ inline int runTollgate(const QStringList& args, QByteArray* out = nullptr, QByte
   return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -3;
 }
 
-// A loopback TCP port that was free a moment ago, for a server that cannot report the one it bound (nginx,
-// redis-server).
-inline int freePort() {
+// A TCP socket listening on a loopback port the kernel chose: its fd (the caller closes it) and `*port`, 0 when
+// it could not bind.
+inline int listeningLoopbackSocket(int* port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof a;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+  *port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd, 8) == 0 &&
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(fd);
+    *port = ntohs(a.sin_port);
+  return fd;
+}
+
+// A loopback TCP port that was free a moment ago, for a server that cannot report the one it bound (nginx,
+// redis-server).
+inline int freePort() {
+  int port = 0;
+  const int fd = listeningLoopbackSocket(&port);
+  if (fd >= 0) ::close(fd);
   return port;
 }
 

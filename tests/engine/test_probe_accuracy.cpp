@@ -28,7 +28,7 @@ std::vector<ProbeOutcome> schedule(double rate, double seconds, double latencyS,
 
 QString describe(const ProbeReport& r) { return QString::fromStdString(formatProbeTable(r)); }
 
-// The probe of group "g" on a simulator listening on loopback `port`: these rates, step length and bisections.
+// The probe of group "g" on an upstream listening on loopback `port`: these rates, step length and bisections.
 ProbeOptions probeOf(int port, std::vector<double> rates, double stepS, int refineSteps) {
   ProbeOptions o;
   o.baseUrl = "http://127.0.0.1:" + std::to_string(port);
@@ -220,14 +220,10 @@ void TestProbeAccuracy::probeSendsTheMethodAndBodyAsked() {
   // no body for a GET.
   auto probeOnce = [](const std::string& method, const std::string& body) {
     tgtest::RawHttpServer server;
-    ProbeOptions o;
-    o.baseUrl = server.url();
-    o.group = "g";
+    ProbeOptions o = probeOf(server.port(), {4}, 0.5, 0);
     o.path = "/v1/things";
     o.method = method;
     o.body = body;
-    o.rates = {4};
-    o.stepS = 0.5;
     runProbe(o);
     const auto got = server.received();
     return got.empty() ? std::string() : got.front().raw;

@@ -269,19 +269,13 @@ class TestSharedQuota : public QObject {
   // A port taken between freePort() and the server's bind: something else answers there and redis-server exits.
   // That is no server of ours, whatever a connection says (start() then tries another port when it chose one).
   void aTakenPortIsNotMistakenForTheServer() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd, 8) == 0 &&
-                       ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
-    const int port = ntohs(a.sin_port);
+    int port = 0;
+    const int fd = listeningLoopbackSocket(&port);
     RedisProcess taken;
     QString why;
-    const bool started = bound && taken.start(&why, port);
-    ::close(fd);
-    QVERIFY(bound);
+    const bool started = port > 0 && taken.start(&why, port);
+    if (fd >= 0) ::close(fd);
+    QVERIFY(port > 0);
     QVERIFY2(!started, "a port another socket listens on passed for redis-server's");
     QVERIFY2(why.contains("not listening on " + QString::number(port)) && why.contains("in use"), qPrintable(why));
   }
