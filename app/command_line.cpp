@@ -52,6 +52,13 @@ CommandLine::Result CommandLine::parse(const std::vector<std::string>& args) {
       return Result::Error;
     }
   }
+  for (const auto& o : options_) {
+    if (!o.valueName.empty() && !o.repeatable && count(o.name) > 1) {
+      offending_ = o.name;
+      error_ = o.name + " given twice";
+      return Result::Error;
+    }
+  }
   return parser_.isSet(kHelp) ? Result::Help : Result::Ok;
 }
 

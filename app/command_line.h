@@ -24,6 +24,9 @@ class CommandLine {
     std::string name;       // "--config"
     std::string valueName;  // "FILE"; empty for a switch
     std::string description;
+    // A value option given twice is an error ("--config given twice": which one was meant?), unless its
+    // values add up (--max-rps GROUP=N per group) or a later one is documented to replace an earlier one.
+    bool repeatable = false;
   };
   enum class Quote { Double, Single };  // how an unknown word is quoted in the error ("x" or 'x')
   enum class Result { Ok, Help, Error };
@@ -39,7 +42,7 @@ class CommandLine {
   // "<prefix>: <error>" and the usage on `err` (kExitUsage). Nothing when the command goes on.
   std::optional<int> parseOrAnswer(const std::vector<std::string>& args, const std::string& prefix,
                                    std::ostream& out, std::ostream& err);
-  // After Result::Error: "unknown argument \"--x\"" or "--config needs a value".
+  // After Result::Error: "unknown argument \"--x\"", "--config needs a value" or "--config given twice".
   const std::string& error() const { return error_; }
   // The word the error is about, as typed.
   const std::string& offendingWord() const { return offending_; }

@@ -114,7 +114,9 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
                          {"--screenshot", "FILE", "grab the window to FILE after --screenshot-after seconds, then quit"},
                          {"--screenshot-after", "S", "seconds before the screenshot, 0..86400 (default: 30; 3 with --replay)"},
                          {"--lang", "LANG", "language of the window: en, zh_CN or system (default: the setting, else system)"},
-                         {"--pause-tier", "TIER@S", "pause TIER (P0, P1, P2) on all groups S seconds into the run, as the operator (repeatable)"},
+                         {"--pause-tier", "TIER@S",
+                          "pause TIER (P0, P1, P2) on all groups S seconds into the run, as the operator (repeatable)",
+                          true},
                          {"--version", "", "print the version"}});
   if (auto answered = a.parseOrAnswer(argvRest, "tollgate", std::cout, std::cerr)) return *answered;
   if (a.isSet("--version")) {

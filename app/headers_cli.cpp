@@ -37,9 +37,11 @@ std::optional<std::string> readOptions(const CommandLine& a, HeadersOptions& o, 
 
 int runHeadersCommand(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
   CommandLine a(kSynopsis,
-                {{"--status", "N", "HTTP status of the response (default: from an \"HTTP/1.1 429 ...\" line)"},
-                 {"--now", "EPOCH", "local wall clock in epoch seconds (default: now); reset_at = now + reset_in_s"},
-                 {"--max-wait", "S", "longest server-directed wait before the verdict is \"exhausted\" (default: 120)"}},
+                {{"--status", "N", "HTTP status of the response (default: from an \"HTTP/1.1 429 ...\" line)", true},
+                 {"--now", "EPOCH", "local wall clock in epoch seconds (default: now); reset_at = now + reset_in_s",
+                  true},
+                 {"--max-wait", "S", "longest server-directed wait before the verdict is \"exhausted\" (default: 120)",
+                  true}},
                 CommandLine::Quote::Single);
   const CommandLine::Result parsed = a.parse(args);
   if (parsed == CommandLine::Result::Error) {

@@ -87,12 +87,6 @@ int runHistoryCommand(const std::vector<std::string>& argv, std::ostream& out, s
                 optionsOf(*action), CommandLine::Quote::Single);
   if (auto answered = a.parseOrAnswer({argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end()}, label, out, err))
     return *answered;
-  for (const auto& o : optionsOf(*action)) {
-    if (!o.valueName.empty() && a.count(o.name) > 1) {
-      err << label << ": " << o.name << " given twice\n";
-      return cli::kExitUsage;
-    }
-  }
   HistoryRequest r;
   r.action = *action;
   if (auto db = a.value("--db")) r.db = *db;

@@ -62,8 +62,8 @@ int runCommand(const std::vector<std::string>& argv) {
                                 {"--duration", "S", "stop after S seconds"},
                                 {"--report", "FILE", "write the run report as JSON"},
                                 {"--history", "FILE|off", "history file (default: the config's or the user's)"},
-                                {"--max-rps", "[GROUP=]N", kMaxRpsHelp},
-                                {"--max-tpm", "[GROUP=]N", kMaxTpmHelp},
+                                {"--max-rps", "[GROUP=]N", kMaxRpsHelp, true},
+                                {"--max-tpm", "[GROUP=]N", kMaxTpmHelp, true},
                                 {"--quiet", "", "no progress lines and no report on stdout"}});
   if (auto answered = a.parseOrAnswer(argv, "tollgate run", std::cout, std::cerr)) return *answered;
   std::string err;

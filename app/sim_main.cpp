@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
       std::fputs(args.usage().c_str(), stdout);
       return 0;
     case tg::cli::CommandLine::Result::Error:
-      std::cerr << "tollgate-sim: unknown or incomplete argument \"" << args.offendingWord() << "\"\n" << args.usage();
+      std::cerr << "tollgate-sim: " << args.error() << "\n" << args.usage();
       return kExitConfig;
     case tg::cli::CommandLine::Result::Ok:
       break;

@@ -90,6 +90,19 @@ class TestCliHelp : public QObject {
                                      << "history check: unknown argument '--fast'";
     QTest::newRow("history no action") << QStringList{"history"}
                                        << "history: missing subcommand (incidents, show, export, check)";
+    // A value option given twice: which one was meant? (--max-rps and --pause-tier add up, headers' replace.)
+    QTest::newRow("run twice") << QStringList{"run", "--config", "a.json", "--config", "b.json"}
+                               << "tollgate run: --config given twice";
+    QTest::newRow("probe twice") << QStringList{"probe", "--group", "g", "--group=zzz"}
+                                 << "tollgate probe: --group given twice";
+    QTest::newRow("probe rates twice") << QStringList{"probe", "--group", "g", "--rates", "5", "--rates", "9"}
+                                       << "tollgate probe: --rates given twice";
+    QTest::newRow("serve twice") << QStringList{"serve", "--listen", "127.0.0.1:1", "--listen", "127.0.0.1:2"}
+                                 << "tollgate serve: --listen given twice";
+    QTest::newRow("replay twice") << QStringList{"replay", "--incident", "1", "--incident", "2"}
+                                  << "tollgate replay: --incident given twice";
+    QTest::newRow("dashboard twice") << QStringList{"--history", "off", "--history", "a.db"}
+                                     << "tollgate: --history given twice";
     QTest::newRow("help after a bad word") << QStringList{"run", "--frobnicate", "--help"}
                                            << "tollgate run: unknown argument \"--frobnicate\"";
   }
@@ -113,13 +126,16 @@ class TestCliHelp : public QObject {
     const QByteArray help = p.readAllStandardOutput();
     QVERIFY2(help.startsWith("usage: tollgate-sim"), help.constData());
     QVERIFY2(help.contains("--port N"), help.constData());
-    for (const QStringList& bad : {QStringList{"--bogus"}, QStringList{"--port"}}) {
-      p.start(sim, bad);
+    const std::pair<QStringList, QByteArray> bad[] = {
+        {{"--bogus"}, "tollgate-sim: unknown argument \"--bogus\"\n"},
+        {{"--port"}, "tollgate-sim: --port needs a value\n"},
+        {{"--port", "1", "--port", "2"}, "tollgate-sim: --port given twice\n"}};
+    for (const auto& [words, message] : bad) {
+      p.start(sim, words);
       QVERIFY(p.waitForFinished(10000));
       QCOMPARE(p.exitCode(), kExitUsage);
       const QByteArray err = p.readAllStandardError();
-      QVERIFY2(err.startsWith("tollgate-sim: unknown or incomplete argument \"" + bad.front().toUtf8() + "\""),
-               err.constData());
+      QVERIFY2(err.startsWith(message), err.constData());
     }
     p.start(sim, {"--port", "65536"});
     QVERIFY(p.waitForFinished(10000));
