@@ -57,7 +57,7 @@ int probeCommand(const std::vector<std::string>& argv) {
                  {"--group", "G", "the group to probe (required)"},
                  {"--key", "NAME", "the group's key to use (default: its first)"},
                  {"--rates", "5,10,20", "requests per second of each step, rising"},
-                 {"--step-s", "S", "seconds per step, above 0 and at most 3600 (default: 5)"},
+                 {"--step-s", "S", "seconds per step, 0.1 to 3600 (default: 5)"},
                  {"--max-per-step", "N", "at most this many requests per step (default: 2000)"},
                  {"--stop-429", "SHARE", "stop rising once a step's 429 share passes this, in (0, 1] (default: 0.1)"},
                  {"--method", "M", "HTTP method (default: POST)"},
@@ -68,8 +68,8 @@ int probeCommand(const std::vector<std::string>& argv) {
   std::string err;
   ProbeOptions o;
   if (auto s = a.number("--step-s", &err)) o.stepS = *s;
-  if (!err.empty() || o.stepS <= 0 || o.stepS > kMaxProbeStepS)
-    return usageError(err.empty() ? "--step-s: expected seconds above 0 and at most 3600" : err);
+  if (!err.empty() || o.stepS < kMinProbeStepS || o.stepS > kMaxProbeStepS)
+    return usageError(err.empty() ? "--step-s: expected seconds from 0.1 to 3600" : err);
   if (auto n = a.value("--max-per-step")) {
     const auto v = parsePositiveInt(*n, 10'000'000);
     if (!v) return usageError("--max-per-step: expected a whole number from 1 to 10000000, got \"" + printable(*n) + "\"");
@@ -89,13 +89,22 @@ int probeCommand(const std::vector<std::string>& argv) {
         std::adjacent_find(o.rates.begin(), o.rates.end()) != o.rates.end())
       return usageError("--rates: each rate must be higher than the one before");
   }
+  if (o.rates.front() * o.stepS < 1) {
+    char why[160];
+    std::snprintf(why, sizeof why, "--rates: %g/s offers no request in a step of %g s (--step-s)", o.rates.front(),
+                  o.stepS);
+    return usageError(why);
+  }
   if (auto m = a.value("--method")) {
     if (m->empty() || m->size() > 16 || !std::all_of(m->begin(), m->end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
       return usageError("--method: expected an HTTP method in capitals (GET, POST, ...), got \"" + printable(*m) + "\"");
     o.method = *m;
     if (o.method == "GET" || o.method == "HEAD") o.body.clear();
   }
-  if (auto b = a.value("--body")) o.body = *b;
+  if (auto b = a.value("--body")) {
+    if (std::string p = probeBodyProblem(o.method, *b); !p.empty()) return usageError("--body: " + p);
+    o.body = *b;
+  }
   if (auto p = a.value("--path")) {
     // Joined after base_url: anything but a path ("@evil.com/x", ".evil.com/x") would change the host the key goes to.
     if (p->empty() || p->front() != '/')
@@ -134,7 +143,8 @@ int probeCommand(const std::vector<std::string>& argv) {
       for (const auto& kc : g->keys)
         if (kc.name == *k) key = &kc;
       if (!key) {
-        std::fprintf(stderr, "tollgate probe: --key: no key \"%s\" in group %s\n", k->c_str(), g->name.c_str());
+        std::fprintf(stderr, "tollgate probe: --key: no key \"%s\" in group %s\n", printable(*k).c_str(),
+                     printable(g->name).c_str());
         return kExitUsage;
       }
     }

@@ -1,5 +1,6 @@
 #include "probe.h"
 
+#include "json_text.h"
 #include "quota_verdict.h"
 #include "rate_limit_header_parser.h"
 #include "request_safety.h"
@@ -131,13 +132,25 @@ void addHandle(CURLM* multi, EasyPtr e) {
 
 }  // namespace
 
+std::string probeBodyProblem(const std::string& method, const std::string& body) {
+  if (method == "GET" || method == "HEAD") return body.empty() ? "" : "a " + method + " request sends no body";
+  if (!isValidUtf8(body)) return "the body is not UTF-8 text";
+  if (const JsonParse j = parseJsonText(body); !body.empty() && !j.ok())
+    return "the body is sent as application/json but is not JSON: " + j.error;
+  return {};
+}
+
 std::string probeProblem(const ProbeOptions& o) {
-  if (!(o.stepS > 0 && o.stepS <= kMaxProbeStepS))
-    return "step_s " + std::to_string(o.stepS) + " is not in (0, " + std::to_string(static_cast<int>(kMaxProbeStepS)) + "]";
+  if (!(o.stepS >= kMinProbeStepS && o.stepS <= kMaxProbeStepS))
+    return "step_s " + std::to_string(o.stepS) + " is not in [0.1, " +
+           std::to_string(static_cast<int>(kMaxProbeStepS)) + "]";
   if (o.rates.empty()) return "no rates to step through";
   for (std::size_t i = 0; i < o.rates.size(); ++i) {
     if (!(o.rates[i] > 0 && o.rates[i] <= kMaxProbeRate))
       return "rate " + std::to_string(o.rates[i]) + " is not in (0, " + std::to_string(static_cast<int>(kMaxProbeRate)) + "]";
+    if (o.rates[i] * o.stepS < 1)
+      return "rate " + std::to_string(o.rates[i]) + "/s offers no request in a step of " + std::to_string(o.stepS) +
+             " s";
     if (i > 0 && !(o.rates[i] > o.rates[i - 1])) return "rates must rise, one step after another";
   }
   if (o.maxPerStep < 1) return "max_per_step must be at least 1";
@@ -147,6 +160,9 @@ std::string probeProblem(const ProbeOptions& o) {
     return "method \"" + printable(o.method) + "\" is not an HTTP method (A-Z, at most 16 letters)";
   if (o.path.empty() || o.path.front() != '/')
     return "path \"" + printable(o.path) + "\" does not start with /: it would change the host the key goes to";
+  // GET and HEAD send none of the default body: only a body that would be sent is checked.
+  if (o.method != "GET" && o.method != "HEAD")
+    if (std::string p = probeBodyProblem(o.method, o.body); !p.empty()) return p;
   std::string why;
   const std::string base = originOf(o.baseUrl, &why);
   if (base.empty()) return "base_url \"" + printable(o.baseUrl) + "\": " + why;

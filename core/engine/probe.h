@@ -103,14 +103,20 @@ int inFlightLimitOf(const std::vector<ProbeStep>& steps);
 // measures a little less: a freed slot waits for the next send); 0 when nothing was overloaded.
 double probeCeiling(const std::vector<ProbeStep>& steps);
 
-// The longest step: an hour.
+// The longest step: an hour; the shortest a tenth of a second. Each step offers at least one request.
 inline constexpr double kMaxProbeStepS = 3600;
+inline constexpr double kMinProbeStepS = 0.1;
 inline constexpr double kMaxProbeRate = 100000;
+
+// Why `body` may not be sent with `method`, or empty: it goes as application/json, so it must be JSON (and
+// UTF-8); GET and HEAD send none, so any body there is a mistake.
+std::string probeBodyProblem(const std::string& method, const std::string& body);
 
 // Why `o` may not be sent, or empty: the same checks as the engine's (request_safety.h). The path must start
 // with / and keep base_url's origin (the key goes only there), base_url must be http(s), the key and group
-// headers must each make one line, the method must be a token, rates must rise within (0, kMaxProbeRate],
-// stepS must be in (0, kMaxProbeStepS]. Never quotes the secret.
+// headers must each make one line, the method must be a token, rates must rise within (0, kMaxProbeRate] and
+// offer a request a step, stepS must be in [kMinProbeStepS, kMaxProbeStepS], a body sent must be JSON. Never
+// quotes the secret.
 std::string probeProblem(const ProbeOptions& o);
 // Throws std::invalid_argument with probeProblem(o) before sending anything, std::runtime_error when libcurl
 // fails.

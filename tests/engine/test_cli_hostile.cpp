@@ -42,6 +42,15 @@ class TestCliHostile : public QObject {
     QTest::newRow("stop-429 2") << QStringList{"probe", "--group", "g", "--stop-429", "2"} << "--stop-429";
     QTest::newRow("max-per-step 0") << QStringList{"probe", "--group", "g", "--max-per-step", "0"} << "--max-per-step";
     QTest::newRow("step-s nan") << QStringList{"probe", "--group", "g", "--step-s", "nan"} << "--step-s";
+    QTest::newRow("step-s 1e-300") << QStringList{"probe", "--group", "g", "--step-s", "1e-300"} << "--step-s";
+    QTest::newRow("rates 1e-300") << QStringList{"probe", "--group", "g", "--rates", "1e-300"}
+                                  << "--rates: 1e-300/s offers no request in a step of 5 s";
+    QTest::newRow("rate under a step") << QStringList{"probe", "--group", "g", "--rates", "1,2", "--step-s", "0.5"}
+                                       << "--rates: 1/s offers no request in a step of 0.5 s";
+    QTest::newRow("body not JSON") << QStringList{"probe", "--group", "g", "--body", "{not json"}
+                                   << "--body: the body is sent as application/json but is not JSON";
+    QTest::newRow("body with GET") << QStringList{"probe", "--group", "g", "--method", "GET", "--body", "{}"}
+                                   << "--body: a GET request sends no body";
     QTest::newRow("max-rps nan") << QStringList{"run", "--headless", "--max-rps", "nan"} << "--max-rps";
     QTest::newRow("max-rps group=-1") << QStringList{"run", "--headless", "--max-rps", "batch=-1"} << "\"batch=-1\"";
     QTest::newRow("max-tpm 5k") << QStringList{"run", "--headless", "--max-tpm", "5k"} << "--max-tpm";

@@ -97,6 +97,48 @@ class TestRequestSafety : public QObject {
     QCOMPARE(home.count(), 0);
   }
 
+  // A step too short to offer a request would report "every rate passed" having sent nothing; a body sent as
+  // application/json that is not JSON, or not UTF-8, measures the upstream's 400s, not its limit.
+  void probeRefusesWhatCannotMeasure_data() {
+    QTest::addColumn<double>("stepS");
+    QTest::addColumn<double>("rate");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("why");
+    QTest::newRow("step 1e-300 s") << 1e-300 << 5.0 << QByteArray("{}") << "step_s";
+    QTest::newRow("rate 1e-300") << 1.0 << 1e-300 << QByteArray("{}") << "offers no request in a step of";
+    QTest::newRow("rate under a step") << 0.5 << 1.0 << QByteArray("{}") << "offers no request in a step of";
+    QTest::newRow("body not UTF-8") << 0.2 << 5.0 << QByteArray("{\"a\":\"\xC3\x28\"}") << "not UTF-8";
+    QTest::newRow("body not JSON") << 0.2 << 5.0 << QByteArray("{not json") << "is not JSON: ";
+  }
+  void probeRefusesWhatCannotMeasure() {
+    QFETCH(double, stepS);
+    QFETCH(double, rate);
+    QFETCH(QByteArray, body);
+    QFETCH(QString, why);
+    RawHttpServer home;
+    ProbeOptions o = probeOptions(home);
+    o.stepS = stepS;
+    o.rates = {rate};
+    o.body = body.toStdString();
+    const std::string problem = probeProblem(o);
+    QVERIFY2(problem.find(why.toStdString()) != std::string::npos, problem.c_str());
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, runProbe(o));
+    QCOMPARE(home.count(), 0);
+  }
+
+  // GET and HEAD send none of the default body, so it is not theirs to refuse; a body given for them is.
+  void probeBodyOnlyWhereItIsSent() {
+    QCOMPARE(probeBodyProblem("GET", ""), std::string());
+    QCOMPARE(probeBodyProblem("HEAD", "{}"), std::string("a HEAD request sends no body"));
+    QCOMPARE(probeBodyProblem("POST", ""), std::string());
+    QCOMPARE(probeBodyProblem("PUT", "[1, 2]"), std::string());
+    RawHttpServer home;
+    ProbeOptions o = probeOptions(home);
+    o.method = "GET";
+    o.body = "not json, and never sent";
+    QCOMPARE(probeProblem(o), std::string());
+  }
+
   void probeStillProbesItsOwnHost() {
     RawHttpServer home;
     const ProbeReport r = runProbe(probeOptions(home));
