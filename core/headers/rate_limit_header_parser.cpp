@@ -104,6 +104,16 @@ std::vector<std::string_view> splitOutsideQuotes(std::string_view s, char sep) {
   return parts;
 }
 
+// Every double quote opened is closed (a backslash escapes inside quotes), as splitOutsideQuotes reads them.
+bool quotesClosed(std::string_view s) {
+  bool inQuotes = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && inQuotes) ++i;
+    else if (s[i] == '"') inQuotes = !inQuotes;
+  }
+  return !inQuotes;
+}
+
 std::string unquote(std::string_view s, bool* wasQuoted = nullptr) {
   if (wasQuoted) *wasQuoted = false;
   if (s.size() < 2 || s.front() != '"' || s.back() != '"') return std::string(s);
@@ -167,11 +177,14 @@ class Reader {
         // A response that states one field twice (proxies adding their own, two spellings of one name):
         // the reading that risks fewer 429s wins, the lower count or the later reset.
         const Role role = roleOf(key);
-        const bool second = role != Role::Other && moreConservative(role, f.value, it->second.value);
+        const bool second = role != Role::Other && moreConservative(role, key, f.value, it->second.value);
         const std::string kept = second ? f.value : it->second.value;
+        const bool onlyReadable = role != Role::Other && !second && !readingOf(role, key, f.value) &&
+                                  readingOf(role, key, kept);
         warn(f, "repeats " + it->second.name + " with a different value; using " +
-                    (role == Role::Other ? "the first" : "the more conservative") + ", '" + kept + "'");
-        if (second) it->second.value = f.value;
+                    (role == Role::Other ? "the first" : onlyReadable ? "the readable one" : "the more conservative") +
+                    ", '" + kept + "'");
+        if (second) it->second = std::move(f);  // later warnings about the value name the line it came on
       }
     }
   }
@@ -187,33 +200,47 @@ class Reader {
     return Role::Other;
   }
 
-  // Seconds from now a wait or reset value stands for, in whichever form it came; nullopt when unreadable.
-  std::optional<double> waitOf(std::string_view v) const {
-    if (auto d = parseDecimal(v)) {
-      if (*d > kEpochMsAbove) return *d / 1000.0 - now_;
-      if (*d > kEpochSAbove) return *d - now_;
-      return *d;
+  // Seconds from now the wait or reset field `key` stands for, in the forms its reader below takes; nullopt when
+  // that reader would refuse it (unreadable, negative or implausibly far).
+  std::optional<double> waitOf(std::string_view key, std::string_view v) const {
+    std::optional<double> s;
+    if (key == hdr::kRetryAfterMs || key == hdr::kMsRetryAfterMs) {
+      if (auto ms = parseDecimal(v)) s = *ms / 1000.0;
+    } else if (key == hdr::kRetryAfter) {
+      if (auto d = parseDecimal(v)) s = *d;
+      else if (auto t = parseHttpDate(v, now_)) s = *t - now_;
+    } else if (key.starts_with(std::string(hdr::kOpenAiPrefix) + "reset-")) {
+      if (auto d = parseGoDuration(v)) s = *d;
+      else if (auto t = parseRfc3339(v)) s = *t - now_;
+    } else if (auto d = parseDecimal(v)) {
+      s = *d > kEpochMsAbove ? *d / 1000.0 - now_ : *d > kEpochSAbove ? *d - now_ : *d;
+    } else if (auto t = parseHttpDate(v, now_)) {
+      s = *t - now_;
+    } else if (auto t = parseRfc3339(v)) {
+      s = *t - now_;
     }
-    if (auto d = parseGoDuration(v)) return *d;
-    if (auto t = parseHttpDate(v, now_)) return *t - now_;
-    if (auto t = parseRfc3339(v)) return *t - now_;
-    return std::nullopt;
+    if (!s || *s < 0 || *s > kMaxPlausibleWaitS) return std::nullopt;
+    return s;
   }
 
-  // Whether `candidate` is the more conservative reading of a field already holding `kept`. A "used" count
-  // is conservative when higher; other counts (limit, remaining) when lower; waits when later. An unreadable
-  // value never replaces a readable one (its warning comes when the kept one is read, if that is bad too).
-  bool moreConservative(Role role, std::string_view candidate, std::string_view kept) const {
-    if (role == Role::Count || role == Role::Used) {
-      auto c = parseDecimal(candidate), k = parseDecimal(kept);
-      if (!c || *c < 0) return false;
-      if (!k || *k < 0) return true;
-      return role == Role::Used ? *c > *k : *c < *k;
-    }
-    auto c = waitOf(candidate), k = waitOf(kept);
-    if (!c || *c < 0) return false;
-    if (!k || *k < 0) return true;
-    return *c > *k;
+  // A count, or a wait in seconds from now, as the reader of field `key` would take `v`; nullopt when it would
+  // refuse it (unreadable, negative, out of range).
+  std::optional<double> readingOf(Role role, std::string_view key, std::string_view v) const {
+    if (role == Role::Wait) return waitOf(key, v);
+    auto d = parseDecimal(v);
+    if (!d || *d < 0 || *d > kMaxPlausibleCount) return std::nullopt;
+    return d;
+  }
+
+  // Whether `candidate` is the more conservative reading of the field `key` already holding `kept`. A "used"
+  // count is conservative when higher; other counts (limit, remaining) when lower; waits when later. A value its
+  // reader would refuse never replaces a readable one: it would take the good reading with it (its warning
+  // comes when the kept one is read, if that is bad too).
+  bool moreConservative(Role role, std::string_view key, std::string_view candidate, std::string_view kept) const {
+    auto c = readingOf(role, key, candidate), k = readingOf(role, key, kept);
+    if (!c) return false;
+    if (!k) return true;
+    return role == Role::Count ? *c < *k : *c > *k;
   }
 
   QuotaReading read() {
@@ -517,6 +544,10 @@ class Reader {
   // not parse as a structured field, and RFC 8941 has a field that fails to parse ignored as a whole.
   const Field* wellFormedStructured(const Field* f, std::initializer_list<const char*> params) {
     if (!f) return nullptr;
+    if (!quotesClosed(f->value)) {  // the rest of the line would be read as one policy's name
+      warn(*f, "is malformed (a quoted string is not closed); ignored");
+      return nullptr;
+    }
     for (const auto& item : parseList(f->value)) {
       if (isNumericItem(item) || item.value) continue;  // the older drafts' forms, read by readIetf
       for (const char* key : params)

@@ -166,7 +166,27 @@ class TestHeaderParser : public QObject {
                                                << "requests[requests,x-ratelimit] L=60 R=48 | warn=1" << "'12'";
     QTest::newRow("repeated garbage never replaces a number")
         << "X-RateLimit-Remaining: 5\nX-RateLimit-Remaining: none"
-        << "requests[requests,x-ratelimit] R=5 | warn=1" << "using the more conservative, '5'";
+        << "requests[requests,x-ratelimit] R=5 | warn=1" << "using the readable one, '5'";
+    // A repeat its reader would refuse (out of range, a form that field does not take) never replaces a good
+    // value: the good reading would go with it (a 429 with remaining 0 lost its reset and became "unknown").
+    QTest::newRow("repeated reset: an absurd epoch never replaces a good one")
+        << "x-rate-limit-remaining: 0\nx-rate-limit-reset: " + n(kNow + 60) +
+               "\nX-Rate-Limit-Reset: 99999999999999999999"
+        << "requests[requests,x-rate-limit] R=0 T@=60 | warn=1"
+        << "X-Rate-Limit-Reset: '99999999999999999999' repeats x-rate-limit-reset with a different value; using the "
+           "readable one, '" + n(kNow + 60) + "'";
+    QTest::newRow("repeated reset: a duration where an epoch is read")
+        << "x-rate-limit-reset: " + n(kNow + 60) + "\nX-Rate-Limit-Reset: 1h"
+        << "requests[requests,x-rate-limit] T@=60 | warn=1" << "using the readable one";
+    QTest::newRow("repeated reset: a date past plausibility")
+        << "X-RateLimit-Reset: 30\nX-RateLimit-Reset: 2999-01-01T00:00:00Z"
+        << "requests[requests,x-ratelimit] T=30 | warn=1" << "using the readable one, '30'";
+    QTest::newRow("repeated Retry-After: an absurd wait never replaces a good one")
+        << "Retry-After: 5\nRetry-After: 99999999999" << "retry=5(Retry-After) | warn=1"
+        << "using the readable one, '5'";
+    QTest::newRow("repeated used: out of range never replaces a count")
+        << "X-RateLimit-Limit: 60\nX-RateLimit-Used: 10\nX-RateLimit-Used: 1e300"
+        << "requests[requests,x-ratelimit] L=60 R=50 | warn=1" << "using the readable one, '10'";
     QTest::newRow("repeated non-quota field keeps the first") << "X-RateLimit-Resource: core\nX-RateLimit-Resource: search"
                                                               << "core[requests,github] | gh=core | warn=1"
                                                               << "using the first, 'core'";
@@ -332,6 +352,11 @@ class TestHeaderParser : public QObject {
                                             << "x[requests,ietf-structured] T=5 | warn=2"
                                             << "RateLimit-Policy: '\"x\";q=lots;w=10' is malformed (q=lots";
     QTest::newRow("structured item without a name") << "RateLimit: ;r=5" << "warn=1" << "without a policy name";
+    QTest::newRow("structured unclosed quote is malformed")
+        << "RateLimit: \"d;r=0;t=30" << "warn=1"
+        << "RateLimit: '\"d;r=0;t=30' is malformed (a quoted string is not closed)";
+    QTest::newRow("structured escaped quote stays inside")
+        << "RateLimit: \"a\\\"b\";r=1;t=2" << "a\"b[requests,ietf-structured] R=1 T=2" << "";
     QTest::newRow("structured quoted comma in name")
         << "RateLimit-Policy: \"a,b\";q=5\nRateLimit: \"a,b\";r=1" << "a,b[requests,ietf-structured] L=5 R=1" << "";
 
