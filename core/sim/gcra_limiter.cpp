@@ -36,7 +36,7 @@ void GcraLimiter::setLimit(double limit, TimePoint now) {
   latest_ = std::max(latest_, now);
   const double t = toSeconds(latest_ - origin_);
   const double usedUnits = std::max(0.0, tatS_ - t) / intervalS();
-  burst_ = burst_ * limit / limit_;
+  burst_ = std::max(1.0, burst_ * limit / limit_);  // a whole request still fits
   limit_ = limit;
   tatS_ = t + usedUnits * intervalS();
 }

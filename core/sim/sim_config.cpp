@@ -68,7 +68,14 @@ SimGroupConfig parseGroup(const std::string& name, const nlohmann::json& j, cons
   g.paths = stringArray(r.child("paths"), file, r.pathOf("paths"));
   g.userAgent = r.string("user_agent", name);
   if (g.userAgent.empty()) r.fail("user_agent", "expected a non-empty string");
+  // Under one request a window no request is ever whole: every one would be refused as too large.
+  if (g.limit > 0 && g.limit < 1)
+    r.fail("limit", "expected 0 (no limit) or at least 1 request per window; for a slower rate, a longer window_s");
+  if (g.burst > 0 && g.burst < 1) r.fail("burst", "expected 0 (the limit) or at least 1 request");
+  if (g.tokensPerWindow > 0 && g.tokensPerWindow < 1) r.fail("tokens_per_window", "expected 0 (none) or at least 1");
   if (g.burst > 0 && g.limit == 0) r.fail("burst", "burst needs a limit > 0");
+  // A group with no request limit is not limited at all: its tokens would never be counted.
+  if (g.tokensPerWindow > 0 && g.limit == 0) r.fail("tokens_per_window", "tokens_per_window needs a limit > 0");
   if (g.tokensStartSpent && g.tokensPerWindow == 0)
     r.fail("tokens_start_spent", "tokens_start_spent needs tokens_per_window > 0");
   if (g.maxConcurrent != maxConcurrent)
@@ -120,7 +127,7 @@ SimAction SimAction::fromJson(const nlohmann::json& j, const std::string& file, 
   } else if (kind == "set_limit") {
     a.kind = Kind::SetLimit;
     a.group = r.requiredString("group");
-    a.limit = r.requiredNumber("limit", 0.001, kMaxLimit);
+    a.limit = r.requiredNumber("limit", 1, kMaxLimit);
   } else if (kind == "errors") {
     a.kind = Kind::Errors;
     a.group = r.string("group", "*");

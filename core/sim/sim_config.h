@@ -20,7 +20,7 @@
 //   "groups": {
 //     "interactive": {
 //       "algorithm": "token-bucket",   // fixed-window | sliding-window | token-bucket | gcra | leaky-bucket
-//       "limit": 100, "window_s": 1,   // requests per window; 0 = unlimited
+//       "limit": 100, "window_s": 1,   // requests per window, 0 = unlimited, else at least 1 (slower: longer window)
 //       "burst": 0,                    // token-bucket/gcra capacity, 0 = limit; leaky-bucket: nginx's burst
 //                                      // (requests of excess allowed beyond one per interval), default 0
 //       "nodelay": false,              // leaky-bucket: false = accepted excess is delayed to the rate, as
@@ -29,7 +29,7 @@
 //                                      // so a client that keeps asking stays locked out
 //       "max_concurrent": 0,           // accepted requests in flight at once (per group); more get 429; 0 = none.
 //                                      // With limit 0 this is a concurrency-only limit
-//       "tokens_per_window": 0,        // token dimension, same algorithm and window; 0 = none
+//       "tokens_per_window": 0,        // token dimension, same algorithm and window; 0 = none; needs a limit
 //       "tokens_start_spent": false,   // each key's token quota starts used up, as when another client has
 //                                      // just spent it: a cold start on an empty bucket (a bucket that holds
 //                                      // a minute would otherwise hide the refill from any run shorter)

@@ -171,7 +171,7 @@ int SimResponder::groupFor(const HttpRequest& req) const {
 SimResponder::Quota& SimResponder::quotaFor(Group& g, const std::string& keyId, TimePoint now) {
   auto& q = g.quotas[g.cfg.perKey ? keyId : std::string()];
   if (!q.requests) {
-    const double burst = g.cfg.burst > 0 ? g.cfg.burst * g.scale : 0;
+    const double burst = g.cfg.burst > 0 ? std::max(1.0, g.cfg.burst * g.scale) : 0;
     q.requests = makeLimiter(g.cfg.algorithm, {g.requestLimit(), g.cfg.windowS, burst}, now);
     if (g.cfg.tokensPerWindow > 0)
       q.tokens = makeLimiter(g.cfg.algorithm == LimitAlgorithm::LeakyBucket ? LimitAlgorithm::Gcra : g.cfg.algorithm,
@@ -465,7 +465,7 @@ void SimResponder::scaleQuota(const std::string& group, double factor, TimePoint
 }
 
 void SimResponder::setLimit(const std::string& group, double limitPerWindow, TimePoint now) {
-  if (!(limitPerWindow > 0)) throw std::invalid_argument("limit must be > 0");
+  if (!(limitPerWindow >= 1)) throw std::invalid_argument("limit must be at least 1 request per window");
   for (int i : groupsMatching(group)) {
     auto& g = groups_[static_cast<std::size_t>(i)];
     // The new limit is the base from now on; a later scale_quota applies to it.

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <memory>
@@ -105,8 +106,9 @@ class SimResponder {
     History history;
     int admitted = 0;  // accepted requests in flight, for max_concurrent
     bool limited() const { return cfg.limit > 0; }
-    double requestLimit() const { return cfg.limit * scale; }
-    double tokenLimit() const { return cfg.tokensPerWindow * scale; }
+    // Scaled, yet never under one a window (scale_quota 0.01 of 20): a request is whole or not at all.
+    double requestLimit() const { return std::max(1.0, cfg.limit * scale); }
+    double tokenLimit() const { return std::max(1.0, cfg.tokensPerWindow * scale); }
   };
   struct Effect {
     SimAction action;

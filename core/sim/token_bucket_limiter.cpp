@@ -36,7 +36,7 @@ void TokenBucketLimiter::setLimit(double limit, TimePoint now) {
   refill(now);
   // Keep what has been used, not what is left: a quota drop bites immediately, as with the windows.
   const double used = capacity_ - level_;
-  capacity_ = capacity_ * limit / limit_;
+  capacity_ = std::max(1.0, capacity_ * limit / limit_);  // a whole request still fits
   limit_ = limit;
   level_ = std::clamp(capacity_ - used, 0.0, capacity_);
 }

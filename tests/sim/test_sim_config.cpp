@@ -76,6 +76,17 @@ void TestSimConfig::rejects_data() {
   QTest::newRow("tokens start spent without tokens")
       << R"({"groups":{"g":{"limit":5,"tokens_start_spent":true}}})" << "/groups/g/tokens_start_spent"
       << "needs tokens_per_window";
+  QTest::newRow("limit under one") << R"({"groups":{"g":{"limit":0.5}}})" << "/groups/g/limit"
+                                   << "at least 1 request per window";
+  QTest::newRow("subnormal limit") << R"({"groups":{"g":{"algorithm":"gcra","limit":5e-324}}})" << "/groups/g/limit"
+                                   << "at least 1 request per window";
+  QTest::newRow("burst under one") << R"({"groups":{"g":{"limit":5,"burst":0.5}}})" << "/groups/g/burst"
+                                   << "at least 1 request";
+  QTest::newRow("tokens without a limit") << R"({"groups":{"g":{"tokens_per_window":10}}})"
+                                          << "/groups/g/tokens_per_window" << "needs a limit > 0";
+  QTest::newRow("set_limit under one")
+      << R"({"groups":{"g":{"limit":5}},"schedule":[{"at_s":1,"action":"set_limit","group":"g","limit":0.5}]})"
+      << "/schedule/0/limit" << "expected a number in";
   QTest::newRow("stream options nested") << R"({"stream":{"ttft_ms":5}})" << "/stream" << "unknown key";
 }
 

@@ -306,6 +306,14 @@ void TestSimServer::controlEndpoints() {
   QCOMPARE(c.request("POST", "/__sim/control", {}, "not json").status, 400);
   sim.scaleQuota("*", 4);
   QCOMPARE(sim.stats()["groups"]["g"]["limit"].get<double>(), 4.0);
+  // Under one request a window, every request would be "too large" (413): refused, or held at one.
+  QCOMPARE(c.request("POST", "/__sim/control", {}, R"({"action":"set_limit","group":"g","limit":0.5})").status, 400);
+  QVERIFY_EXCEPTION_THROWN(sim.setLimit("g", 0.5), std::invalid_argument);
+  sim.setLimit("g", 20);
+  sim.scaleQuota("*", 0.01);
+  QCOMPARE(sim.stats()["groups"]["g"]["limit"].get<double>(), 1.0);
+  const auto held = c.request("GET", "/x", kGroupG);
+  QVERIFY2(held.status == 200 || held.status == 429, std::to_string(held.status).c_str());
   QVERIFY_EXCEPTION_THROWN(sim.setLimit("nope", 1), std::invalid_argument);
   QCOMPARE(c.request("POST", "/__sim/control", {}, R"({"action":"outage","duration_s":30})").status, 200);
   QCOMPARE(c.request("GET", "/x", kGroupG).status, 503);
