@@ -115,6 +115,9 @@ int probeCommand(const std::vector<std::string>& argv) {
   try {
     TollgateConfig cfg = loadConfig(a.value("--config"));
     cfg.workload.reset();
+    // Nor a gateway: the probe stops the engine before it sends, and a port open meanwhile (the demo's 8088)
+    // would take services' calls into a stopped engine, or make the probe log that the port is taken.
+    cfg.gateway.reset();
     session = std::make_unique<Session>(std::move(cfg));
     session->setHistoryPath({});
     session->start(false);

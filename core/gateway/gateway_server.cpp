@@ -180,7 +180,8 @@ GatewayServer::~GatewayServer() { stop(); }
 
 std::string GatewayServer::listenAddress() const {
   const bool v6 = cfg_.listenHost.find(':') != std::string::npos;
-  return (v6 ? "[" + cfg_.listenHost + "]" : cfg_.listenHost) + ":" + std::to_string(port_);
+  // The port bound once listening; before that (a refusal to start) the one asked for, not 0.
+  return (v6 ? "[" + cfg_.listenHost + "]" : cfg_.listenHost) + ":" + std::to_string(port_ ? port_ : cfg_.port);
 }
 
 int GatewayServer::openConnections() const {

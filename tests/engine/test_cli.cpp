@@ -213,6 +213,42 @@ class TestCli : public QObject {
     QVERIFY2(hard > 30 && hard < 50, out.constData());
   }
 
+  // The probe stops the engine and sends by itself: a config's gateway is not opened (it would take services'
+  // calls into a stopped engine). Its port is held here, so a gateway that tried would log that it is taken.
+  void probeOpensNoGateway() {
+    int port = 0;
+    const int held = listeningLoopbackSocket(&port);
+    QVERIFY(held >= 0);
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json");
+    json c = json::parse(slowConfig());
+    c["gateway"] = {{"listen", "127.0.0.1:" + std::to_string(port)},
+                    {"routes", json::array({{{"prefix", "/openai"}, {"group", "batch"}}})}};
+    writeFile(cfg, c.dump());
+    QByteArray out, err;
+    const int rc = runTollgate({"probe", "--config", cfg, "--group", "batch", "--rates", "5", "--step-s", "0.4"}, &out,
+                               &err);
+    ::close(held);
+    QCOMPARE(rc, 0);
+    QVERIFY2(!err.contains("gateway"), err.constData());
+    QVERIFY2(out.contains("stopped: "), out.constData());
+  }
+
+  // A port already taken: serve fails naming the address it was asked for (it said 127.0.0.1:0, the bound
+  // port before any was bound).
+  void serveNamesTheAddressItCannotTake() {
+    int port = 0;
+    const int held = listeningLoopbackSocket(&port);
+    QVERIFY(held >= 0);
+    const std::string address = "127.0.0.1:" + std::to_string(port);
+    QByteArray err;
+    const int rc = runTollgate({"serve", "--listen", QString::fromStdString(address), "--duration", "1", "--history",
+                                "off", "--quiet"}, nullptr, &err);
+    ::close(held);
+    QCOMPARE(rc, 1);
+    QVERIFY2(err.contains(("tollgate serve: gateway: cannot listen on " + address + ": ").c_str()), err.constData());
+  }
+
   void probeStopsWhenTheUpstreamRefusesTheMethod() {
     QTemporaryDir dir;
     const QString cfg = dir.filePath("cfg.json");
