@@ -9,6 +9,7 @@ namespace tg {
 
 std::string GroupState::checkRequest(Request& r) const {
   if (!r.url.empty() && r.url.front() == '/') {
+    if (std::string p = targetProblem(r.url); !p.empty()) return "url \"" + printable(r.url) + "\": " + p;
     r.url = cfg.baseUrl + r.url;  // a path cannot change the authority that precedes it
   } else {
     std::string why;

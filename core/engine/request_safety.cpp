@@ -85,6 +85,42 @@ std::string printable(std::string_view s) {
   return out;
 }
 
+std::string targetProblem(std::string_view target) {
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    const auto c = static_cast<unsigned char>(target[i]);
+    if (c < 0x21 || c >= 0x7f) {
+      char buf[120];
+      std::snprintf(buf, sizeof buf, "the path has byte 0x%02x at offset %zu: a request target is URL-encoded "
+                    "ASCII, without spaces or control bytes", c, i);
+      return buf;
+    }
+  }
+  const std::string_view path = target.substr(0, target.find('?'));
+  // Segments as a server that decodes before it normalises sees them.
+  std::string segment;
+  auto isDots = [&] { return segment == "." || segment == ".."; };
+  for (std::size_t i = 0; i <= path.size(); ++i) {
+    const bool end = i == path.size();
+    const std::string_view rest = path.substr(i);
+    const bool slash = !end && (path[i] == '/' || path[i] == '\\' || (rest.size() >= 3 && rest[0] == '%' &&
+                       (rest.substr(1, 2) == "2f" || rest.substr(1, 2) == "2F" || rest.substr(1, 2) == "5c" ||
+                        rest.substr(1, 2) == "5C")));
+    if (end || slash) {
+      if (isDots())
+        return "the path has a \"" + segment + "\" segment (or its URL-encoded form): it would leave the base_url's "
+               "path";
+      segment.clear();
+      if (!end && path[i] == '%') i += 2;
+    } else if (rest.size() >= 3 && rest[0] == '%' && (rest.substr(1, 2) == "2e" || rest.substr(1, 2) == "2E")) {
+      segment += '.';
+      i += 2;
+    } else {
+      segment += path[i];
+    }
+  }
+  return {};
+}
+
 std::string headerProblem(const std::string& name, const std::string& value, const std::string& where) {
   if (!isHttpToken(name)) return where + " header name \"" + printable(name) + "\" is not an HTTP token";
   if (!isFieldValue(value))

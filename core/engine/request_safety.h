@@ -26,6 +26,12 @@ bool isFieldValue(std::string_view s);
 // cut in half and escape), then control bytes as \xNN, at most kMaxShown characters of the redacted text.
 std::string printable(std::string_view s);
 
+// Why a request target ("/v1/chat?x=1", joined after a group's base_url) may not be sent, or empty: a byte
+// that is not URL-encoded printable ASCII (a control byte would also forge a log line quoting it), or a "." or
+// ".." segment, spelt out or URL-encoded (%2e; %2f and backslashes counted as slashes), which would leave
+// base_url's path for another on the same host, the key with it.
+std::string targetProblem(std::string_view target);
+
 // Why a header would not go out as one well-formed line, or empty. `where` says whose header it is; the
 // value is never quoted (it may be a key).
 std::string headerProblem(const std::string& name, const std::string& value, const std::string& where);

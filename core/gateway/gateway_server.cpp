@@ -6,6 +6,7 @@
 #include "json_text.h"
 #include "log.h"
 #include "request_policy.h"
+#include "request_safety.h"
 #include "secret.h"
 #include "sse_relay.h"
 
@@ -373,6 +374,9 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
     MHD_get_connection_values(c, MHD_HEADER_KIND, &collectHeader, &x->headers);
     if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)) x->fd = info->connect_fd;
 
+    // Before anything is routed or logged: a path is joined to base_url and quoted in log lines.
+    if (std::string why = targetProblem(x->rawUri); !why.empty())
+      return fail(400, "tollgate_bad_request", "tollgate: " + why);
     if (x->path == "/healthz" && x->method == "GET")
       return answerNow(c, *x, 200, {{"Content-Type", "application/json"}},
                        stopping_ ? "{\"status\":\"stopping\"}" : "{\"status\":\"ok\"}");
@@ -470,7 +474,18 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
   r.body = std::move(a.body);
   r.deadlineS = a.deadlineS;
   r.client = x->client;
-  if (x->route->auth == RouteAuth::PassThrough) r.ownKey = std::string(shownCredential(r.headers));
+  if (x->route->auth == RouteAuth::PassThrough) {
+    // The key checked on arrival, and the one forwarded: a Connection header naming Authorization drops it from
+    // what is forwarded, and an empty ownKey would let the engine send the group's own key instead.
+    r.ownKey = std::string(shownCredential(x->headers));
+    if (r.ownKey.empty() || shownCredential(r.headers) != r.ownKey) {
+      const Answer e = errorAnswer(400, "tollgate_bad_request",
+                                   "tollgate: route " + x->route->prefix + " passes your own API key through, but "
+                                   "the Connection header names the header that carries it",
+                                   x->dialect);
+      return answerNow(c, *x, 400, e.headers, e.body);
+    }
+  }
   std::weak_ptr<Exchange> weak = x;
   r.sink = std::make_shared<ExchangeSink>(weak, [this](Exchange& e) { unpark(e); });
   {

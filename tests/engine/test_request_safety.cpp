@@ -4,6 +4,7 @@
 #include "engine.h"
 #include "probe.h"
 #include "raw_http_server.h"
+#include "request_safety.h"
 
 #include <QtTest>
 
@@ -137,6 +138,35 @@ class TestRequestSafety : public QObject {
     o.method = "GET";
     o.body = "not json, and never sent";
     QCOMPARE(probeProblem(o), std::string());
+  }
+
+  void targetsStayUnderTheBasePath_data() {
+    QTest::addColumn<QByteArray>("target");
+    QTest::addColumn<QString>("problem");  // empty: fine
+    QTest::newRow("plain") << QByteArray("/v1/chat/completions?x=1&y=%2e%2e") << "";
+    QTest::newRow("dots inside names") << QByteArray("/v1/a.b/..c/c../.../%2e%2ex") << "";
+    QTest::newRow("encoded slash alone") << QByteArray("/v1/files/a%2Fb") << "";
+    QTest::newRow("dot-dot") << QByteArray("/v1/../x") << "\"..\" segment";
+    QTest::newRow("dot") << QByteArray("/v1/./x") << "\".\" segment";
+    QTest::newRow("dot-dot at the end") << QByteArray("/v1/..") << "\"..\" segment";
+    QTest::newRow("encoded dots") << QByteArray("/v1/%2e%2E/x") << "\"..\" segment";
+    QTest::newRow("half encoded") << QByteArray("/v1/.%2e/x") << "\"..\" segment";
+    QTest::newRow("encoded slash after") << QByteArray("/v1/..%2fx") << "\"..\" segment";
+    QTest::newRow("encoded backslash") << QByteArray("/v1/..%5Cx") << "\"..\" segment";
+    QTest::newRow("backslash") << QByteArray("/v1\\..\\x") << "\"..\" segment";
+    QTest::newRow("dot-dot before the query") << QByteArray("/v1/..?a=b") << "\"..\" segment";
+    QTest::newRow("CR") << QByteArray("/v1/x\rINFO") << "byte 0x0d at offset 5";
+    QTest::newRow("space") << QByteArray("/v1/x y") << "byte 0x20";
+    QTest::newRow("DEL") << QByteArray("/v1/x\x7f") << "byte 0x7f";
+    QTest::newRow("raw UTF-8") << QByteArray("/v1/caf\xc3\xa9") << "byte 0xc3";
+    QTest::newRow("control in the query") << QByteArray("/v1/x?a=\x1b[2J") << "byte 0x1b";
+  }
+  void targetsStayUnderTheBasePath() {
+    QFETCH(QByteArray, target);
+    QFETCH(QString, problem);
+    const std::string p = targetProblem(target.toStdString());
+    if (problem.isEmpty()) QVERIFY2(p.empty(), p.c_str());
+    else QVERIFY2(p.find(problem.toStdString()) != std::string::npos, p.c_str());
   }
 
   void probeStillProbesItsOwnHost() {

@@ -152,6 +152,17 @@ class TestGatewayLoopback : public QObject {
     QCOMPARE(group.status, 400L);
     const std::string garbage = rawExchange(g.port(), "GET /openai/v1/models HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n");
     QVERIFY2(garbage.rfind("HTTP/1.1 400", 0) == 0, garbage.substr(0, 80).c_str());
+    // A dot segment would leave base_url's path for another on the same host (the key with it); a control byte
+    // would forge the log line quoting the path. Refused before routing, spelt out or encoded.
+    for (const char* target : {"/openai/../x", "/openai/v1/%2e%2E/x", "/openai/v1/..%2fx", "/openai/./v1/models",
+                               "/openai/v1/models\r2026\x0bINFO\x0b" "forged", "/openai/v1/\x1b[2Jmodels",
+                               "/openai/v1/\xffx"}) {
+      const std::string head = std::string("GET ") + target + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                               kToken + "\r\nConnection: close\r\n\r\n";
+      const std::string a = rawExchange(g.port(), head);
+      QVERIFY2(a.rfind("HTTP/1.1 400", 0) == 0 && a.find("tollgate_bad_request") != std::string::npos,
+               (std::string(target) + " -> " + a.substr(0, 300)).c_str());
+    }
     QCOMPARE(g.simRequests("open"), std::int64_t(0));  // none of it went upstream
     // Still serving after all that.
     QCOMPARE(call(g.url("/openai/v1/chat/completions"), "POST", kAuth, kChat).status, 200L);
@@ -172,6 +183,16 @@ class TestGatewayLoopback : public QObject {
     Reply noKey = call(url, "POST", {token, json}, kChat);
     QCOMPARE(noKey.status, 401L);
     QVERIFY2(noKey.body.find("own API key") != std::string::npos, noKey.body.c_str());
+    // A Connection header naming the key's header drops it from what is forwarded: refused, never sent with the
+    // group's own key in its place (it was: the key checked on arrival was not the one forwarded).
+    for (const auto& [key, connection] :
+         {std::pair{"Authorization: Bearer sk-client-dddd-0004", "Connection: authorization"},
+          std::pair{"Authorization: Bearer sk-client-dddd-0004", "Connection: keep-alive, Authorization"},
+          std::pair{"x-api-key: sk-client-dddd-0004", "Connection: x-api-key"}}) {
+      Reply r = call(url, "POST", {token, json, key, connection}, kChat);
+      QVERIFY2(r.status == 400 && r.body.find("Connection") != std::string::npos,
+               (std::to_string(r.status) + " " + r.body).c_str());
+    }
     QCOMPARE(g.simRequests("perkey"), std::int64_t(0));
     // The simulator allows each key 2 requests per 10 s: two clients get two each at once, which one key could not.
     auto as = [&](const std::string& auth, const char* deadline) {
