@@ -4,12 +4,15 @@
 #include "config_error.h"
 #include "headers_cli.h"
 #include "json_text.h"
+#include "log.h"
 #include "secret.h"
 
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -61,6 +64,26 @@ class TestBaseHostileInput : public QObject {
     nlohmann::ordered_json o;
     o["h"] = "\xFF";
     QCOMPARE(dumpJson(o), "{\"h\":\"" + kReplacement + "\"}");
+  }
+
+  // One entry, one line: a CR, LF or escape from a client's path or a config's group name would forge a line or
+  // overwrite one on a terminal. Control bytes are written as \xNN, in the scope as in the message.
+  void logLinesCannotBeForged() {
+    std::FILE* f = std::tmpfile();
+    QVERIFY(f);
+    tg::Log::setSink(f);
+    tg::logError("g\x1b[31m\rFORGED", "bad path /x\r2026-12-06T00:00:00.000Z INFO  [chat] all good\n\x7f");
+    tg::Log::setSink(stderr);
+    std::rewind(f);
+    std::string text;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, f)) text += buf;
+    std::fclose(f);
+    QCOMPARE(std::count(text.begin(), text.end(), '\n'), 1L);
+    QVERIFY2(text.find('\r') == std::string::npos && text.find('\x1b') == std::string::npos &&
+                 text.find('\x7f') == std::string::npos, text.c_str());
+    QVERIFY2(text.find("[g\\x1b[31m\\x0dFORGED] bad path /x\\x0d2026") != std::string::npos, text.c_str());
+    QVERIFY2(text.ends_with("all good\\x0a\\x7f\n"), text.c_str());
   }
 
   void deepJsonIsAnErrorNamingTheDepth() {
