@@ -121,7 +121,8 @@ std::string SharedQuotaClient::scopeKey(const std::string& group, const std::str
 void SharedQuotaClient::setMode(SharedMode m, const std::string& why) {
   if (m == mode_) return;
   mode_ = m;
-  if (m == SharedMode::Fallback) logWarn(kScope, "Redis unreachable, each instance takes its share: " + why);
+  if (m == SharedMode::Fallback)
+    logWarn(kScope, "Redis unreachable or refusing, each instance takes its share: " + why);
   else logInfo(kScope, "shared with the fleet through Redis " + cfg_.host + ":" + std::to_string(cfg_.port));
   const int live = live_;
   cb_.post([cb = cb_.mode, m, live, why] { cb(m, live, why); });
@@ -142,7 +143,10 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j, bool withView, b
         if (!c.eval(shared_scripts::kGiveBack, {scope, lease},
                     {instance_, num(a.requests), num(a.tokens), num(a.usedRequests)}, r))
           return false;
-        if (r.isError()) logError(kScope, "give-back refused: " + r.str);
+        if (r.isError()) {
+          refused_ = "give-back script answered " + r.str;
+          return false;
+        }
         return true;
       }
       const auto sentAt = Clock::now();
@@ -160,23 +164,22 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j, bool withView, b
         else latencyMs_[latencyNext_] = ms;
         latencyNext_ = (latencyNext_ + 1) % kLatencyRing;
       }
+      if (r.isError() || r.elements.size() < 7) {
+        refused_ = "lease script answered " + (r.isError() ? r.str : std::string("a reply of the wrong shape"));
+        return false;
+      }
       LeaseGrant g;
       g.scope = a.scope;
-      if (r.isError() || r.elements.size() < 7) {
-        logError(kScope, "lease script answered " + (r.isError() ? r.str : std::string("an unexpected reply")));
-        g.waitS = 0.1;
-      } else {
-        g.requests = r.elements[0].number();
-        g.tokens = r.elements[1].number();
-        g.waitS = r.elements[2].number() / 1000;
-        g.rate = r.elements[3].number();
-        g.live = static_cast<int>(r.elements[4].number(1));
-        g.blockedS = r.elements[5].number() / 1000;
-        g.readyS = r.elements[6].number() / 1000;
-        if (withView) {
-          takeFleet(r, 7);
-          viewed = true;
-        }
+      g.requests = r.elements[0].number();
+      g.tokens = r.elements[1].number();
+      g.waitS = r.elements[2].number() / 1000;
+      g.rate = r.elements[3].number();
+      g.live = static_cast<int>(r.elements[4].number(1));
+      g.blockedS = r.elements[5].number() / 1000;
+      g.readyS = r.elements[6].number() / 1000;
+      if (withView) {
+        takeFleet(r, 7);
+        viewed = true;
       }
       cb_.post([cb = cb_.grant, g] { cb(g); });
       return true;
@@ -186,13 +189,20 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j, bool withView, b
       if (!c.eval(shared_scripts::kWord, {scopeKey(j.group, j.fp), cfg_.ns + ":word"},
                   {std::to_string(ms), j.reason, j.group + "\t" + j.fp, instance_, j.refusal ? "1" : "0"}, r))
         return false;
-      if (r.isError()) logError(kScope, "word script answered " + r.str);
+      if (r.isError()) {
+        refused_ = "word script answered " + r.str;
+        return false;
+      }
       return true;
     }
     case Job::Kind::Action: {
       nlohmann::json a = j.action;
       a["instance"] = instance_;
       if (!c.call({"PUBLISH", cfg_.ns + ":ops", a.dump()}, r)) return false;
+      if (r.isError()) {
+        refused_ = "PUBLISH answered " + r.str;
+        return false;
+      }
       return true;
     }
   }
@@ -211,8 +221,8 @@ bool SharedQuotaClient::heartbeat(RedisConnection& c) {
               {instance_, statsJson(), num(deadMs())}, r))
     return false;
   if (r.isError() || r.elements.empty()) {
-    logError(kScope, "heartbeat script answered " + (r.isError() ? r.str : std::string("nothing")));
-    return true;
+    refused_ = "heartbeat script answered " + (r.isError() ? r.str : std::string("nothing"));
+    return false;
   }
   takeFleet(r, 1);
   return true;
@@ -255,6 +265,7 @@ void SharedQuotaClient::runWorker() {
       continue;
     }
     bool ok = true;
+    refused_.clear();
     for (const Job& j : batch) {
       const auto sentAt = Clock::now();
       const bool lease = j.kind == Job::Kind::Ask && !j.ask.giveBack;
@@ -280,7 +291,7 @@ void SharedQuotaClient::runWorker() {
     roundTrips_ = c.roundTrips();
     if (ok && mode_ != SharedMode::Shared) setMode(SharedMode::Shared, "");
     if (!ok) {
-      setMode(SharedMode::Fallback, c.lastError());
+      setMode(SharedMode::Fallback, refused_.empty() ? c.lastError() : refused_);
       retryAt = Clock::now() + kRetryEvery;
     }
   }

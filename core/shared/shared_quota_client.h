@@ -100,6 +100,10 @@ class SharedQuotaClient {
   std::vector<double> latencyMs_;  // a ring of the last kLatencyRing lease calls
   std::size_t latencyNext_ = 0;
   // Worker thread only.
+  // Why the last round failed although Redis answered (an error reply: a read-only replica, OOM, a script
+  // missing; or a reply of the wrong shape): the fleet cannot be shared through it, so the round falls back
+  // as when Redis is unreachable. Empty when it did not answer at all (the connection's lastError() says why).
+  std::string refused_;
   SharedMode mode_ = SharedMode::Starting;
   int live_ = 1;
 };

@@ -10,6 +10,7 @@
 #include "redis_process.h"
 #include "secret.h"
 #include "shared_ledger.h"
+#include "shared_quota_client.h"
 #include "shared_quota_scripts.h"
 #include "sim_config.h"
 #include "sim_server.h"
@@ -320,6 +321,67 @@ class TestSharedQuota : public QObject {
     QVERIFY(!r.isError());
     const Lease again = lease(c, "a", 0, 1, 10, 2);  // NOSCRIPT: loaded again, answered
     QVERIFY2(again.granted >= 0, c.lastError().c_str());
+  }
+
+  // A Redis that answers but refuses (a read-only replica here; OOM or a proxy's errors alike) cannot share the
+  // fleet's quota: the instance falls back to its share, saying why, as when Redis is down. It used to stay
+  // "shared", get no lease and shed every request as "the fleet's capacity is spent", logging each reply.
+  void aRedisThatRefusesFallsBackSayingWhy() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    tg::RedisConnection admin(endpoint(redis.port));
+    tg::RedisReply r;
+    QVERIFY(admin.call({"REPLICAOF", "127.0.0.1", "1"}, r));  // a master that is not there: writes refused
+    QVERIFY2(!r.isError(), r.str.c_str());
+    std::mutex m;
+    std::vector<std::pair<tg::SharedMode, std::string>> modes;
+    int grants = 0;
+    tg::SharedQuotaCallbacks cb;
+    cb.post = [](std::function<void()> f) { f(); };
+    cb.grant = [&](const tg::LeaseGrant&) {
+      std::lock_guard lk(m);
+      ++grants;
+    };
+    cb.mode = [&](tg::SharedMode mode, int, const std::string& reason) {
+      std::lock_guard lk(m);
+      modes.emplace_back(mode, reason);
+    };
+    cb.hold = [](const std::string&, const std::string&, double, const std::string&, const std::string&) {};
+    cb.action = [](const nlohmann::json&) {};
+    cb.fleet = [](std::vector<tg::FleetMember>) {};
+    cb.stats = [] { return nlohmann::json::object(); };
+    tg::SharedQuotaConfig cfg;
+    cfg.enabled = true;
+    cfg.port = redis.port;
+    cfg.ns = "ro";
+    cfg.instance = "inst-ro";
+    cfg.timeoutS = 0.5;
+    tg::SharedQuotaClient client(cfg, cb);
+    client.start();
+    tg::LeaseAsk ask;
+    ask.group = "g";
+    ask.fingerprint = "fp";
+    ask.tier = tg::Tier::P1;
+    ask.requests = 5;
+    ask.rateHint = 10;
+    ask.burst = 10;
+    client.ask(ask);
+    bool fellBack = false;
+    for (int i = 0; i < 60 && !fellBack; ++i) {
+      sleepMs(50);
+      std::lock_guard lk(m);
+      for (const auto& [mode, reason] : modes)
+        if (mode == tg::SharedMode::Fallback) {
+          fellBack = true;
+          QVERIFY2(reason.find("READONLY") != std::string::npos, reason.c_str());
+        }
+    }
+    client.stop();
+    std::lock_guard lk(m);
+    QVERIFY(fellBack);
+    QCOMPARE(grants, 0);
+    for (const auto& [mode, reason] : modes) QVERIFY(mode != tg::SharedMode::Shared);
   }
 
   void wordHoldsTheScopeAndTellsTheFleet() {
