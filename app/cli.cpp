@@ -32,7 +32,8 @@ TollgateConfig loadConfig(const std::optional<std::string>& path) {
   QFile f(":/tollgate/demo.json");
   if (!f.open(QIODevice::ReadOnly)) throw ConfigError("(embedded demo.json)", "", "cannot open the resource");
   const QByteArray bytes = f.readAll();
-  JsonParse j = parseJsonText(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+  JsonParse j = parseJsonText(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())),
+                              kMaxJsonDepth, JsonKeys::Unique);
   if (!j.ok()) throw ConfigError("(embedded demo.json)", "", "invalid JSON: " + j.error);
   return ConfigLoader::fromJson(j.value, "(embedded demo.json)");
 }

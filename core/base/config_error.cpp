@@ -120,7 +120,7 @@ nlohmann::json readJsonFile(const std::string& file) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw ConfigError(file, "", "cannot read file");
-  JsonParse parsed = parseJsonText(text.str());
+  JsonParse parsed = parseJsonText(text.str(), kMaxJsonDepth, JsonKeys::Unique);
   if (!parsed.ok()) throw ConfigError(file, "", "invalid JSON: " + parsed.error);
   return std::move(parsed.value);
 }

@@ -1,6 +1,8 @@
 #include "json_text.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <string>
 
@@ -10,6 +12,63 @@ namespace {
 constexpr char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
 
 struct TooDeep {};
+struct DuplicateKey {
+  std::string where;  // a JSON pointer: /groups/0/base_url
+};
+
+// Where the parser is, for JsonKeys::Unique: one frame per open object or array.
+class KeyTracker {
+ public:
+  void onEvent(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::object_start:
+      case E::array_start:
+        frames_.push_back({event == E::object_start, {}, {}, 0});
+        break;
+      case E::object_end:
+      case E::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        elementDone();
+        break;
+      case E::key: {
+        if (frames_.empty() || !frames_.back().object) break;
+        Frame& f = frames_.back();
+        f.key = parsed.is_string() ? parsed.get<std::string>() : std::string();
+        if (std::find(f.keys.begin(), f.keys.end(), f.key) != f.keys.end()) throw DuplicateKey{pointer()};
+        f.keys.push_back(f.key);
+        break;
+      }
+      case E::value:
+        elementDone();
+        break;
+    }
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::vector<std::string> keys;  // linear: objects written by hand hold a few dozen keys at most
+    std::string key;                // the member being read
+    long index;                     // arrays: elements read so far
+  };
+  void elementDone() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  }
+  std::string pointer() const {
+    std::string out;
+    for (const Frame& f : frames_) {
+      out += '/';
+      if (!f.object) {
+        out += std::to_string(f.index);
+        continue;
+      }
+      for (char c : f.key) out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+    }
+    return out;
+  }
+  std::vector<Frame> frames_;
+};
 
 // Length of the valid UTF-8 sequence starting at s[i], or 0 when it is not one (RFC 3629: no overlongs,
 // no surrogates, nothing above U+10FFFF).
@@ -37,15 +96,18 @@ std::size_t validSequenceLength(std::string_view s, std::size_t i) {
 
 }  // namespace
 
-JsonParse parseJsonText(std::string_view text, int maxDepth) {
+JsonParse parseJsonText(std::string_view text, int maxDepth, JsonKeys keys) {
   JsonParse r;
+  KeyTracker tracker;
   // The callback sees every object/array start with its depth before it is built; throwing there stops the
   // parser at once, so a deep document costs neither memory nor stack.
-  const nlohmann::json::parser_callback_t limit = [maxDepth](int depth, nlohmann::json::parse_event_t event,
-                                                             nlohmann::json&) {
+  const nlohmann::json::parser_callback_t limit = [maxDepth, keys, &tracker](
+                                                      int depth, nlohmann::json::parse_event_t event,
+                                                      nlohmann::json& parsed) {
     if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
         depth >= maxDepth)
       throw TooDeep{};
+    if (keys == JsonKeys::Unique) tracker.onEvent(event, parsed);
     return true;
   };
   try {
@@ -53,6 +115,9 @@ JsonParse parseJsonText(std::string_view text, int maxDepth) {
   } catch (const TooDeep&) {
     r.value = nullptr;
     r.error = "nested deeper than " + std::to_string(maxDepth) + " levels";
+  } catch (const DuplicateKey& d) {
+    r.value = nullptr;
+    r.error = "duplicate key at " + toValidUtf8(d.where) + " (the JSON names it twice in one object)";
   } catch (const nlohmann::json::exception& e) {
     // parse_error, or out_of_range for a number past double (1e400). The message quotes the input.
     r.value = nullptr;

@@ -20,9 +20,14 @@ struct JsonParse {
   bool ok() const { return error.empty(); }
 };
 
+// A key named twice in one object: nlohmann keeps the last silently, so a config line read by a person (the
+// first "base_url") is not the one used. Where a person writes the text (configs, JSONL jobs), Unique makes
+// it an error naming the key and where it is; bodies relayed to and from upstreams keep LastWins.
+enum class JsonKeys { LastWins, Unique };
+
 // Parses outside text without throwing. Text nested deeper than maxDepth is an error, found while parsing
 // (the deep value is never built). Thread-safe.
-JsonParse parseJsonText(std::string_view text, int maxDepth = kMaxJsonDepth);
+JsonParse parseJsonText(std::string_view text, int maxDepth = kMaxJsonDepth, JsonKeys keys = JsonKeys::LastWins);
 
 bool isValidUtf8(std::string_view bytes);
 // The bytes with every invalid or truncated UTF-8 sequence replaced by U+FFFD; valid text is unchanged.

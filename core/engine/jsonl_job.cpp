@@ -67,7 +67,7 @@ void cutTornTail(const std::string& path) {
 }  // namespace
 
 std::optional<Request> parseJobLine(const std::string& line, std::string* error) {
-  JsonParse parsed = parseJsonText(line);
+  JsonParse parsed = parseJsonText(line, kMaxJsonDepth, JsonKeys::Unique);
   if (!parsed.ok()) {
     *error = "not valid JSON: " + parsed.error;
     return std::nullopt;

@@ -86,6 +86,35 @@ class TestBaseHostileInput : public QObject {
     QVERIFY2(text.ends_with("all good\\x0a\\x7f\n"), text.c_str());
   }
 
+  // A key named twice in one object: the second silently won, so the base_url a person read in a config was not
+  // the one the key went to. Where people write the text it is an error naming where; relayed bodies keep the
+  // last one, as nlohmann (and most parsers) do.
+  void duplicateKeysAreAnErrorWherePeopleWriteJson_data() {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("where");  // empty: no duplicate
+    QTest::newRow("top level") << QByteArray(R"({"a":1,"b":2,"a":3})") << "/a";
+    QTest::newRow("in an array's object") << QByteArray(R"({"groups":[{"name":"g"},{"base_url":"x","base_url":"y"}]})")
+                                          << "/groups/1/base_url";
+    QTest::newRow("after nested values") << QByteArray(R"({"x":[1,[2,3],{"k":{}},{"b":1,"b":2}]})") << "/x/3/b";
+    QTest::newRow("escaped pointer") << QByteArray(R"({"a/b":{"c~d":1,"c~d":2}})") << "/a~1b/c~0d";
+    QTest::newRow("same key in sibling objects") << QByteArray(R"([{"a":1},{"a":2},{"n":{"a":3}}])") << "";
+    QTest::newRow("same key at two depths") << QByteArray(R"({"a":{"a":{"a":1}}})") << "";
+  }
+  void duplicateKeysAreAnErrorWherePeopleWriteJson() {
+    QFETCH(QByteArray, text);
+    QFETCH(QString, where);
+    const tg::JsonParse unique = tg::parseJsonText(text.toStdString(), tg::kMaxJsonDepth, tg::JsonKeys::Unique);
+    const tg::JsonParse lenient = tg::parseJsonText(text.toStdString());
+    QVERIFY2(lenient.ok(), lenient.error.c_str());
+    if (where.isEmpty()) {
+      QVERIFY2(unique.ok(), unique.error.c_str());
+      QCOMPARE(unique.value, lenient.value);
+    } else {
+      QCOMPARE(QString::fromStdString(unique.error),
+               "duplicate key at " + where + " (the JSON names it twice in one object)");
+    }
+  }
+
   void deepJsonIsAnErrorNamingTheDepth() {
     const std::string deep(2'000'000, '[');
     const JsonParse p = parseJsonText(deep);

@@ -85,6 +85,9 @@ class TestCliHostile : public QObject {
     QTest::newRow("rate ceiling not an object")
         << QByteArray::fromStdString(R"({"rate_ceiling": 10, "groups": [)" + group + "]}") << "/rate_ceiling";
     QTest::newRow("bytes in a key") << QByteArray("{\"na\xFF\xFEme\": 1, \"groups\": []}") << "invalid JSON";
+    const std::string twice = group.substr(0, group.size() - 1) + R"(,"base_url":"http://127.0.0.1:9/x"})";
+    QTest::newRow("a key named twice") << QByteArray::fromStdString(R"({"groups": [)" + twice + "]}")
+                                       << "invalid JSON: duplicate key at /groups/0/base_url";
   }
   void configsNamingTheirProblem() {
     QFETCH(QByteArray, text);

@@ -155,6 +155,8 @@ class TestJsonlHostile : public QObject {
                                     << "number overflow parsing '1e400'";
     QTest::newRow("header CRLF") << QByteArray(R"({"id":"a","group":"g","url":"/x","headers":{"X":"1\r\nEvil: 2"}})")
                                  << "\"headers\"/\"X\"";
+    QTest::newRow("url named twice") << QByteArray(R"({"id":"a","group":"g","url":"/x","url":"/y"})")
+                                     << "not valid JSON: duplicate key at /url";
   }
   void rejectsHostileLines() {
     QFETCH(QByteArray, line);
