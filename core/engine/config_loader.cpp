@@ -1,7 +1,11 @@
 #include "config_loader.h"
 
+#include "request_safety.h"
+
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 
 namespace tg {
 namespace {
@@ -31,15 +35,27 @@ RateCeilingConfig readRateCeiling(const nlohmann::json& j, const std::string& fi
   return c;
 }
 
+// Names are written into log lines, headers (group_header) and the fleet's tab-separated Redis messages.
+bool hasControl(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return c < 0x20 || c == 0x7f;
+  });
+}
+
 KeyConfig readKey(JsonObjectReader& r, bool simulated) {
   KeyConfig k;
   k.name = r.requiredString("name");
+  if (hasControl(k.name)) r.fail("name", "expected a key name without control characters (tab, CR, LF, ESC, ...)");
   k.env = r.string("env", "");
   k.header = r.string("header", k.header);
   k.prefix = r.string("prefix", k.prefix);
   r.finish();
   if (!k.env.empty()) {
     const char* v = std::getenv(k.env.c_str());
+    if (v && *v && hasControl(v))  // the value is a secret: never quoted
+      r.fail("env", "environment variable " + k.env + " holds a control character (a CR or LF, as a file saved with "
+                    "Windows line ends leaves): a key is sent as one header line");
     if (v && *v) k.secret = v;
     else if (simulated) k.secret = "sim-" + k.name;
     else r.fail("env", "environment variable " + k.env + " is not set (it holds this key's secret)");
@@ -53,9 +69,12 @@ GroupConfig readGroup(JsonObjectReader& r) {
   GroupConfig g;
   g.name = r.requiredString("name");
   if (g.name.empty()) r.fail("name", "expected a non-empty group name");
+  if (hasControl(g.name)) r.fail("name", "expected a group name without control characters (tab, CR, LF, ESC, ...)");
   g.baseUrl = r.requiredString("base_url");
   if (g.baseUrl != kSimUrl && g.baseUrl.rfind("http://", 0) != 0 && g.baseUrl.rfind("https://", 0) != 0)
     r.fail("base_url", "expected an http:// or https:// URL, or \"sim\" for the embedded simulator");
+  if (std::string why; g.baseUrl != kSimUrl && originOf(g.baseUrl, &why).empty())
+    r.fail("base_url", "expected an http:// or https:// URL with a host: " + why);
   while (g.baseUrl.size() > 1 && g.baseUrl.back() == '/') g.baseUrl.pop_back();
   g.concurrency = r.integer("concurrency", g.concurrency, 1, 100000);
   g.minConcurrency = r.integer("min_concurrency", g.minConcurrency, 1, 100000);
@@ -217,6 +236,15 @@ TollgateConfig ConfigLoader::fromJson(const nlohmann::json& j, const std::string
     hr.finish();
   }
   r.finish();
+  // What the engine checks before it sends anything for a group (key and group headers on one line, hosts),
+  // at load: a problem found only there failed every request of a job as "config", with no file or path, and
+  // the job's resume then skipped them all once the config was fixed.
+  for (std::size_t i = 0; i < e.groups.size(); ++i) {
+    GroupConfig g = e.groups[i];
+    if (g.baseUrl == kSimUrl) g.baseUrl = "http://127.0.0.1";  // bound to the simulator's port at start
+    if (std::string p = groupConfigProblem(g, e, nullptr); !p.empty())
+      throw ConfigError(file, "/groups/" + std::to_string(i), p);
+  }
   if (c.usesEmbeddedSimulator() && !c.simulator)
     throw ConfigError(file, "/simulator", "expected a simulator section, since a group's base_url is \"sim\"");
   return c;

@@ -88,8 +88,11 @@ GatewayConfig loadGatewayConfig(const nlohmann::json& j, const EngineConfig& eng
       JsonObjectReader cr((*cl)[i], file, path);
       ClientConfig client;
       client.name = cr.requiredString("name");
-      if (client.name.empty() || client.name.size() > 64)
-        cr.fail("name", "expected a client name of 1 to 64 characters");
+      if (client.name.empty() || client.name.size() > 64 ||
+          std::any_of(client.name.begin(), client.name.end(), [](char ch) {
+            return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+          }))
+        cr.fail("name", "expected a client name of 1 to 64 characters, without control characters");
       if (!names.insert(client.name).second) cr.fail("name", "expected a unique client name (\"" + client.name + "\" repeats)");
       client.tokenEnv = cr.requiredString("token_env");
       cr.finish();

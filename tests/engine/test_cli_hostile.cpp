@@ -86,12 +86,30 @@ class TestCliHostile : public QObject {
         << QByteArray::fromStdString(R"({"rate_ceiling": 10, "groups": [)" + group + "]}") << "/rate_ceiling";
     QTest::newRow("bytes in a key") << QByteArray("{\"na\xFF\xFEme\": 1, \"groups\": []}") << "invalid JSON";
     const std::string twice = group.substr(0, group.size() - 1) + R"(,"base_url":"http://127.0.0.1:9/x"})";
+    // Names reach log lines, group headers and the fleet's tab-separated messages; secrets go out as one line.
+    QTest::newRow("group name with ESC and CR")
+        << QByteArray("{\"groups\": [{\"name\":\"g\\u001b[31m\\rFORGED\",\"base_url\":\"sim\",\"keys\":[{\"name\":\"k\"}]}]}")
+        << "/groups/0/name: expected a group name without control characters";
+    QTest::newRow("key name with a tab")
+        << QByteArray("{\"groups\": [{\"name\":\"g\",\"base_url\":\"sim\",\"keys\":[{\"name\":\"k\\tx\"}]}]}")
+        << "/groups/0/keys/0/name: expected a key name without control characters";
+    QTest::newRow("base_url without a host")
+        << QByteArray("{\"groups\": [{\"name\":\"g\",\"base_url\":\"https://\",\"keys\":[{\"name\":\"k\"}]}]}")
+        << "/groups/0/base_url: expected an http:// or https:// URL with a host";
+    QTest::newRow("key from a file with Windows line ends")
+        << QByteArray("{\"groups\": [{\"name\":\"g\",\"base_url\":\"http://127.0.0.1:9\",\"keys\":[{\"name\":\"k\","
+                      "\"env\":\"TG_TEST_CR_KEY\"}]}]}")
+        << "/groups/0/keys/0/env: environment variable TG_TEST_CR_KEY holds a control character";
+    QTest::newRow("group header the name cannot fill")
+        << QByteArray("{\"group_header\":\"X Bad\",\"groups\": [{\"name\":\"g\",\"base_url\":\"http://127.0.0.1:9\"}]}")
+        << "/groups/0: group_header header name \"X Bad\" is not an HTTP token";
     QTest::newRow("a key named twice") << QByteArray::fromStdString(R"({"groups": [)" + twice + "]}")
                                        << "invalid JSON: duplicate key at /groups/0/base_url";
   }
   void configsNamingTheirProblem() {
     QFETCH(QByteArray, text);
     QFETCH(QString, mentions);
+    qputenv("TG_TEST_CR_KEY", "sk-test-from-a-windows-file-0123\r");
     QTemporaryDir dir;
     const QString cfg = dir.filePath("c.json");
     writeFile(cfg, text.toStdString());
@@ -100,6 +118,7 @@ class TestCliHostile : public QObject {
              kExitUsage);
     QVERIFY2(err.contains(mentions.toUtf8()), err.left(400).constData());
     QVERIFY2(err.contains(cfg.toUtf8()), err.left(400).constData());
+    QVERIFY(!err.contains("sk-test-from-a-windows-file"));  // a secret is named by its variable, never shown
   }
 
   void headersWithBytesThatAreNotUtf8() {
