@@ -377,6 +377,15 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
     // Before anything is routed or logged: a path is joined to base_url and quoted in log lines.
     if (std::string why = targetProblem(x->rawUri); !why.empty())
       return fail(400, "tollgate_bad_request", "tollgate: " + why);
+    // Two lengths that differ: which body is the request? (RFC 9112 6.3: an error; a proxy that picks one
+    // smuggles the rest as the next request.)
+    const std::string* length = nullptr;
+    for (const auto& [k, v] : x->headers) {
+      if (!equalsIgnoreCase(k, "content-length")) continue;
+      if (length && *length != v)
+        return fail(400, "tollgate_bad_request", "tollgate: the request has two Content-Length headers that differ");
+      length = &v;
+    }
     if (x->path == "/healthz" && x->method == "GET")
       return answerNow(c, *x, 200, {{"Content-Type", "application/json"}},
                        stopping_ ? "{\"status\":\"stopping\"}" : "{\"status\":\"ok\"}");

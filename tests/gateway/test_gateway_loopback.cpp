@@ -163,6 +163,12 @@ class TestGatewayLoopback : public QObject {
       QVERIFY2(a.rfind("HTTP/1.1 400", 0) == 0 && a.find("tollgate_bad_request") != std::string::npos,
                (std::string(target) + " -> " + a.substr(0, 300)).c_str());
     }
+    const std::string lengths = rawExchange(g.port(), "POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                                                      "Authorization: Bearer " + std::string(kToken) +
+                                                      "\r\nContent-Length: 2\r\nContent-Length: 40\r\n"
+                                                      "Connection: close\r\n\r\n{}");
+    QVERIFY2(lengths.rfind("HTTP/1.1 400", 0) == 0 && lengths.find("Content-Length") != std::string::npos,
+             lengths.substr(0, 300).c_str());
     QCOMPARE(g.simRequests("open"), std::int64_t(0));  // none of it went upstream
     // Still serving after all that.
     QCOMPARE(call(g.url("/openai/v1/chat/completions"), "POST", kAuth, kChat).status, 200L);
