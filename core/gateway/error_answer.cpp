@@ -2,6 +2,7 @@
 
 #include "json_text.h"
 #include "request_policy.h"
+#include "secret.h"
 
 #include <cmath>
 
@@ -76,11 +77,12 @@ Answer answerFor(const Result& r, Dialect dialect, double clientBudgetS) {
                               (r.error == ErrorKind::Http || r.error == ErrorKind::RateLimited ||
                                r.error == ErrorKind::QuotaExhausted || r.error == ErrorKind::None);
   if (upstreamAnswer) {
-    // The upstream's own final answer, relayed as it came (its Retry-After is its word).
+    // The upstream's own final answer, relayed as it came (its Retry-After is its word), less any key it
+    // echoes (an error quoting the request's Authorization).
     a.status = r.status;
     for (const auto& [k, v] : r.headers)
-      if (!isDroppedResponseHeader(k)) a.headers.emplace_back(k, v);
-    a.body = r.body;
+      if (!isDroppedResponseHeader(k)) a.headers.emplace_back(k, SecretRegistry::redact(v));
+    a.body = SecretRegistry::redact(r.body);
   } else {
     std::string message;
     switch (r.error) {

@@ -108,7 +108,9 @@ class ExchangeSink : public ResponseSink {
         const long long n = std::strtoll(v.c_str(), &end, 10);
         if (end && *end == '\0' && n >= 0) x->contentLength = n;
       }
-      if (!isDroppedResponseHeader(k)) x->head.emplace_back(k, v);
+      // An upstream may echo the key it was sent (a debug header, an error quoting the request): the client
+      // of a gateway that adds the key must never see it.
+      if (!isDroppedResponseHeader(k)) x->head.emplace_back(k, SecretRegistry::redact(v));
     }
     if (x->relay) wake_(*x);  // a stream starts now; a plain answer goes out whole, with Content-Length
     return true;
@@ -515,7 +517,7 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
       x->buf += x->relay->finish();
     } else if (x->headReady) {  // a plain 2xx, held whole
       if (res.ok()) {
-        x->answer = Answer{x->headStatus, x->head, std::move(x->buf)};
+        x->answer = Answer{x->headStatus, x->head, SecretRegistry::redact(std::move(x->buf))};
       } else {
         Result broken = res;
         broken.status = 0;
@@ -528,8 +530,8 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
       Answer a;
       a.status = res.status;
       for (const auto& [k, v] : res.headers)
-        if (!isDroppedResponseHeader(k)) a.headers.emplace_back(k, v);
-      a.body = res.body;
+        if (!isDroppedResponseHeader(k)) a.headers.emplace_back(k, SecretRegistry::redact(v));
+      a.body = SecretRegistry::redact(res.body);
       x->answer = std::move(a);
     } else {
       x->answer = answerFor(res, x->dialect, x->budgetS);

@@ -1,6 +1,7 @@
 #include "sse_relay.h"
 
 #include "json_text.h"
+#include "secret.h"
 
 namespace tg::gateway {
 namespace {
@@ -45,7 +46,6 @@ bool SseRelay::isUsageOnlyEvent(std::string_view event) {
 }
 
 std::string SseRelay::feed(std::string_view piece) {
-  if (!filter_) return std::string(piece);
   held_.append(piece);
   std::string out;
   std::size_t start = 0;
@@ -53,10 +53,18 @@ std::string SseRelay::feed(std::string_view piece) {
     const auto end = eventEnd(std::string_view(held_).substr(start));
     if (end == std::string_view::npos) break;
     std::string_view event = std::string_view(held_).substr(start, end);
-    if (!isUsageOnlyEvent(event)) out.append(event);
+    if (!filter_ || !isUsageOnlyEvent(event)) out.append(event);
     start += end;
   }
   held_.erase(0, start);
+  out = SecretRegistry::redact(std::move(out));  // an event is whole: a key in it is whole too
+  if (held_.size() > kMaxHeld) {
+    // No blank line for this long: not an event stream (an error body, a plain chunked answer). All but the
+    // last kKeep bytes go now, redacted; a key cut by the end of what arrived stays held, whole, for the next.
+    held_ = SecretRegistry::redact(std::move(held_));
+    out.append(held_, 0, held_.size() - kKeep);
+    held_.erase(0, held_.size() - kKeep);
+  }
   return out;
 }
 
@@ -64,7 +72,7 @@ std::string SseRelay::finish() {
   std::string rest;
   rest.swap(held_);
   if (filter_ && isUsageOnlyEvent(rest)) return {};
-  return rest;
+  return SecretRegistry::redact(std::move(rest));
 }
 
 }  // namespace tg::gateway

@@ -1,7 +1,10 @@
-// Relays a server-sent event stream to the client as it arrives. When the gateway asked the upstream for usage
-// the client did not ask for (OpenAI's stream_options.include_usage), the usage-only chunk ("choices": [] with
-// "usage") is removed; every other byte passes through unchanged. Without filtering, bytes pass at once
-// (nothing is held); with it, only the current incomplete event is held. Pure; one per stream.
+// Relays a server-sent event stream to the client as it arrives, event by event (a client acts on an event only
+// at its blank line, so holding the incomplete one delays nothing it could use). When the gateway asked the
+// upstream for usage the client did not ask for (OpenAI's stream_options.include_usage), the usage-only chunk
+// ("choices": [] with "usage") is removed. Every registered secret is redacted (an upstream that echoes the key
+// it was sent must not hand it to the gateway's client); events are whole, so a key cut across two pieces of
+// the upstream's body is still caught. A body with no blank line for kMaxHeld bytes (not an event stream) is
+// passed on past that, less its last kKeep bytes. One per stream; uses the process's SecretRegistry.
 #pragma once
 
 #include <string>
@@ -18,6 +21,9 @@ class SseRelay {
   std::string finish();
 
   static bool isUsageOnlyEvent(std::string_view event);
+
+  static constexpr std::size_t kMaxHeld = 64 * 1024;
+  static constexpr std::size_t kKeep = 1024;  // longer than any key
 
  private:
   bool filter_;

@@ -2,6 +2,7 @@
 // relayed whole, refusals (400/401/404/413/502) that name what is wrong, tiers that order the queue, sheds
 // whose Retry-After is the quota's truth, and a client that hangs up while queued never reaching upstream.
 #include "gateway_fixture.h"
+#include "../engine/raw_http_server.h"
 #include "secret.h"
 
 #include <QtTest>
@@ -225,6 +226,46 @@ class TestGatewayLoopback : public QObject {
     QVERIFY(m.body.find(tg::keyFingerprint("sk-client-cccc-0003")) != std::string::npos);
     QVERIFY(m.body.find("sk-client") == std::string::npos);
     QVERIFY(m.body.find(kToken) == std::string::npos);
+  }
+
+  // An upstream that echoes the key it was sent (in a header, an error body, a 200 body, a stream cut mid-key)
+  // never hands it to the gateway's client: the gateway adds the group's key so that services never hold it.
+  void anEchoedKeyNeverReachesTheClient() {
+    const std::string key = "sk-gateway-echo-secret-0123456789";
+    qputenv("TG_TEST_ECHO_KEY", QByteArray::fromStdString(key));
+    RawHttpServer upstream([](const std::string& raw, int) {
+      const auto at = raw.find("Authorization: ");
+      const std::string auth = at == std::string::npos ? "" : raw.substr(at + 15, raw.find("\r\n", at) - at - 15);
+      if (raw.find(" /v1/stream ") != std::string::npos) {
+        RawHttpServer::Reply r;
+        r.raw = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+        const std::string event = "data: {\"choices\":[{\"delta\":{\"content\":\"" + auth + "\"}}]}\n\n";
+        r.pieces = {event.substr(0, 40), event.substr(40), "data: [DONE]\n\n"};  // the key is cut at 40
+        r.gap = std::chrono::milliseconds(50);
+        return r;
+      }
+      const int status = raw.find(" /v1/fail ") != std::string::npos ? 401 : 200;
+      return RawHttpServer::status(status, "X-Echo: " + auth + "\r\n", "{\"you_sent\":\"" + auth + "\"}");
+    });
+    auto cfg = engineConfig();
+    cfg["groups"].push_back({{"name", "echo"}, {"base_url", upstream.url()}, {"concurrency", 2},
+                             {"keys", {{{"name", "echo-key"}, {"env", "TG_TEST_ECHO_KEY"}}}}});
+    cfg["gateway"]["routes"].push_back({{"prefix", "/echo"}, {"group", "echo"}});
+    GatewayUnderTest g(simConfig(), cfg);
+    for (const char* path : {"/echo/v1/ok", "/echo/v1/fail"}) {
+      Reply r = call(g.url(path), "POST", kAuth, kChat);
+      QVERIFY2(r.status == 200 || r.status == 401, r.body.c_str());
+      QVERIFY2(r.body.find(key) == std::string::npos && r.body.find(tg::keyFingerprint(key)) != std::string::npos,
+               r.body.c_str());
+      for (const auto& [k, v] : r.headers) QVERIFY2(v.find(key) == std::string::npos, (k + ": " + v).c_str());
+    }
+    const std::string stream = R"({"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+    Reply s = call(g.url("/echo/v1/stream"), "POST", kAuth, stream);
+    QCOMPARE(s.status, 200L);
+    QVERIFY2(s.body.find(key) == std::string::npos && s.body.find(tg::keyFingerprint(key)) != std::string::npos &&
+                 s.body.find("[DONE]") != std::string::npos,
+             s.body.c_str());
+    QVERIFY(upstream.allBytes().find("Bearer " + key) != std::string::npos);  // the upstream did get it
   }
 
   void unreachableUpstreamIs502WithTheReason() {

@@ -4,6 +4,7 @@
 #include "gateway_config.h"
 #include "request_policy.h"
 #include "route_table.h"
+#include "secret.h"
 #include "sse_relay.h"
 
 #include <QtTest>
@@ -276,6 +277,40 @@ class TestGatewayPolicy : public QObject {
     QCOMPARE(out, content + done);
     SseRelay crlf(true);
     QCOMPARE(crlf.feed("data: {\"choices\":[],\"usage\":{}}\r\n\r\ndata: [DONE]\r\n\r\n"), std::string("data: [DONE]\r\n\r\n"));
+  }
+
+  // An upstream that echoes the key it was sent (a debug header, an error quoting the request) must not hand
+  // it to the gateway's client: relayed answers and streams are redacted, a key cut across two pieces too.
+  void relayedAnswersNeverCarryAKey() {
+    const std::string key = "sk-policy-echo-secret-0123456789";
+    tg::SecretRegistry::add(key);
+    const std::string fp = tg::keyFingerprint(key);
+    Result up;
+    up.status = 401;
+    up.error = ErrorKind::Http;
+    up.headers = {{"X-Echo", "Bearer " + key}};
+    up.body = "{\"error\":\"bad key Bearer " + key + "\"}";
+    const Answer a = answerFor(up, Dialect::OpenAI, std::nan(""));
+    QVERIFY2(a.body.find(key) == std::string::npos && a.body.find(fp) != std::string::npos, a.body.c_str());
+    QVERIFY(header(a.headers, "x-echo")->find(key) == std::string::npos);
+    for (bool filter : {false, true}) {
+      SseRelay relay(filter);
+      const std::string event = "data: {\"choices\":[{\"delta\":{\"content\":\"" + key + "\"}}]}\n\n";
+      std::string out = relay.feed(std::string_view(event).substr(0, 30));  // the key is cut here
+      QCOMPARE(out, std::string());  // the incomplete event waits for its blank line
+      out += relay.feed(std::string_view(event).substr(30));
+      out += relay.finish();
+      QVERIFY2(out.find(key) == std::string::npos && out.find(fp) != std::string::npos, out.c_str());
+    }
+    // Not an event stream: passed on past kMaxHeld, less a tail that keeps a key cut at the end whole.
+    SseRelay plain(false);
+    const std::string filler(SseRelay::kMaxHeld, 'x');
+    std::string out = plain.feed(filler + key.substr(0, 10));
+    QVERIFY(out.size() >= SseRelay::kMaxHeld - SseRelay::kKeep);
+    out += plain.feed(key.substr(10) + "}");
+    out += plain.finish();
+    QVERIFY(out.find(key) == std::string::npos && out.find(fp) != std::string::npos);
+    QCOMPARE(out.size(), filler.size() + fp.size() + 1);
   }
 };
 
