@@ -104,6 +104,9 @@ int runCommand(const std::vector<std::string>& argv) {
       std::fprintf(stderr, "tollgate run: nothing to do: no --workload and no \"workload\" section in the config\n");
       return kExitUsage;
     }
+  } catch (const std::invalid_argument& e) {  // --workload or --results names the wrong thing
+    std::fprintf(stderr, "tollgate run: %s\n", e.what());
+    return kExitUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate run: %s\n", e.what());
     return kExitFailed;
@@ -138,15 +141,16 @@ int runCommand(const std::vector<std::string>& argv) {
     }
   }
   const double elapsed = session->elapsedS();
-  JobProgress jp;
-  if (JsonlJob* j = session->job()) jp = j->progress();
-  const bool hadJob = session->job() != nullptr;
   session->stop();
   nlohmann::json report = session->report().toJson(*session->engine().latestSnapshot(), elapsed);
-  if (hadJob) {
+  std::string writeError;
+  if (const auto& done = session->finalJobProgress()) {
+    const JobProgress& jp = *done;
     report["job"] = {{"lines", jp.lines},         {"skipped", jp.skipped},     {"rejected", jp.rejected},
                      {"submitted", jp.submitted}, {"succeeded", jp.succeeded}, {"failed", jp.failed},
                      {"finished", jp.finished}};
+    // Results that could not be written are lost to the resume too: the run did not do its job.
+    if (!jp.writeError.empty()) report["job"]["write_error"] = writeError = jp.writeError;
   }
   if (auto path = a.value("--report")) {
     std::ofstream out(*path);
@@ -157,6 +161,10 @@ int runCommand(const std::vector<std::string>& argv) {
     }
   }
   if (!quiet) std::printf("%s\n", dumpJson(report, 2).c_str());
+  if (!writeError.empty()) {
+    std::fprintf(stderr, "tollgate run: %s\n", writeError.c_str());
+    return kExitFailed;
+  }
   return kExitOk;
 }
 

@@ -115,6 +115,7 @@ void Session::stop() {
   if (job_) job_->cancel();
   if (gateway_) gateway_->stop();  // parked clients get their answer while the engine still runs
   engine_->stop();  // every outstanding request gets its callback (cancelled) before this returns
+  if (job_) finalJob_ = job_->progress();
   job_.reset();
   if (history_) {
     history_->flush();

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ class Session {
   // A JSONL job instead of (or beside) the synthetic workload.
   JsonlJob& startJob(JsonlJob::Options opts);
   JsonlJob* job() { return job_.get(); }
+  // The job's progress as stop() left it, after the engine's last callbacks wrote their rows (a write failure
+  // then included); nullopt when no job ran.
+  const std::optional<JobProgress>& finalJobProgress() const { return finalJob_; }
   SyntheticWorkload* synthetic() { return synthetic_.get(); }
   bool hasSyntheticProfile() const { return profile_.has_value(); }
   void startSynthetic();
@@ -83,6 +87,7 @@ class Session {
   std::string gatewayError_;
   std::unique_ptr<SyntheticWorkload> synthetic_;
   std::unique_ptr<JsonlJob> job_;
+  std::optional<JobProgress> finalJob_;
   RunReport report_;
   std::vector<std::function<void(const Event&)>> eventListeners_;
   std::vector<std::function<void(SnapshotPtr)>> snapshotListeners_;

@@ -208,7 +208,17 @@ JsonlJob::~JsonlJob() {
 }
 
 void JsonlJob::start() {
-  {
+  struct stat in {};
+  if (::stat(opts_.input.c_str(), &in) != 0)
+    throw std::runtime_error(opts_.input + ": cannot open the job file: " + std::strerror(errno));
+  if (S_ISDIR(in.st_mode)) throw std::invalid_argument(opts_.input + ": is a directory, not a job file");
+  for (const std::string* out : {&opts_.results, &opts_.rejects}) {
+    struct stat o {};
+    if (::stat(out->c_str(), &o) == 0 && o.st_dev == in.st_dev && o.st_ino == in.st_ino)
+      throw std::invalid_argument(*out + ": is the job file itself (its lines would count as done)");
+  }
+  // Counted ahead only in a regular file: a pipe (--workload /dev/stdin) is read once, by the feeder.
+  if (S_ISREG(in.st_mode)) {
     std::ifstream probe(opts_.input);
     if (!probe) throw std::runtime_error(opts_.input + ": cannot open the job file");
     std::int64_t n = 0;

@@ -29,7 +29,7 @@
 namespace tg {
 
 struct JobProgress {
-  std::int64_t totalLines = 0; // lines in the input file (counted at start)
+  std::int64_t totalLines = 0; // lines in the input file (counted at start; 0 for a pipe, read only once)
   std::int64_t lines = 0;      // input lines read so far
   std::int64_t skipped = 0;    // already in the results file (resume)
   std::int64_t rejected = 0;   // malformed lines

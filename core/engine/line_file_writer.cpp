@@ -43,13 +43,19 @@ struct LineFileWriter::State {
   }
 
   bool writeAll(const std::string& buf) {
+    const off_t start = ::lseek(fd, 0, SEEK_END);  // -1 for a pipe or a device: nothing to take back there
     const char* p = buf.data();
     std::size_t left = buf.size();
     while (left > 0) {
       const ssize_t n = ::write(fd, p, left);
       if (n < 0) {
         if (errno == EINTR) continue;
-        fail("cannot write", errno);
+        const int err = errno;
+        // A line cut short (the disk filled mid-line) would stay torn in the middle of the file for good: the
+        // next line that fits lands right after it, and a resume cuts only a torn last line. Take it back.
+        if (start >= 0 && left < buf.size() && ::ftruncate(fd, start) != 0)
+          logError("job", path + ": cannot take back a line cut short: " + std::strerror(errno));
+        fail("cannot write", err);
         return false;
       }
       p += n;

@@ -180,6 +180,25 @@ class TestCli : public QObject {
       QVERIFY2(g.contains(k), k);
   }
 
+  // Results that cannot be written (a full disk: /dev/full) are lost to the resume too: the run fails (exit 1),
+  // says which file, and the report says so. It exited 0 with "succeeded: 2, finished: true".
+  void aRunWhoseResultsCannotBeWrittenFails() {
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json"), job = dir.filePath("job.jsonl"), report = dir.filePath("r.json");
+    writeFile(cfg, slowConfig());
+    writeFile(job, "{\"id\":\"a\",\"group\":\"batch\",\"url\":\"/v1/x\"}\n"
+                   "{\"id\":\"b\",\"group\":\"batch\",\"url\":\"/v1/x\"}\n");
+    QByteArray err;
+    QCOMPARE(runTollgate({"run", "--headless", "--quiet", "--config", cfg, "--workload", job, "--results", "/dev/full",
+                          "--history", "off", "--duration", "10", "--report", report},
+                         nullptr, &err),
+             1);
+    QVERIFY2(err.contains("/dev/full"), err.constData());
+    std::ifstream in(report.toStdString());
+    const json r = json::parse(in);
+    QVERIFY2(r["job"]["write_error"].get<std::string>().find("/dev/full") != std::string::npos, r.dump().c_str());
+  }
+
   // --max-rps GROUP=N holds the group to N requests/s whatever the workload offers (80/s, > 60 sent above).
   void headlessRunHoldsTheRateCeiling() {
     json g;

@@ -4,20 +4,28 @@
 // and a full disk is an error that names the file.
 #include "engine_fixture.h"
 #include "jsonl_job.h"
+#include "line_file_writer.h"
 
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <atomic>
+#include <condition_variable>
+#include <csignal>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <iterator>
+#include <mutex>
 #include <poll.h>
 #include <set>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
+#include <vector>
 
 using namespace tg;
 
@@ -192,6 +200,78 @@ class TestJsonlJob : public QObject {
     const std::string error = job.progress().writeError;
     QVERIFY2(error.find("/dev/full") != std::string::npos, error.c_str());
     QVERIFY2(error.find(std::strerror(ENOSPC)) != std::string::npos, error.c_str());
+  }
+
+  // A pipe (--workload /dev/stdin) is read once: it was read to its end to count its lines, and the job then
+  // found it empty and sent nothing. A directory, or a results file that is the job file, is refused.
+  void aJobFromAPipeIsReadOnce() {
+    tgtest::EngineUnderTest eut(simJson(1), engineJson(8));
+    QTemporaryDir dir;
+    const std::string lines = [&] {
+      std::ifstream in(writeJob(dir, 3));
+      return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    }();
+    const std::string fifo = dir.filePath("job.fifo").toStdString();
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    std::thread writer([&] {
+      const int fd = ::open(fifo.c_str(), O_WRONLY);  // waits for the job to open it
+      if (fd < 0) return;
+      (void)!::write(fd, lines.data(), lines.size());
+      ::close(fd);
+    });
+    JsonlJob job(eut.engine(), JsonlJob::Options{fifo, dir.filePath("r.jsonl").toStdString(), {}, 20000, {}});
+    try {
+      job.start();
+    } catch (...) {
+      ::close(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK));  // lets the writer go
+      writer.join();
+      throw;
+    }
+    const bool finished = job.waitFinished(10);
+    writer.join();
+    QVERIFY(finished);
+    QCOMPARE(job.progress().succeeded, std::int64_t(3));
+    JsonlJob folder(eut.engine(), JsonlJob::Options{dir.path().toStdString(), {}, {}, 20000, {}});
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, folder.start());
+    const std::string input = writeJob(dir, 2);
+    JsonlJob same(eut.engine(), JsonlJob::Options{input, input, {}, 20000, {}});
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, same.start());
+  }
+
+  // A disk that fills mid-line: the piece written is taken back, so no torn row stays in the middle of the file
+  // (the next line that fits would land right after it, and a resume cuts only a torn last line). The process's
+  // file size limit stands in for the disk: a write across it is cut short, the next one fails (EFBIG).
+  void aLineCutShortIsTakenBack() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("r.jsonl").toStdString();
+    const std::string line(59, 'a');  // 60 bytes with its newline
+    rlimit was{};
+    QCOMPARE(::getrlimit(RLIMIT_FSIZE, &was), 0);
+    const auto oldHandler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit small = was;
+    small.rlim_cur = 100;
+    QCOMPARE(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    std::vector<int> written;
+    std::mutex m;
+    std::condition_variable cv;
+    {
+      LineFileWriter w(path);
+      for (int i = 0; i < 2; ++i)
+        w.append(line, [&](bool ok) {
+          std::lock_guard lk(m);
+          written.push_back(ok);
+          cv.notify_one();
+        });
+      std::unique_lock lk(m);
+      QVERIFY(cv.wait_for(lk, std::chrono::seconds(5), [&] { return written.size() == 2; }));
+      QVERIFY2(w.error().find("cannot write") != std::string::npos, w.error().c_str());
+    }
+    ::setrlimit(RLIMIT_FSIZE, &was);
+    std::signal(SIGXFSZ, oldHandler);
+    QCOMPARE(written, (std::vector<int>{1, 0}));
+    std::ifstream in(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    QCOMPARE(text, line + "\n");  // was 100 bytes: the line and 40 of the next
   }
 };
 
