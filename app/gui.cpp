@@ -173,7 +173,13 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
     }
     window.setReplay(source, new ui::ReplayPanelWidget(source, window.charts()));
     window.setReplayMode(true);
-    window.setUpstreamName(QString::fromStdString(*file) + QObject::tr(" (replay, read-only)"));
+    // A file that opened but is damaged inside (a page of samples overwritten): what can be read is shown, and
+    // the damage is said, on stderr and in the status bar, rather than an empty range that looks like calm.
+    const QString damage = source->lastError();
+    if (!damage.isEmpty())
+      std::fprintf(stderr, "tollgate: %s: not all of it could be read: %s\n", file->c_str(), qPrintable(damage));
+    window.setUpstreamName(QString::fromStdString(*file) + QObject::tr(" (replay, read-only)") +
+                           (damage.isEmpty() ? QString() : QStringLiteral(" – ") + damage));
     window.show();
     if (auto shot = a.value("--screenshot")) {
       const double after = screenshotAfter.value_or(3.0);

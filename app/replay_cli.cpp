@@ -7,6 +7,7 @@
 #include "command_line.h"
 #include "history_reader.h"
 #include "json_text.h"
+#include "request_safety.h"
 #include "session.h"
 #include "what_if_runner.h"
 
@@ -94,6 +95,20 @@ int replayCommand(const std::vector<std::string>& args) {
   if (!sc) {
     std::fprintf(stderr, "tollgate replay: %s\n", err.c_str());
     return kExitFailed;
+  }
+  // Overrides naming a group the recording does not hold: a configuration error, named before re-driving.
+  for (const auto& [name, o] : overrides.groups) {
+    std::string known;
+    bool found = false;
+    for (const auto& g : sc->groups) {
+      found = found || g.name == name;
+      known += (known.empty() ? "" : ", ") + g.name;
+    }
+    if (!found) {
+      std::fprintf(stderr, "tollgate replay: %s: /groups/%s: expected a group of the recording (%s)\n",
+                   a.value("--override")->c_str(), printable(name).c_str(), printable(known).c_str());
+      return kExitUsage;
+    }
   }
   std::fprintf(stderr, "re-driving %.0f s of history (%zu groups) at %gx...\n", sc->durationS(), sc->groups.size(),
                speed);

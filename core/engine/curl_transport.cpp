@@ -55,6 +55,9 @@ ErrorKind errorKindForCurl(CURLcode rc) {
     case CURLE_UNKNOWN_OPTION:
       return ErrorKind::Config;
     case CURLE_FILESIZE_EXCEEDED: return ErrorKind::Http;  // the response is over max_response_bytes
+    // libcurl (7.88) answers a response header line over its 100 KB limit so: the upstream's answer, not the
+    // network's, and the same again on a retry (which also fed the breaker as a network failure).
+    case CURLE_OUT_OF_MEMORY: return ErrorKind::Http;
     default: return ErrorKind::Network;
   }
 }
@@ -361,6 +364,9 @@ Response CurlTransport::finish(CURL* easy, CURLcode rc) {
     r.error = o.kind;
     r.permanent = o.permanent;
     r.errorText = t->error[0] ? t->error : curl_easy_strerror(rc);
+    if (rc == CURLE_OUT_OF_MEMORY)
+      r.errorText = "response head too large (a header line over libcurl's 100 KB limit), or out of memory: " +
+                    r.errorText;
     if (!t->committed) r.status = 0;  // committed: the head already went out with its status
   } else {
     r.error = classifyTransfer(CURLE_OK, r.status).kind;

@@ -99,7 +99,7 @@ HistoryOutcome cmdIncidents(const HistoryRequest& a, std::ostream& out) {
       return outcome;
     }
     auto res = r->incident(id);
-    if (!res.ok()) return failed(std::move(outcome), "history: " + res.error);
+    if (!res.ok()) return failed(std::move(outcome), "history: " + a.db + ": " + res.error);
     if (!res.value) return failed(std::move(outcome), "history incidents: no incident with id " + std::to_string(id));
     const Incident& i = *res.value;
     out << "incident " << i.id << "\n  start    " << iso(i.startMs) << "\n  end      " << iso(i.endMs)
@@ -111,7 +111,7 @@ HistoryOutcome cmdIncidents(const HistoryRequest& a, std::ostream& out) {
     return outcome;
   }
   auto res = r->incidents();
-  if (!res.ok()) return failed(std::move(outcome), "history: " + res.error);
+  if (!res.ok()) return failed(std::move(outcome), "history: " + a.db + ": " + res.error);
   out << "id\tstart\tduration\tgroups\tpeak_429_per_s\ttotal_429\tshed\toperator_actions\treasons\n";
   for (const auto& i : res.value)
     out << i.id << "\t" << iso(i.startMs) << "\t" << duration(i.durationMs()) << "\t" << joined(i.groups) << "\t"
@@ -155,7 +155,7 @@ HistoryOutcome cmdShow(const HistoryRequest& a, std::ostream& out) {
   auto series = r->samples(from, to, groups, points);
   auto events = r->events(from, to, groups, {});
   if (!series.ok() || !events.ok())
-    return failed(std::move(outcome), "history: " + (series.ok() ? events.error : series.error));
+    return failed(std::move(outcome), "history: " + a.db + ": " + (series.ok() ? events.error : series.error));
   for (const auto& s : series.value) {
     out << "group " << s.group << " (bucket " << duration(s.bucketMs) << ", " << s.buckets.size() << " points)\n";
     out << "time\tsends/s\tok/s\t429/s max\t5xx/s max\tshed\tin_flight max\tqueue max\tp95_ms max\tbreaker max\n";
@@ -237,7 +237,7 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
     // Hour by hour, so a long export never holds the whole range in memory.
     for (EpochMs t = from; t < to; t += kExportChunkMs) {
       auto res = r->rawSamples(t, std::min(to, t + kExportChunkMs), {});
-      if (!res.ok()) return failed(std::move(outcome), "history: " + res.error);
+      if (!res.ok()) return failed(std::move(outcome), "history: " + a.db + ": " + res.error);
       std::stable_sort(res.value.begin(), res.value.end(), [](const Sample& x, const Sample& y) { return x.tsMs < y.tsMs; });
       for (const auto& s : res.value) {
         if (csv) writeSampleCsv(*o, s);
@@ -247,7 +247,7 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
     }
   } else if (what == "events") {
     auto res = r->events(from, to, {}, {});
-    if (!res.ok()) return failed(std::move(outcome), "history: " + res.error);
+    if (!res.ok()) return failed(std::move(outcome), "history: " + a.db + ": " + res.error);
     if (csv) *o << "ts_ms,kind,severity,group,message,detail\n";
     for (const auto& e : res.value) {
       if (csv)
@@ -262,7 +262,7 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
     rows = res.value.size();
   } else {
     auto res = r->requestTable(from, to, /*perMinute=*/true);
-    if (!res.ok()) return failed(std::move(outcome), "history: " + res.error);
+    if (!res.ok()) return failed(std::move(outcome), "history: " + a.db + ": " + res.error);
     if (csv) *o << "minute_ms,group,key_fingerprint,endpoint,client,requests,r429,r5xx,net_errors,retries,avg_latency_ms,p95_latency_ms\n";
     for (const auto& q : res.value) {
       if (csv)
@@ -293,7 +293,7 @@ HistoryOutcome cmdCheck(const HistoryRequest& a, std::ostream& out) {
   auto counts = r->rowCounts();
   auto range = r->timeRange();
   for (const auto* e : {&integrity.error, &counts.error, &range.error}) {
-    if (!e->empty()) return failed(std::move(outcome), "history: " + *e);
+    if (!e->empty()) return failed(std::move(outcome), "history: " + a.db + ": " + *e);
   }
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);

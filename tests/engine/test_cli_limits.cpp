@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+
 using namespace tgtest;
 
 namespace {
@@ -183,6 +185,58 @@ class TestCliLimits : public QObject {
     QCOMPARE(actions[0].value("action", ""), std::string("pause_tier"));
     QCOMPARE(actions[0].value("target", ""), std::string("*/P2"));
     QCOMPARE(actions[0].value("after", false), true);
+  }
+
+  // An override naming a group the recording does not hold is a configuration error (exit 2) naming the file,
+  // found before the re-drive; it came after "re-driving 98 s...", as "(overrides): ...", exit 1.
+  void replayOverrideOfAnUnknownGroupNamesTheFile() {
+    QTemporaryDir dir;
+    const std::string db = historyFile(dir);
+    const QString override = dir.filePath("o.json");
+    std::ofstream(override.toStdString()) << R"({"groups": {"nope": {"concurrency": 2}}})";
+    QByteArray err;
+    QCOMPARE(runTollgate({"replay", "--db", QString::fromStdString(db), "--incident", "1", "--override", override},
+                         nullptr, &err),
+             kExitUsage);
+    QVERIFY2(err.contains((override + ": /groups/nope: expected a group of the recording (g)").toUtf8()),
+             err.constData());
+    QVERIFY2(!err.contains("re-driving"), err.constData());
+  }
+
+  // A history file that opens but is damaged inside (the samples table's root page overwritten): the window
+  // shows what can be read and says what could not, where it showed an empty range that looked like calm; the
+  // history commands name the file.
+  void aDamagedHistoryFileIsSaidToBeDamaged() {
+    QTemporaryDir dir;
+    const std::string db = historyFile(dir);
+    sqlite3* h = nullptr;
+    QCOMPARE(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    QCOMPARE(sqlite3_prepare_v2(h, "SELECT rootpage FROM sqlite_master WHERE name = 'samples'", -1, &st, nullptr),
+             SQLITE_OK);
+    QCOMPARE(sqlite3_step(st), SQLITE_ROW);
+    const int root = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    QCOMPARE(sqlite3_prepare_v2(h, "PRAGMA page_size", -1, &st, nullptr), SQLITE_OK);
+    QCOMPARE(sqlite3_step(st), SQLITE_ROW);
+    const int pageSize = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    QVERIFY(root > 1 && pageSize > 0);
+    {
+      std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(root - 1) * pageSize);
+      const std::string garbage(static_cast<std::size_t>(pageSize), '\x5a');
+      f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+    }
+    QByteArray err;
+    QCOMPARE(runTollgate({"--replay", QString::fromStdString(db), "--screenshot", dir.filePath("x.png"),
+                          "--screenshot-after", "0.5"},
+                         nullptr, &err),
+             0);
+    QVERIFY2(err.contains((db + ": not all of it could be read: ").c_str()), err.constData());
+    QCOMPARE(runTollgate({"history", "check", "--db", QString::fromStdString(db)}, nullptr, &err), 1);
+    QVERIFY2(err.contains(("history: " + db + ": ").c_str()), err.constData());
   }
 
   void replaySpanIsCapped() {

@@ -33,6 +33,7 @@ class TestCurlTransport : public QObject {
     QTest::newRow("bad argument") << CURLE_BAD_FUNCTION_ARGUMENT << 0 << ErrorKind::Config << true;
     QTest::newRow("unknown option") << CURLE_UNKNOWN_OPTION << 0 << ErrorKind::Config << true;
     QTest::newRow("too large") << CURLE_FILESIZE_EXCEEDED << 200 << ErrorKind::Http << true;
+    QTest::newRow("header line too large") << CURLE_OUT_OF_MEMORY << 0 << ErrorKind::Http << true;
     QTest::newRow("status ignored on failure") << CURLE_OPERATION_TIMEDOUT << 200 << ErrorKind::Timeout << false;
   }
 

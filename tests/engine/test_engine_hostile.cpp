@@ -406,6 +406,24 @@ class TestEngineHostile : public QObject {
     }
   }
 
+  // A header line over libcurl's 100 KB limit: the upstream's answer, said so, not retried as a network failure
+  // (it read "network: Out of memory", was sent twice and fed the breaker).
+  void aHeaderLineTooLongIsTheUpstreamsAnswer() {
+    RawHttpServer home([](const std::string&, int) {
+      return RawHttpServer::status(200, "X-Big: " + std::string(200 * 1024, 'b') + "\r\n");
+    });
+    Engine e(configFor(home.url()));
+    e.start();
+    Results res;
+    e.submit(request("big-head"), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
+    e.stop();
+    const Result r = res.at(0);
+    QVERIFY2(r.error == ErrorKind::Http && r.attempts == 1, describe(r));
+    QVERIFY2(r.errorMessage.find("response head too large") != std::string::npos, describe(r));
+    QCOMPARE(home.count(), 1);
+  }
+
   // --- item 7/10: numbers from outside never overflow time or counts ---
   void hugeDeadlineIsClamped() {
     RawHttpServer home;
