@@ -175,6 +175,34 @@ class TestBaseHostileInput : public QObject {
     QVERIFY(SecretRegistry::dumpRedacted(nlohmann::json("\xFF" + secret)).find("sk-base-") == std::string::npos);
   }
 
+  // An upstream echoing a key writes it as its encoder does: PHP escapes every slash (\/), .NET every '+'
+  // (\u002B), a header or query percent-encodes it. Any client decodes those back to the key.
+  void redactionCatchesAKeyAsEncodersWriteIt_data() {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<bool>("holdsKey");
+    QTest::newRow("literal") << QByteArray("bad key Zq7/Xw+9kLmN3pQr=sT5 here") << true;
+    QTest::newRow("JSON slash") << QByteArray(R"({"m":"Zq7\/Xw+9kLmN3pQr=sT5"})") << true;
+    QTest::newRow("JSON unicode") << QByteArray(R"({"m":"Zq7/Xw\u002B9kLmN3pQr\u003dsT5"})") << true;
+    QTest::newRow("all unicode") << QByteArray(R"(\u005a\u0071\u0037\u002f\u0058\u0077\u002b\u0039kLmN3pQr=sT5)") << true;
+    QTest::newRow("percent") << QByteArray("key=Zq7%2FXw%2b9kLmN3pQr%3DsT5&x=1") << true;
+    QTest::newRow("twice") << QByteArray("Zq7/Xw+9kLmN3pQr=sT5 Zq7%2FXw+9kLmN3pQr=sT5") << true;
+    QTest::newRow("a prefix only") << QByteArray("Zq7/Xw+9kLmN3pQr=s and %2F and \\") << false;
+    QTest::newRow("another escape") << QByteArray(R"(Zq7\u002fXw+9kLmN3pQr=sT6)") << false;
+  }
+  void redactionCatchesAKeyAsEncodersWriteIt() {
+    QFETCH(QByteArray, text);
+    QFETCH(bool, holdsKey);
+    const std::string secret = "Zq7/Xw+9kLmN3pQr=sT5";
+    SecretRegistry::add(secret);
+    const std::string in = text.toStdString(), out = SecretRegistry::redact(in);
+    if (!holdsKey) {
+      QCOMPARE(out, in);
+      return;
+    }
+    QVERIFY2(out.find(keyFingerprint(secret)) != std::string::npos, out.c_str());
+    QVERIFY2(out.find("kLmN3pQr") == std::string::npos, out.c_str());
+  }
+
   void hugeIntegersAreReportedAsWritten() {
     const auto j = nlohmann::json::parse(R"({"global_concurrency": 18446744073709551615, "b": -9223372036854775808})");
     JsonObjectReader r(j, "cfg.json", "");
