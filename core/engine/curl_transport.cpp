@@ -241,6 +241,10 @@ std::optional<SendError> CurlTransport::configure(CURL* easy, Transfer& t, const
   set(CURLOPT_PREREQDATA, "CURLOPT_PREREQDATA", static_cast<void*>(&t));
   set(CURLOPT_ERRORBUFFER, "CURLOPT_ERRORBUFFER", t.error);
   set(CURLOPT_MAXFILESIZE_LARGE, "CURLOPT_MAXFILESIZE_LARGE", static_cast<curl_off_t>(options_.maxResponseBytes));
+  // Asks for the body as it is ("Accept-Encoding: identity"), yet decodes one compressed anyway: a body is read
+  // for usage and redacted of any key it echoes, which a gzip'd one would pass unseen. max_response_bytes
+  // bounds what is decoded (onBody), so a small bomb stays small.
+  set(CURLOPT_ACCEPT_ENCODING, "CURLOPT_ACCEPT_ENCODING", "identity");
   if (d.sink) {
     // Relayed (the gateway): request_timeout_s bounds the upstream's silence, not the length of the answer, as
     // a proxy's read timeout does; an LLM stream may run for minutes. curl checks the speed each second over

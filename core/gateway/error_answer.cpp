@@ -81,7 +81,7 @@ Answer answerFor(const Result& r, Dialect dialect, double clientBudgetS) {
     // echoes (an error quoting the request's Authorization).
     a.status = r.status;
     for (const auto& [k, v] : r.headers)
-      if (!isDroppedResponseHeader(k)) a.headers.emplace_back(k, SecretRegistry::redact(v));
+      if (!isDroppedResponseHeader(k) && !namesASecret(k)) a.headers.emplace_back(k, SecretRegistry::redact(v));
     a.body = SecretRegistry::redact(r.body);
   } else {
     std::string message;

@@ -110,7 +110,7 @@ class ExchangeSink : public ResponseSink {
       }
       // An upstream may echo the key it was sent (a debug header, an error quoting the request): the client
       // of a gateway that adds the key must never see it.
-      if (!isDroppedResponseHeader(k)) x->head.emplace_back(k, SecretRegistry::redact(v));
+      if (!isDroppedResponseHeader(k) && !namesASecret(k)) x->head.emplace_back(k, SecretRegistry::redact(v));
     }
     if (x->relay) wake_(*x);  // a stream starts now; a plain answer goes out whole, with Content-Length
     return true;
@@ -530,7 +530,7 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
       Answer a;
       a.status = res.status;
       for (const auto& [k, v] : res.headers)
-        if (!isDroppedResponseHeader(k)) a.headers.emplace_back(k, SecretRegistry::redact(v));
+        if (!isDroppedResponseHeader(k) && !namesASecret(k)) a.headers.emplace_back(k, SecretRegistry::redact(v));
       a.body = SecretRegistry::redact(res.body);
       x->answer = std::move(a);
     } else {

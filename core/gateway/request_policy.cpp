@@ -1,6 +1,7 @@
 #include "request_policy.h"
 
 #include "json_text.h"
+#include "secret.h"
 
 #include <algorithm>
 #include <cctype>
@@ -86,7 +87,14 @@ bool isDroppedRequestHeader(std::string_view name, const HeaderList& all) {
 bool isDroppedResponseHeader(std::string_view name) {
   for (auto h : kHopByHop)
     if (equalsIgnoreCase(name, h)) return true;
-  return equalsIgnoreCase(name, "content-length") || equalsIgnoreCase(name, "date");
+  // Content-Encoding: the engine hands on the body decoded.
+  return equalsIgnoreCase(name, "content-length") || equalsIgnoreCase(name, "date") ||
+         equalsIgnoreCase(name, "content-encoding");
+}
+
+bool namesASecret(std::string_view name) {
+  const std::string n(name);
+  return SecretRegistry::redact(n) != n;
 }
 
 std::string_view shownCredential(const HeaderList& headers) {

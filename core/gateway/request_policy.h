@@ -20,8 +20,11 @@ const std::string* findHeader(const HeaderList& h, std::string_view name);  // f
 // so the upstream answers uncompressed), and Tollgate's own (X-Tollgate-*, X-RateLimit-Group).
 bool isDroppedRequestHeader(std::string_view name, const HeaderList& all);
 // Response headers not relayed to the client: hop-by-hop, Content-Length and Transfer-Encoding (the gateway
-// frames the body itself) and Date (the server writes one).
+// frames the body itself), Date (the server writes one) and Content-Encoding (the engine decodes the body).
 bool isDroppedResponseHeader(std::string_view name);
+// A header whose name holds a secret ("X-Seen-sk-...: 1"): dropped whole, since a name cannot be redacted to a
+// fingerprint and stay the same header.
+bool namesASecret(std::string_view name);
 
 // The credential a client showed: "Authorization: Bearer T" (else) "x-api-key: T"; empty when none.
 std::string_view shownCredential(const HeaderList& headers);

@@ -244,20 +244,40 @@ class TestGatewayLoopback : public QObject {
         r.gap = std::chrono::milliseconds(50);
         return r;
       }
+      if (raw.find(" /v1/gzip ") != std::string::npos) {  // compressed although not asked to be
+        // gzip of {"you_sent":"Bearer sk-gateway-echo-secret-0123456789"}
+        static const char kGz[] =
+            "\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\xab\x56\xaa\xcc\x2f\x8d\x2f\x4e\xcd\x2b\x51\xb2\x52\x72\x4a"
+            "\x4d\x2c\x4a\x2d\x52\x28\xce\xd6\x4d\x4f\x2c\x49\x2d\x4f\xac\xd4\x4d\x4d\xce\xc8\xd7\x2d\x4e\x4d\x2e"
+            "\x4a\x2d\xd1\x35\x30\x34\x32\x36\x31\x35\x33\xb7\xb0\x54\xaa\x05\x00\x0a\xe5\x40\x5c\x37\x00\x00\x00";
+        return RawHttpServer::status(200, "Content-Encoding: gzip\r\n", std::string(kGz, sizeof kGz - 1));
+      }
+      // As encoders write it: JSON's \u002d for '-' (.NET escapes '+' so), URL encoding's %2D, and in a name.
+      std::string json = auth, url = auth;
+      for (std::size_t at; (at = json.find('-')) != std::string::npos;) json.replace(at, 1, "\\u002d");
+      for (std::size_t at; (at = url.find('-')) != std::string::npos;) url.replace(at, 1, "%2D");
+      const std::string name = auth.size() > 7 ? "X-Seen-" + auth.substr(7) + ": 1\r\n" : "";
       const int status = raw.find(" /v1/fail ") != std::string::npos ? 401 : 200;
-      return RawHttpServer::status(status, "X-Echo: " + auth + "\r\n", "{\"you_sent\":\"" + auth + "\"}");
+      return RawHttpServer::status(status, "X-Echo: " + auth + "\r\nX-Echo-Pct: " + url + "\r\n" + name,
+                                   "{\"you_sent\":\"" + auth + "\",\"escaped\":\"" + json + "\"}");
     });
     auto cfg = engineConfig();
     cfg["groups"].push_back({{"name", "echo"}, {"base_url", upstream.url()}, {"concurrency", 2},
                              {"keys", {{{"name", "echo-key"}, {"env", "TG_TEST_ECHO_KEY"}}}}});
     cfg["gateway"]["routes"].push_back({{"prefix", "/echo"}, {"group", "echo"}});
     GatewayUnderTest g(simConfig(), cfg);
-    for (const char* path : {"/echo/v1/ok", "/echo/v1/fail"}) {
+    for (const char* path : {"/echo/v1/ok", "/echo/v1/fail", "/echo/v1/gzip"}) {
       Reply r = call(g.url(path), "POST", kAuth, kChat);
       QVERIFY2(r.status == 200 || r.status == 401, r.body.c_str());
-      QVERIFY2(r.body.find(key) == std::string::npos && r.body.find(tg::keyFingerprint(key)) != std::string::npos,
+      QVERIFY2(r.body.find(key) == std::string::npos && r.body.find("u002d") == std::string::npos &&
+                   r.body.find(tg::keyFingerprint(key)) != std::string::npos,
                r.body.c_str());
-      for (const auto& [k, v] : r.headers) QVERIFY2(v.find(key) == std::string::npos, (k + ": " + v).c_str());
+      QVERIFY(!r.header("content-encoding"));  // handed on decoded
+      for (const auto& [k, v] : r.headers) {
+        QVERIFY2(v.find("echo-secret") == std::string::npos && v.find("echo%2Dsecret") == std::string::npos &&
+                     k.find("echo-secret") == std::string::npos,
+                 (k + ": " + v).c_str());
+      }
     }
     const std::string stream = R"({"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]})";
     Reply s = call(g.url("/echo/v1/stream"), "POST", kAuth, stream);
