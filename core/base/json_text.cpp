@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include <string>
@@ -124,6 +125,22 @@ JsonParse parseJsonText(std::string_view text, int maxDepth, JsonKeys keys) {
     r.error = toValidUtf8(e.what());
   }
   return r;
+}
+
+std::string escapeControlBytes(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (char ch : bytes) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
 }
 
 bool isValidUtf8(std::string_view bytes) {

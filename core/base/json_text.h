@@ -33,6 +33,10 @@ bool isValidUtf8(std::string_view bytes);
 // The bytes with every invalid or truncated UTF-8 sequence replaced by U+FFFD; valid text is unchanged.
 std::string toValidUtf8(std::string_view bytes);
 
+// Control bytes (below 0x20, and 0x7f) as \xNN, everything else as it is: text from outside for one line of a
+// log or an error message, which a CR, LF or escape sequence would otherwise split or rewrite on a terminal.
+std::string escapeControlBytes(std::string_view bytes);
+
 // Serialises without throwing: strings that are not UTF-8 come out with U+FFFD in place of the bad bytes.
 std::string dumpJson(const nlohmann::json& j, int indent = -1);
 std::string dumpJson(const nlohmann::ordered_json& j, int indent = -1);

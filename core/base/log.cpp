@@ -1,5 +1,6 @@
 #include "log.h"
 
+#include "json_text.h"
 #include "secret.h"
 #include "time_text.h"
 #include "types.h"
@@ -20,31 +21,13 @@ void Log::setLevel(LogLevel level) { gLevel = level; }
 LogLevel Log::level() { return gLevel; }
 void Log::setSink(std::FILE* f) { gSink = f; }
 
-namespace {
-// One line per entry whatever the text holds: a CR, LF or escape sequence from a client's path, a config's
-// group name or an upstream's error body would otherwise forge or overwrite lines (on a terminal, too).
-std::string escapeControls(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-}  // namespace
-
 void Log::write(LogLevel level, std::string_view scope, std::string_view message) {
   if (level < gLevel.load() || level == LogLevel::Off) return;
   const std::string ts = formatUtc(nowEpochMs(), UtcStyle::IsoMillis);
-  const std::string line = escapeControls(SecretRegistry::redact(std::string(message)));
-  const std::string where = escapeControls(scope);
+  // One line per entry whatever the text holds: a CR, LF or escape sequence from a client's path, a config's
+  // group name or an upstream's error body would otherwise forge or overwrite lines (on a terminal, too).
+  const std::string line = escapeControlBytes(SecretRegistry::redact(std::string(message)));
+  const std::string where = escapeControlBytes(scope);
   std::FILE* out = gSink.load();
   if (!out) out = stderr;
   std::lock_guard lock(gWriteMutex);

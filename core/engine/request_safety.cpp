@@ -1,5 +1,6 @@
 #include "request_safety.h"
 
+#include "json_text.h"
 #include "secret.h"
 
 #include <curl/curl.h>
@@ -70,17 +71,7 @@ std::string printable(std::string_view s) {
   // Redact the whole text before cutting it: a secret across the cut would otherwise leave its first half.
   const std::string redacted = SecretRegistry::redact(std::string(s));
   const std::string_view r = redacted;
-  std::string out;
-  for (char ch : r.substr(0, kMaxShown)) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
+  std::string out = escapeControlBytes(r.substr(0, kMaxShown));
   if (r.size() > kMaxShown) out += "...";
   return out;
 }
