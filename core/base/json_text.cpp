@@ -1,8 +1,8 @@
 #include "json_text.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <unordered_set>
 #include <vector>
 
 #include <string>
@@ -36,8 +36,7 @@ class KeyTracker {
         if (frames_.empty() || !frames_.back().object) break;
         Frame& f = frames_.back();
         f.key = parsed.is_string() ? parsed.get<std::string>() : std::string();
-        if (std::find(f.keys.begin(), f.keys.end(), f.key) != f.keys.end()) throw DuplicateKey{pointer()};
-        f.keys.push_back(f.key);
+        if (!f.keys.insert(f.key).second) throw DuplicateKey{pointer()};
         break;
       }
       case E::value:
@@ -49,7 +48,7 @@ class KeyTracker {
  private:
   struct Frame {
     bool object;
-    std::vector<std::string> keys;  // linear: objects written by hand hold a few dozen keys at most
+    std::unordered_set<std::string> keys;  // hashed: a job row's body may hold an object of 100,000 keys
     std::string key;                // the member being read
     long index;                     // arrays: elements read so far
   };
