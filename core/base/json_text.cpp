@@ -1,5 +1,6 @@
 #include "json_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <unordered_set>
@@ -126,12 +127,38 @@ JsonParse parseJsonText(std::string_view text, int maxDepth, JsonKeys keys) {
   return r;
 }
 
+namespace {
+bool isControlByte(unsigned char c) { return c < 0x20 || c == 0x7f; }
+}  // namespace
+
+bool hasControlBytes(std::string_view bytes, bool allowTab) {
+  return std::any_of(bytes.begin(), bytes.end(), [allowTab](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return isControlByte(c) && !(allowTab && c == '\t');
+  });
+}
+
+int hexValue(std::string_view text, std::size_t at, std::size_t n) {
+  if (at > text.size() || n > text.size() - at) return -1;
+  int v = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const char c = text[at + k];
+    const int d = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
 std::string escapeControlBytes(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());
   for (char ch : bytes) {
     const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
+    if (isControlByte(c)) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;

@@ -36,6 +36,13 @@ std::string toValidUtf8(std::string_view bytes);
 // Control bytes (below 0x20, and 0x7f) as \xNN, everything else as it is: text from outside for one line of a
 // log or an error message, which a CR, LF or escape sequence would otherwise split or rewrite on a terminal.
 std::string escapeControlBytes(std::string_view bytes);
+// Whether the text holds a byte escapeControlBytes() escapes. `allowTab`: a horizontal tab is not one (an HTTP
+// field value may hold it). Names and values that go into a header line, a log line or a tab-separated message
+// are checked with it.
+bool hasControlBytes(std::string_view bytes, bool allowTab = false);
+// The number the `n` hex digits at text[at] spell (either case), or -1 when they are not all there: "%XX" and
+// "\uXXXX" decoded where an encoded form must be read as the byte it stands for.
+int hexValue(std::string_view text, std::size_t at, std::size_t n);
 
 // Serialises without throwing: strings that are not UTF-8 come out with U+FFFD in place of the bad bytes.
 std::string dumpJson(const nlohmann::json& j, int indent = -1);

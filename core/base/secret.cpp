@@ -68,25 +68,6 @@ void SecretRegistry::release(const std::string& secret) {
 }
 
 namespace {
-int hexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// The byte `n` hex digits at text[at] spell, or -1.
-int hexByte(std::string_view text, std::size_t at, std::size_t n) {
-  if (at + n > text.size()) return -1;
-  int v = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    const int d = hexDigit(text[at + k]);
-    if (d < 0) return -1;
-    v = v * 16 + d;
-  }
-  return v;
-}
-
 // Length of an occurrence of `s` at text[i], each of its bytes written as itself or as an encoder may write it:
 // JSON's "\/" and "\uXXXX" (PHP escapes every slash, .NET every '+'), or URL encoding's "%XX", any hex case.
 // An upstream that echoes the key it was sent writes it so as often as not, and any client decodes it back.
@@ -100,9 +81,9 @@ std::size_t encodedMatch(std::string_view text, std::size_t i, std::string_view 
       ++j;
     } else if (text[j] == '\\' && j + 1 < text.size() && c == '/' && text[j + 1] == '/') {
       j += 2;
-    } else if (text[j] == '\\' && j + 1 < text.size() && text[j + 1] == 'u' && hexByte(text, j + 2, 4) == byte) {
+    } else if (text[j] == '\\' && j + 1 < text.size() && text[j + 1] == 'u' && hexValue(text, j + 2, 4) == byte) {
       j += 6;
-    } else if (text[j] == '%' && hexByte(text, j + 1, 2) == byte) {
+    } else if (text[j] == '%' && hexValue(text, j + 1, 2) == byte) {
       j += 3;
     } else {
       return 0;

@@ -1,5 +1,6 @@
 #include "config_loader.h"
 
+#include "json_text.h"
 #include "request_safety.h"
 
 #include <algorithm>
@@ -35,25 +36,17 @@ RateCeilingConfig readRateCeiling(const nlohmann::json& j, const std::string& fi
   return c;
 }
 
-// Names are written into log lines, headers (group_header) and the fleet's tab-separated Redis messages.
-bool hasControl(std::string_view s) {
-  return std::any_of(s.begin(), s.end(), [](char ch) {
-    const auto c = static_cast<unsigned char>(ch);
-    return c < 0x20 || c == 0x7f;
-  });
-}
-
 KeyConfig readKey(JsonObjectReader& r, bool simulated) {
   KeyConfig k;
   k.name = r.requiredString("name");
-  if (hasControl(k.name)) r.fail("name", "expected a key name without control characters (tab, CR, LF, ESC, ...)");
+  if (hasControlBytes(k.name)) r.fail("name", "expected a key name without control characters (tab, CR, LF, ESC, ...)");
   k.env = r.string("env", "");
   k.header = r.string("header", k.header);
   k.prefix = r.string("prefix", k.prefix);
   r.finish();
   if (!k.env.empty()) {
     const char* v = std::getenv(k.env.c_str());
-    if (v && *v && hasControl(v))  // the value is a secret: never quoted
+    if (v && *v && hasControlBytes(v))  // the value is a secret: never quoted
       r.fail("env", "environment variable " + k.env + " holds a control character (a CR or LF, as a file saved with "
                     "Windows line ends leaves): a key is sent as one header line");
     if (v && *v) k.secret = v;
@@ -69,7 +62,8 @@ GroupConfig readGroup(JsonObjectReader& r) {
   GroupConfig g;
   g.name = r.requiredString("name");
   if (g.name.empty()) r.fail("name", "expected a non-empty group name");
-  if (hasControl(g.name)) r.fail("name", "expected a group name without control characters (tab, CR, LF, ESC, ...)");
+  if (hasControlBytes(g.name))
+    r.fail("name", "expected a group name without control characters (tab, CR, LF, ESC, ...)");
   g.baseUrl = r.requiredString("base_url");
   if (g.baseUrl != kSimUrl && g.baseUrl.rfind("http://", 0) != 0 && g.baseUrl.rfind("https://", 0) != 0)
     r.fail("base_url", "expected an http:// or https:// URL, or \"sim\" for the embedded simulator");

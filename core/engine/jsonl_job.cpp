@@ -30,13 +30,6 @@ void putBytes(nlohmann::json& j, const std::string& field, const std::string& by
   else j[field + "_base64"] = base64Encode(SecretRegistry::redact(bytes));
 }
 
-// Header names and values go onto the wire as given: a CR or LF would start a header of its own.
-bool hasControlChars(const std::string& s) {
-  for (unsigned char c : s)
-    if (c < 0x20 && c != '\t') return true;
-  return s.find('\x7f') != std::string::npos;
-}
-
 bool isRegularFile(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -135,7 +128,8 @@ std::optional<Request> parseJobLine(const std::string& line, std::string* error)
         *error = "\"headers\"/\"" + it.key() + "\": expected a string";
         return std::nullopt;
       }
-      if (it.key().empty() || hasControlChars(it.key()) || hasControlChars(it->get<std::string>())) {
+      // Header names and values go onto the wire as given: a CR or LF would start a header of its own.
+      if (it.key().empty() || hasControlBytes(it.key(), true) || hasControlBytes(it->get<std::string>(), true)) {
         *error = "\"headers\"/\"" + it.key() + "\": expected a header name and value without control characters";
         return std::nullopt;
       }

@@ -60,12 +60,7 @@ bool isHttpToken(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return isTchar(static_cast<unsigned char>(c)); });
 }
 
-bool isFieldValue(std::string_view s) {
-  return std::none_of(s.begin(), s.end(), [](char ch) {
-    const auto c = static_cast<unsigned char>(ch);
-    return (c < 0x20 && c != '\t') || c == 0x7f;
-  });
-}
+bool isFieldValue(std::string_view s) { return !hasControlBytes(s, true); }
 
 std::string printable(std::string_view s) {
   // Redact the whole text before cutting it: a secret across the cut would otherwise leave its first half.
@@ -80,7 +75,7 @@ std::string targetProblem(std::string_view target) {
   for (std::size_t i = 0; i < target.size(); ++i) {
     const auto c = static_cast<unsigned char>(target[i]);
     if (c < 0x21 || c >= 0x7f) {
-      char buf[120];
+      char buf[160];
       std::snprintf(buf, sizeof buf, "the path has byte 0x%02x at offset %zu: a request target is URL-encoded "
                     "ASCII, without spaces or control bytes", c, i);
       return buf;
@@ -89,25 +84,20 @@ std::string targetProblem(std::string_view target) {
   const std::string_view path = target.substr(0, target.find('?'));
   // Segments as a server that decodes before it normalises sees them.
   std::string segment;
-  auto isDots = [&] { return segment == "." || segment == ".."; };
   for (std::size_t i = 0; i <= path.size(); ++i) {
     const bool end = i == path.size();
-    const std::string_view rest = path.substr(i);
-    const bool slash = !end && (path[i] == '/' || path[i] == '\\' || (rest.size() >= 3 && rest[0] == '%' &&
-                       (rest.substr(1, 2) == "2f" || rest.substr(1, 2) == "2F" || rest.substr(1, 2) == "5c" ||
-                        rest.substr(1, 2) == "5C")));
-    if (end || slash) {
-      if (isDots())
+    // "%2e" is a dot to such a server, "%2f" and "%5c" are slashes.
+    const int encoded = !end && path[i] == '%' ? hexValue(path, i + 1, 2) : -1;
+    const char c = end ? '/' : encoded >= 0 ? static_cast<char>(encoded) : path[i];
+    if (c == '/' || c == '\\') {
+      if (segment == "." || segment == "..")
         return "the path has a \"" + segment + "\" segment (or its URL-encoded form): it would leave the base_url's "
                "path";
       segment.clear();
-      if (!end && path[i] == '%') i += 2;
-    } else if (rest.size() >= 3 && rest[0] == '%' && (rest.substr(1, 2) == "2e" || rest.substr(1, 2) == "2E")) {
-      segment += '.';
-      i += 2;
     } else {
-      segment += path[i];
+      segment += c;
     }
+    if (encoded >= 0) i += 2;
   }
   return {};
 }

@@ -1,5 +1,6 @@
 #include "gateway_config.h"
 
+#include "json_text.h"
 #include "secret.h"
 
 #include <arpa/inet.h>
@@ -88,10 +89,7 @@ GatewayConfig loadGatewayConfig(const nlohmann::json& j, const EngineConfig& eng
       JsonObjectReader cr((*cl)[i], file, path);
       ClientConfig client;
       client.name = cr.requiredString("name");
-      if (client.name.empty() || client.name.size() > 64 ||
-          std::any_of(client.name.begin(), client.name.end(), [](char ch) {
-            return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
-          }))
+      if (client.name.empty() || client.name.size() > 64 || hasControlBytes(client.name))
         cr.fail("name", "expected a client name of 1 to 64 characters, without control characters");
       if (!names.insert(client.name).second) cr.fail("name", "expected a unique client name (\"" + client.name + "\" repeats)");
       client.tokenEnv = cr.requiredString("token_env");
