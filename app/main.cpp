@@ -3,12 +3,16 @@
 #include "cli.h"
 #include "command_line.h"
 
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 int main(int argc, char** argv) {
   using namespace tg::cli;
+  // A file-size limit (ulimit -f) then fails a write with EFBIG, which each writer reports and takes back,
+  // instead of killing the process mid-line with no word.
+  std::signal(SIGXFSZ, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
     std::fputs(kUsage, stdout);

@@ -59,6 +59,8 @@ int runCommand(const std::vector<std::string>& argv) {
                                 {"--config", "FILE", "upstream config (default: the embedded simulator demo)"},
                                 {"--workload", "JOB.jsonl", "requests to send, one JSON object a line"},
                                 {"--results", "FILE", "where the job's results go (default: next to the job)"},
+                                {"--rejects", "FILE", "where its malformed lines go (default: next to the job; for "
+                                                      "a job from a pipe, next to the results)"},
                                 {"--duration", "S", "stop after S seconds"},
                                 {"--report", "FILE", "write the run report as JSON"},
                                 {"--history", "FILE|off", "history file (default: the config's or the user's)"},
@@ -99,6 +101,7 @@ int runCommand(const std::vector<std::string>& argv) {
       JsonlJob::Options o;
       o.input = *job;
       if (auto r = a.value("--results")) o.results = *r;
+      if (auto r = a.value("--rejects")) o.rejects = *r;
       session->startJob(std::move(o));
     } else if (!session->hasSyntheticProfile()) {
       std::fprintf(stderr, "tollgate run: nothing to do: no --workload and no \"workload\" section in the config\n");
@@ -148,13 +151,14 @@ int runCommand(const std::vector<std::string>& argv) {
     const JobProgress& jp = *done;
     report["job"] = {{"lines", jp.lines},         {"skipped", jp.skipped},     {"rejected", jp.rejected},
                      {"submitted", jp.submitted}, {"succeeded", jp.succeeded}, {"failed", jp.failed},
-                     {"finished", jp.finished}};
+                     {"finished", jp.finished && jp.writeError.empty()}};
     // Results that could not be written are lost to the resume too: the run did not do its job.
     if (!jp.writeError.empty()) report["job"]["write_error"] = writeError = jp.writeError;
   }
   if (auto path = a.value("--report")) {
     std::ofstream out(*path);
     out << dumpJson(report, 2) << "\n";
+    out.close();  // a full disk shows at the flush, not at the <<
     if (!out) {
       std::fprintf(stderr, "tollgate run: cannot write the report to %s\n", path->c_str());
       return kExitFailed;
@@ -163,6 +167,12 @@ int runCommand(const std::vector<std::string>& argv) {
   if (!quiet) std::printf("%s\n", dumpJson(report, 2).c_str());
   if (!writeError.empty()) {
     std::fprintf(stderr, "tollgate run: %s\n", writeError.c_str());
+    return kExitFailed;
+  }
+  // Stopped by a signal before the job's end: a script must not take it for a finished job.
+  if (const auto& done = session->finalJobProgress(); done && !done->finished && gInterrupted) {
+    std::fprintf(stderr, "tollgate run: interrupted with the job unfinished (%lld lines read); the same command "
+                 "resumes it\n", static_cast<long long>(done->lines));
     return kExitFailed;
   }
   return kExitOk;

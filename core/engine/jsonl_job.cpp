@@ -189,7 +189,9 @@ nlohmann::json resultToJson(const Result& r) {
   return j;
 }
 
-JsonlJob::JsonlJob(Engine& engine, Options opts) : engine_(engine), opts_(std::move(opts)) {
+JsonlJob::JsonlJob(Engine& engine, Options opts)
+    : engine_(engine), opts_(std::move(opts)), resultsGiven_(!opts_.results.empty()),
+      rejectsGiven_(!opts_.rejects.empty()) {
   if (opts_.results.empty()) opts_.results = opts_.input + ".results.jsonl";
   if (opts_.rejects.empty()) opts_.rejects = opts_.input + ".rejects.jsonl";
   s_->observer = opts_.observer;
@@ -206,6 +208,12 @@ void JsonlJob::start() {
   if (::stat(opts_.input.c_str(), &in) != 0)
     throw std::runtime_error(opts_.input + ": cannot open the job file: " + std::strerror(errno));
   if (S_ISDIR(in.st_mode)) throw std::invalid_argument(opts_.input + ": is a directory, not a job file");
+  // Nothing can be written next to a pipe (/dev/stdin.rejects.jsonl: refused, or into /dev as root).
+  if (!S_ISREG(in.st_mode)) {
+    if (!resultsGiven_)
+      throw std::invalid_argument(opts_.input + ": a job that is not a file (a pipe) needs --results FILE");
+    if (!rejectsGiven_) opts_.rejects = opts_.results + ".rejects.jsonl";
+  }
   for (const std::string* out : {&opts_.results, &opts_.rejects}) {
     struct stat o {};
     if (::stat(out->c_str(), &o) == 0 && o.st_dev == in.st_dev && o.st_ino == in.st_ino)
@@ -221,8 +229,12 @@ void JsonlJob::start() {
     std::lock_guard lock(s_->mutex);
     s_->progress.totalLines = n;
   }
+  // Locked before the resume reads them: a second run of the same job is refused here, before it sends.
+  const bool resumable = isRegularFile(opts_.results);
+  s_->results = std::make_unique<LineFileWriter>(opts_.results, /*exclusive=*/true);
+  s_->rejects = std::make_unique<LineFileWriter>(opts_.rejects, /*exclusive=*/true);
   // A pipe or device as the results file has nothing to resume from (and reading it could block).
-  if (isRegularFile(opts_.results)) {
+  if (resumable) {
     cutTornTail(opts_.results);
     std::ifstream in(opts_.results);
     std::string line;
@@ -234,8 +246,14 @@ void JsonlJob::start() {
       else logWarn("job", opts_.results + ":" + std::to_string(n) + ": unreadable result row ignored");
     }
   }
-  s_->results = std::make_unique<LineFileWriter>(opts_.results);
-  s_->rejects = std::make_unique<LineFileWriter>(opts_.rejects);
+  // A resume rejects the same bad lines again: each row is written once (its line, error and bytes are the
+  // same), and a row torn by a kill is cut first, or the next one would be glued to it.
+  if (isRegularFile(opts_.rejects)) {
+    cutTornTail(opts_.rejects);
+    std::ifstream in(opts_.rejects);
+    std::string line;
+    while (std::getline(in, line)) rejectedBefore_.insert(std::hash<std::string>{}(line));
+  }
   feeder_ = std::thread([this] { feed(); });
 }
 
@@ -245,7 +263,7 @@ void JsonlJob::feed() {
   std::string line;
   std::int64_t lineNo = 0;
   std::unordered_set<std::string> seen;
-  while (!s.cancel && std::getline(in, line)) {
+  while (!s.cancel && !s.writeFailed && std::getline(in, line)) {
     ++lineNo;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) {
@@ -261,7 +279,8 @@ void JsonlJob::feed() {
     }
     if (!req) {
       logWarn("job", opts_.input + ":" + std::to_string(lineNo) + ": " + error);
-      s.rejects->append(rejectLine(lineNo, error, line));
+      std::string row = rejectLine(lineNo, error, line);
+      if (!rejectedBefore_.count(std::hash<std::string>{}(row))) s.rejects->append(std::move(row));
       std::lock_guard lock(s.mutex);
       ++s.progress.lines;
       ++s.progress.rejected;
@@ -274,13 +293,19 @@ void JsonlJob::feed() {
         ++s.progress.skipped;
         continue;
       }
-      s.cv.wait(lock, [&] { return (s.outstanding < opts_.maxOutstanding && !s.paused) || s.cancel; });
-      if (s.cancel) break;
+      s.cv.wait(lock, [&] {
+        return (s.outstanding < opts_.maxOutstanding && !s.paused) || s.cancel || s.writeFailed;
+      });
+      if (s.cancel || s.writeFailed) break;
       ++s.outstanding;
       ++s.progress.submitted;
     }
     engine_.submit(std::move(*req), [shared = s_](const Result& r) { shared->onResult(r); });
   }
+  // Every result sent from now on would be paid for and then lost (the resume sends it again).
+  if (s.writeFailed)
+    logError("job", "stopped reading " + opts_.input + " after line " + std::to_string(lineNo) +
+                        ": its results cannot be written; what is in flight finishes, the resume does the rest");
   std::lock_guard lock(s.mutex);
   s.progress.inputDone = true;
   s.finishIfDone();
@@ -306,7 +331,8 @@ void JsonlJob::Shared::onResult(const Result& r) {
                   [self = shared_from_this()](bool ok) { self->onWritten(ok); });
 }
 
-void JsonlJob::Shared::onWritten(bool) {
+void JsonlJob::Shared::onWritten(bool ok) {
+  if (!ok) writeFailed = true;
   std::lock_guard lock(mutex);
   --outstanding;
   finishIfDone();

@@ -37,7 +37,8 @@ struct JobProgress {
   std::int64_t succeeded = 0;
   std::int64_t failed = 0;
   bool inputDone = false;      // the whole input has been read
-  bool finished = false;       // input done, every submitted request's result written, both files synced
+  bool finished = false;       // input done (or the feeder stopped), every submitted request's result written,
+                               // both files synced
   std::string writeError;      // the first failure writing the results or rejects file (names the file)
   std::int64_t done() const { return succeeded + failed; }
 };
@@ -53,7 +54,7 @@ class JsonlJob {
   struct Options {
     std::string input;
     std::string results;         // default: <input>.results.jsonl
-    std::string rejects;         // default: <input>.rejects.jsonl
+    std::string rejects;         // default: <input>.rejects.jsonl; for a pipe, <results>.rejects.jsonl
     int maxOutstanding = 20000;  // submitted but unfinished; keeps queues bounded on huge inputs
     std::function<void(const Result&)> observer;  // every result (engine thread), e.g. a RunReport
   };
@@ -88,6 +89,7 @@ class JsonlJob {
     bool finishing = false;
     std::atomic<bool> cancel{false};
     std::atomic<bool> paused{false};
+    std::atomic<bool> writeFailed{false};  // a result could not be written: the feeder stops
     void onResult(const Result& r);      // engine thread: queues the line, never blocks
     void onWritten(bool ok);             // results writer thread
     // Caller holds `mutex`. Once the input is done and nothing is outstanding: sync both files, then finish.
@@ -97,7 +99,9 @@ class JsonlJob {
 
   Engine& engine_;
   Options opts_;
+  bool resultsGiven_, rejectsGiven_;  // not the defaults next to the input
   std::unordered_set<std::string> done_;
+  std::unordered_set<std::size_t> rejectedBefore_;  // hashes of the rejects file's rows at start
   std::shared_ptr<Shared> s_ = std::make_shared<Shared>();
   std::thread feeder_;
 };

@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <mutex>
 #include <stdexcept>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -103,10 +105,17 @@ struct LineFileWriter::State {
   }
 };
 
-LineFileWriter::LineFileWriter(std::string path) : s_(std::make_shared<State>()) {
+LineFileWriter::LineFileWriter(std::string path, bool exclusive) : s_(std::make_shared<State>()) {
   s_->path = std::move(path);
   s_->fd = ::open(s_->path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (s_->fd < 0) throw std::runtime_error(s_->path + ": cannot open for writing: " + std::strerror(errno));
+  struct stat st {};
+  // Not a pipe or a device: two jobs may well both write to /dev/null or a terminal.
+  if (exclusive && ::fstat(s_->fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(s_->fd, LOCK_EX | LOCK_NB) != 0)
+    throw std::runtime_error(s_->path + (errno == EWOULDBLOCK
+                                             ? ": another job is writing it (a second run of the same job, or one "
+                                               "still finishing); one job per results file"
+                                             : std::string(": cannot lock: ") + std::strerror(errno)));
   std::thread([s = s_] { State::run(s); }).detach();
 }
 

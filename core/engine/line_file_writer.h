@@ -16,7 +16,10 @@ class LineFileWriter {
   using Done = std::function<void(bool written)>;
 
   // Opens `path` for appending (created 0644); throws std::runtime_error naming the file on failure.
-  explicit LineFileWriter(std::string path);
+  // `exclusive`: a regular file is also locked (flock) for as long as it is open, and a file another process
+  // holds so is refused: two jobs appending to one results file would each send every request (both read it
+  // for their resume before either wrote) and leave every id twice.
+  explicit LineFileWriter(std::string path, bool exclusive = false);
   // Never blocks: lines still queued are written, the file is fsync'd and closed by the writer thread,
   // which then ends on its own. Safe to run on any thread, the writer's own included (from a Done).
   ~LineFileWriter();

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sys/resource.h>
 
 using nlohmann::json;
 
@@ -197,6 +198,66 @@ class TestCli : public QObject {
     std::ifstream in(report.toStdString());
     const json r = json::parse(in);
     QVERIFY2(r["job"]["write_error"].get<std::string>().find("/dev/full") != std::string::npos, r.dump().c_str());
+  }
+
+  // A job stopped by SIGINT or SIGTERM before its end exits 1 and says the same command resumes it (it exited 0,
+  // silent under --quiet: a script took it for a finished job). A report that cannot be written fails the run
+  // (it exited 0 with an empty file: the full disk shows only when the file is flushed).
+  void aJobStoppedBeforeItsEndOrAnUnwrittenReportFails() {
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json"), job = dir.filePath("job.jsonl"), results = dir.filePath("r.jsonl");
+    writeFile(cfg, slowConfig());
+    std::string lines;
+    for (int i = 0; i < 400; ++i)
+      lines += json{{"id", "r" + std::to_string(i)}, {"group", "batch"}, {"url", "/v1/x"}}.dump() + "\n";
+    writeFile(job, lines);
+    QProcess run;
+    run.start(bin(), {"run", "--headless", "--quiet", "--config", cfg, "--workload", job, "--results", results,
+                      "--history", "off"});
+    QVERIFY(run.waitForStarted(5000));
+    QTRY_VERIFY_WITH_TIMEOUT(readJsonl(results).size() >= 20, 30000);
+    ::kill(static_cast<pid_t>(run.processId()), SIGINT);
+    QVERIFY(run.waitForFinished(10000));
+    QCOMPARE(run.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(run.exitCode(), 1);
+    const QByteArray err = run.readAllStandardError();
+    QVERIFY2(err.contains("interrupted with the job unfinished"), err.constData());
+
+    writeFile(job, lines.substr(0, lines.find('\n') + 1));
+    QByteArray reportErr;
+    QCOMPARE(runTollgate({"run", "--headless", "--quiet", "--config", cfg, "--workload", job, "--results", results,
+                          "--history", "off", "--report", "/dev/full"},
+                         nullptr, &reportErr),
+             1);
+    QVERIFY2(reportErr.contains("cannot write the report to /dev/full"), reportErr.constData());
+  }
+
+  // Under a file-size limit (ulimit -f) a write past it raised SIGXFSZ, which killed the run mid-line with no
+  // word (exit 153). It is now a write error like a full disk: named, taken back, exit 1.
+  void aFileSizeLimitIsAWriteError() {
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json"), job = dir.filePath("job.jsonl"), results = dir.filePath("r.jsonl");
+    writeFile(cfg, slowConfig());
+    std::string lines;
+    for (int i = 0; i < 60; ++i)
+      lines += json{{"id", "r" + std::to_string(i)}, {"group", "batch"}, {"url", "/v1/x"}}.dump() + "\n";
+    writeFile(job, lines);
+    QProcess run;
+    run.setChildProcessModifier([] {
+      rlimit small{4000, 4000};
+      ::setrlimit(RLIMIT_FSIZE, &small);
+    });
+    run.start(bin(), {"run", "--headless", "--quiet", "--config", cfg, "--workload", job, "--results", results,
+                      "--history", "off"});
+    QVERIFY(run.waitForStarted(5000));
+    QVERIFY(run.waitForFinished(60000));
+    QCOMPARE(run.exitStatus(), QProcess::NormalExit);  // not killed by SIGXFSZ
+    QCOMPARE(run.exitCode(), 1);
+    const QByteArray err = run.readAllStandardError();
+    QVERIFY2(err.contains(results.toUtf8() + ": cannot write"), err.constData());
+    int broken = 0;
+    QVERIFY(!readJsonl(results, &broken).empty());
+    QCOMPARE(broken, 0);
   }
 
   // --max-rps GROUP=N holds the group to N requests/s whatever the workload offers (80/s, > 60 sent above).

@@ -202,6 +202,83 @@ class TestJsonlJob : public QObject {
     QVERIFY2(error.find(std::strerror(ENOSPC)) != std::string::npos, error.c_str());
   }
 
+  // Once a result cannot be written, the job stops reading: every request sent after it would be paid for,
+  // lost, and sent again by the resume (a full disk went on to send all 3,000 requests of a job).
+  void aFullDiskStopsTheFeed() {
+    tgtest::EngineUnderTest eut(simJson(1), engineJson(8));
+    QTemporaryDir dir;
+    const std::string input = writeJob(dir, 2000);
+    JsonlJob job(eut.engine(), JsonlJob::Options{input, "/dev/full", {}, 16, {}});
+    job.start();
+    QVERIFY(job.waitFinished(10));
+    const JobProgress p = job.progress();
+    QVERIFY2(p.submitted <= 64, qPrintable(QString::number(p.submitted)));  // was 2,000
+    QVERIFY(!p.writeError.empty());
+  }
+
+  // Two jobs on one results file each read it for their resume before either wrote, so each sent every request
+  // and every id ended up twice. The second is refused before it sends anything.
+  void aSecondJobOnTheSameResultsIsRefused() {
+    tgtest::EngineUnderTest eut(simJson(200), engineJson(8));
+    QTemporaryDir dir;
+    const std::string input = writeJob(dir, 20);
+    const std::string results = dir.filePath("r.jsonl").toStdString();
+    JsonlJob first(eut.engine(), JsonlJob::Options{input, results, {}, 20000, {}});
+    first.start();
+    JsonlJob second(eut.engine(), JsonlJob::Options{input, results, {}, 20000, {}});
+    try {
+      second.start();
+      QFAIL("a second job on the same results file was started");
+    } catch (const std::runtime_error& e) {
+      QVERIFY2(std::string(e.what()).find(results + ": another job is writing it") == 0, e.what());
+    }
+    QCOMPARE(second.progress().submitted, std::int64_t(0));
+    QVERIFY(first.waitFinished(10));
+    QCOMPARE(first.progress().succeeded, std::int64_t(20));
+  }
+
+  // A resume rejects the same bad lines again; each is written once. A reject row torn by a kill is cut first
+  // (the next row was glued to it: one unparseable line).
+  void rejectsAreWrittenOnceAcrossResumes() {
+    tgtest::EngineUnderTest eut(simJson(1), engineJson(8));
+    QTemporaryDir dir;
+    const std::string input = writeJob(dir, 3);
+    {
+      std::ofstream out(input, std::ios::app);
+      out << "not json\n{\"id\": 5}\n";
+    }
+    const std::string rejects = dir.filePath("x.rejects.jsonl").toStdString();
+    auto runOnce = [&] {
+      JsonlJob job(eut.engine(), JsonlJob::Options{input, dir.filePath("r.jsonl").toStdString(), rejects, 20000, {}});
+      // The last job's writer threads close (and unlock) its files just after it is gone.
+      for (int i = 0;; ++i) {
+        try {
+          job.start();
+          break;
+        } catch (const std::runtime_error&) {
+          if (i == 100) throw;
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+      }
+      QVERIFY(job.waitFinished(10));
+      QCOMPARE(job.progress().rejected, std::int64_t(2));
+    };
+    runOnce();
+    {
+      std::ofstream out(rejects, std::ios::app);
+      out << "{\"line\": 4, \"err";  // a kill mid-row
+    }
+    runOnce();
+    runOnce();
+    std::ifstream in(rejects);
+    std::vector<int> lines;
+    for (std::string row; std::getline(in, row);) {
+      const nlohmann::json j = nlohmann::json::parse(row);  // every row whole
+      lines.push_back(j.at("line").get<int>());
+    }
+    QCOMPARE(lines, (std::vector<int>{4, 5}));
+  }
+
   // A pipe (--workload /dev/stdin) is read once: it was read to its end to count its lines, and the job then
   // found it empty and sent nothing. A directory, or a results file that is the job file, is refused.
   void aJobFromAPipeIsReadOnce() {
@@ -219,6 +296,8 @@ class TestJsonlJob : public QObject {
       (void)!::write(fd, lines.data(), lines.size());
       ::close(fd);
     });
+    JsonlJob noResults(eut.engine(), JsonlJob::Options{fifo, {}, {}, 20000, {}});  // not next to /dev/stdin
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, noResults.start());
     JsonlJob job(eut.engine(), JsonlJob::Options{fifo, dir.filePath("r.jsonl").toStdString(), {}, 20000, {}});
     try {
       job.start();
@@ -231,6 +310,7 @@ class TestJsonlJob : public QObject {
     writer.join();
     QVERIFY(finished);
     QCOMPARE(job.progress().succeeded, std::int64_t(3));
+    QCOMPARE(job.options().rejects, dir.filePath("r.jsonl.rejects.jsonl").toStdString());
     JsonlJob folder(eut.engine(), JsonlJob::Options{dir.path().toStdString(), {}, {}, 20000, {}});
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, folder.start());
     const std::string input = writeJob(dir, 2);
