@@ -23,6 +23,8 @@
 #include <QMessageBox>
 #include <QTimer>
 
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 namespace tg::cli {
@@ -161,10 +163,18 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
   translations.install(lang ? QString::fromStdString(*lang) : ui::TranslationLoader::savedChoice());
 
   // --replay FILE: a history file (e.g. copied from another machine) opened strictly read-only, no engine.
+  // Strictly (immutable) unless a -wal file holds rows not yet in it, as a killed or still running writer leaves
+  // them: an immutable read ignores the -wal, and such a file read as "empty" or ended at its last checkpoint.
+  // SQLite's read-only mode reads the -wal (it may create the -shm index beside it).
   if (auto file = a.value("--replay")) {
     QString err;
     HistoryReaderOptions ro;
-    ro.strict = true;
+    std::error_code walError;
+    const std::string wal = *file + "-wal";
+    ro.strict = !(std::filesystem::exists(wal, walError) && std::filesystem::file_size(wal, walError) > 0);
+    if (!ro.strict)
+      std::fprintf(stderr, "tollgate: %s holds rows not yet in %s (its writer was killed, or is still writing): "
+                   "reading both, read-only\n", wal.c_str(), file->c_str());
     ui::MainWindow window;
     auto* source = ui::HistorySampleSource::open(QString::fromStdString(*file), ro, &err, &window);
     if (!source) {

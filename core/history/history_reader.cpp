@@ -117,9 +117,15 @@ std::unique_ptr<HistoryReader> HistoryReader::open(const std::string& path, Hist
     d->db.open(sql::readOnlyUri(path, opts.strict), SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
     d->db.check(sqlite3_busy_timeout(d->db.handle(), opts.busyTimeoutMs), "busy timeout");
     d->version = history::inspectOpen(d->db, path, opts.quickCheck);
-    if (d->version == 0) throw sql::Error(SQLITE_NOTADB, "refusing " + path + ": an empty file, not a history file");
     std::error_code ec;
-    if (opts.strict && std::filesystem::exists(path + "-wal", ec) && std::filesystem::file_size(path + "-wal", ec) > 0)
+    const bool walHasRows =
+        std::filesystem::exists(path + "-wal", ec) && std::filesystem::file_size(path + "-wal", ec) > 0;
+    if (d->version == 0)
+      throw sql::Error(SQLITE_NOTADB, "refusing " + path + ": an empty file, not a history file" +
+                                          (opts.strict && walHasRows ? std::string(" (its rows may all be in ") + path +
+                                                                           "-wal, which an immutable read ignores)"
+                                                                     : std::string()));
+    if (opts.strict && walHasRows)
       d->warning = "strict read-only: " + path + "-wal exists; rows not yet checkpointed into the file are not shown";
   } catch (const sql::Error& e) {
     if (error) *error = e.what();

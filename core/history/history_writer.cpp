@@ -63,7 +63,11 @@ void HistoryWriter::open() {
   insSample_.prepare(db_, std::string("INSERT OR REPLACE INTO samples(group_id, ") + history::kSampleColumns +
                               ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25)");
   insEvent_.prepare(db_, "INSERT INTO events(ts_ms, kind, severity, grp, message, detail) VALUES(?1,?2,?3,?4,?5,?6)");
-  insGroup_.prepare(db_, "INSERT INTO groups(name) VALUES(?1)");
+  // OR IGNORE and a look-up: another process writing the same file (the dashboard and a headless run share
+  // the user's file) may have added the group since this one read the table, and a plain INSERT then failed
+  // every batch on its UNIQUE name for good: the whole run's history lost.
+  insGroup_.prepare(db_, "INSERT OR IGNORE INTO groups(name) VALUES(?1)");
+  selGroup_.prepare(db_, "SELECT id FROM groups WHERE name = ?1");
   requests_.prepare(db_);
   rollups_.open(db_, path_);
   incidents_.emplace(db_, path_, opts_.incidents, opts_.retainMs);
@@ -246,7 +250,13 @@ std::int64_t HistoryWriter::groupId(const std::string& name, std::vector<std::st
   if (it != groupIds_.end()) return it->second;
   insGroup_.bind(1, name);
   insGroup_.run();
-  const auto id = db_.lastInsertId();
+  selGroup_.bind(1, name);
+  if (!selGroup_.step()) {
+    selGroup_.reset();
+    throw sql::Error(SQLITE_ERROR, path_ + ": group \"" + name + "\" not found after its insert");
+  }
+  const auto id = selGroup_.i64(0);
+  selGroup_.reset();
   groupIds_.emplace(name, id);
   added.push_back(name);
   return id;
@@ -254,6 +264,9 @@ std::int64_t HistoryWriter::groupId(const std::string& name, std::vector<std::st
 
 void HistoryWriter::fail(const std::string& what) {
   std::lock_guard lock(mu_);
+  // Logged when writing stops, not only at exit: a run on a full disk kept 20 s of history in memory with no
+  // word until it closed. Once a streak, not every flush.
+  if (st_.ok) logError("history", what + "; retried at each flush");
   st_.ok = false;
   st_.lastError = what;
   st_.lastErrorMs = opts_.now();
@@ -324,6 +337,7 @@ bool HistoryWriter::writeBatch() {
     st_.rowsWritten += pendSamples_.size() + pendEvents_.size();
     lost_.rows -= gap.rows;
     if (lost_.rows == 0) lost_ = LostSpan{};
+    if (!st_.ok) logInfo("history", path_ + ": writing again");
     st_.ok = true;
     st_.lastFlushMs = opts_.now();
     held_ = 0;

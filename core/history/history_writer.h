@@ -106,7 +106,7 @@ class HistoryWriter {
   std::vector<Sample> pendSamples_;
   std::vector<Event> pendEvents_;
   std::map<std::string, std::int64_t> groupIds_;
-  sql::Stmt insSample_, insEvent_, insGroup_;
+  sql::Stmt insSample_, insEvent_, insGroup_, selGroup_;
   RequestAggregator requests_;
   RollupRetention rollups_;
   std::optional<IncidentRecorder> incidents_;

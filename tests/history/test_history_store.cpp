@@ -3,6 +3,7 @@
 #include "history_fixture.h"
 #include "history_reader.h"
 #include "history_store.h"
+#include "log.h"
 #include "secret.h"
 
 #include <sqlite3.h>
@@ -12,6 +13,7 @@
 #include <QtTest>
 
 #include <chrono>
+#include <cstdio>
 
 using namespace tg;
 using namespace tgtest;
@@ -27,7 +29,33 @@ class TestHistoryStore : public TempDirTest {
   void refusesWithoutTouching();
   void readerLeavesFileUnchanged();
   void secretsNeverReachTheFile();
+  void twoWritersOfOneFileKeepBoth();
 };
+
+// The dashboard and a headless run share the user's history file. The second to open it read the groups
+// table before the first added its groups; its own insert of one then failed on the UNIQUE name, and so did
+// every batch after it: that process's whole history lost ("41 rows unwritten" at exit).
+void TestHistoryStore::twoWritersOfOneFileKeepBoth() {
+  const QString path = file("shared.db");
+  auto first = openStore(path);
+  auto second = openStore(path);
+  QVERIFY(first && second);
+  first->append(std::vector<Sample>{makeSample("batch", kT0, 10, 0)});
+  QVERIFY(first->flush());
+  second->append(std::vector<Sample>{makeSample("batch", kT0 + 1000, 20, 0)});
+  QVERIFY(second->flush());
+  const auto st = second->status();
+  QVERIFY2(st.ok, st.lastError.c_str());
+  first.reset();
+  second.reset();
+  auto reader = openReader(path);
+  QVERIFY(reader);
+  auto out = reader->rawSamples(kT0, kT0 + 10'000, {});
+  QVERIFY2(out.ok(), out.error.c_str());
+  QCOMPARE(out.value.size(), std::size_t(2));
+  auto groups = reader->groups();
+  QCOMPARE(groups.value, (std::vector<std::string>{"batch"}));
+}
 
 void TestHistoryStore::roundTripSamplesAndEvents() {
   const QString path = file("roundtrip.db");
@@ -167,6 +195,8 @@ void TestHistoryStore::diskFullIsReportedAndRecovered() {
   HistoryOptions o = quietOptions();
   o.maxFileBytes = 160 * 1024;  // PRAGMA max_page_count: 40 pages
   o.maxPendingSamples = 2000;
+  std::FILE* log = std::tmpfile();
+  Log::setSink(log);
   auto store = openStore(path, o);
   QVERIFY(store);
   std::vector<Sample> early;
@@ -212,6 +242,15 @@ void TestHistoryStore::diskFullIsReportedAndRecovered() {
   st = store->status();
   QVERIFY2(st.ok, st.lastError.c_str());
   QCOMPARE(st.rowsPending, std::uint64_t(0));
+  // Said when writing stopped (once, not at every failed flush) and when it resumed; it was said only at exit.
+  Log::setSink(stderr);
+  std::rewind(log);
+  std::string said;
+  for (int c; (c = std::fgetc(log)) != EOF;) said += static_cast<char>(c);
+  std::fclose(log);
+  QCOMPARE(QString::fromStdString(said).count("retried at each flush"), 1);
+  QVERIFY2(said.find("full") != std::string::npos, said.c_str());
+  QCOMPARE(QString::fromStdString(said).count("writing again"), 1);
 
   auto reader = openReader(path);
   QVERIFY(reader);
