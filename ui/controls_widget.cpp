@@ -42,8 +42,9 @@ ControlsWidget::ControlsWidget(QWidget* parent)
       drain_(new QPushButton(tr("&Drain queue…"), this)), globalCommit_(new QTimer(this)),
       groupCommit_(new QTimer(this)) {
   confirm_ = [](QWidget* parent, const QString& title, const QString& text) {
-    return QMessageBox::question(parent, title, text, QMessageBox::Yes | QMessageBox::Cancel,
-                                 QMessageBox::Cancel) == QMessageBox::Yes;
+    // Yes / No: a "Cancel" button beside "drop every queued request?" read as the action itself.
+    return QMessageBox::question(parent, title, text, QMessageBox::Yes | QMessageBox::No, QMessageBox::No) ==
+           QMessageBox::Yes;
   };
   for (QTimer* t : {globalCommit_, groupCommit_}) {
     t->setSingleShot(true);
@@ -73,7 +74,7 @@ ControlsWidget::ControlsWidget(QWidget* parent)
   auto* globalRow = new QHBoxLayout;
   globalRow->addWidget(globalSlider_, 1);
   globalRow->addWidget(globalSpin_);
-  auto* globalLabel = new QLabel(tr("&Concurrency"), globalBox);
+  auto* globalLabel = new QLabel(tr("Concurrenc&y"), globalBox);
   globalLabel->setBuddy(globalSpin_);
   globalForm->addRow(globalLabel, globalRow);
   auto* globalCeilingLabel = new QLabel(tr("Rate ce&iling"), globalBox);
@@ -102,7 +103,7 @@ ControlsWidget::ControlsWidget(QWidget* parent)
   auto* groupConcLabel = new QLabel(tr("Co&ncurrency"), groupBox);
   groupConcLabel->setBuddy(groupSpin_);
   groupForm->addRow(groupConcLabel, groupRow);
-  auto* groupCeilingLabel = new QLabel(tr("Rate ceilin&g"), groupBox);
+  auto* groupCeilingLabel = new QLabel(tr("R&ate ceiling"), groupBox);
   groupForm->addRow(groupCeilingLabel, makeCeilingEditor(group_, QStringLiteral("group"), groupBox));
   groupCeilingLabel->setBuddy(group_.rps);
   auto* groupPauseRow = new QHBoxLayout;
@@ -128,7 +129,11 @@ ControlsWidget::ControlsWidget(QWidget* parent)
   layout->addWidget(groupBox);
   layout->addStretch(1);
 
-  // Any change restarts the quiet timer; Enter in the spin box commits at once.
+  // Any change restarts the quiet timer; Enter in the spin box commits at once. What is typed counts only at
+  // Enter or when the field loses focus (no keyboard tracking): typing "120" with a pause after the "1" set
+  // every group's concurrency to 1 for a second, audited as such.
+  for (QAbstractSpinBox* s : std::initializer_list<QAbstractSpinBox*>{globalSpin_, groupSpin_})
+    s->setKeyboardTracking(false);
   connect(globalSpin_, &QSpinBox::valueChanged, this, [this] { globalCommit_->start(); });
   connect(groupSpin_, &QSpinBox::valueChanged, this, [this] { groupCommit_->start(); });
   connect(globalSpin_, &QSpinBox::editingFinished, this, &ControlsWidget::commitGlobal);
@@ -148,7 +153,7 @@ ControlsWidget::ControlsWidget(QWidget* parent)
     const QString g = selectedGroup();
     if (!commands_ || g.isEmpty()) return;
     if (!confirm_(this, tr("Drain %1").arg(g),
-                  tr("Cancel every request queued for %1? Requests in flight finish.").arg(g)))
+                  tr("Drop every request queued for %1? Requests in flight finish.").arg(g)))
       return;
     commands_->drainGroup(g.toStdString());
   });
@@ -171,8 +176,10 @@ QHBoxLayout* ControlsWidget::makeCeilingEditor(CeilingEditor& e, const QString& 
   e.tpm->setSuffix(tr(" tokens/min"));
   e.rps->setSpecialValueText(tr("req/s: none"));
   e.tpm->setSpecialValueText(tr("tokens/min: none"));
-  for (QAbstractSpinBox* s : std::initializer_list<QAbstractSpinBox*>{e.rps, e.tpm})
+  for (QAbstractSpinBox* s : std::initializer_list<QAbstractSpinBox*>{e.rps, e.tpm}) {
+    s->setKeyboardTracking(false);  // as the concurrency fields: what is typed counts at Enter or focus out
     s->setToolTip(tr("Sends are paced to this rate, beneath what the quota allows; 0 = no ceiling"));
+  }
   e.rps->setAccessibleName(tr("Rate ceiling, requests per second"));
   e.tpm->setAccessibleName(tr("Rate ceiling, tokens per minute"));
   const bool global = &e == &global_;
@@ -322,6 +329,13 @@ void ControlsWidget::setSnapshot(const SnapshotPtr& ptr) {
     groupTierPause_[t]->setChecked(g->tierPaused[t]);
     groupTierPause_[t]->setText(g->tierPaused[t] ? tr("Resume %1").arg(tierLabel(t))
                                                  : tr("Pause %1").arg(tierLabel(t)));
+    // Paused on all groups, the tier stays paused whatever this group says: its "Resume" did nothing, yet was
+    // audited as done ("Resumed P2 on interactive").
+    const bool everywhere = snapshot.tierPaused[t];
+    groupTierPause_[t]->setEnabled(commands_ && !everywhere);
+    groupTierPause_[t]->setToolTip(everywhere ? tr("%1 is paused on all groups: resume it under All groups")
+                                                    .arg(tierLabel(t))
+                                              : QString());
   }
   pauseGroup_->setChecked(g->paused);
   pauseGroup_->setText(g->paused ? tr("Resume &group") : tr("Pause &group"));

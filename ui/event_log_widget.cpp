@@ -47,7 +47,7 @@ EventLogWidget::EventLogWidget(EventLogModel* model, QWidget* parent)
   severityCombo_->addItem(tr("Errors"), int(Severity::Error));
 
   auto* filters = new QHBoxLayout;
-  auto* label = new QLabel(tr("&Filter:"), this);
+  auto* label = new QLabel(tr("Fil&ter:"), this);
   label->setBuddy(groupCombo_);
   filters->addWidget(label);
   filters->addWidget(groupCombo_);

@@ -96,9 +96,11 @@ MainWindow::MainWindow(QWidget* parent)
     windows->addAction(a);
     connect(a, &QAction::triggered, this, [this, i] { charts_->setWindowMs(ChartPanelWidget::kWindowsMs[i]); });
   }
-  connect(charts_, &ChartPanelWidget::windowMsChanged, this, [windows](qint64 ms) {
+  auto checkWindow = [windows](qint64 ms) {
     for (QAction* a : windows->actions()) a->setChecked(a->data().toLongLong() == ms);
-  });
+  };
+  connect(charts_, &ChartPanelWidget::windowMsChanged, this, checkWindow);
+  checkWindow(charts_->windowMs());  // the window at start is checked too (none was until the first change)
   view->addSeparator();
   for (QDockWidget* d : {cardsDock, controlsDock, workloadDock_, fleetDock_, eventsDock})
     view->addAction(d->toggleViewAction());

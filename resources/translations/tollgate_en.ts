@@ -815,10 +815,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>&amp;Concurrency</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Pause %1</source>
         <translation type="unfinished"></translation>
     </message>
@@ -844,10 +840,6 @@
     </message>
     <message>
         <source>Drain %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Cancel every request queued for %1? Requests in flight finish.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -879,10 +871,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Rate ceilin&amp;g</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source> req/s</source>
         <translation type="unfinished"></translation>
     </message>
@@ -908,6 +896,22 @@
     </message>
     <message>
         <source>tokens/min: none</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Concurrenc&amp;y</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>R&amp;ate ceiling</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Drop every request queued for %1? Requests in flight finish.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is paused on all groups: resume it under All groups</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -973,7 +977,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>&amp;Filter:</source>
+        <source>Fil&amp;ter:</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -813,10 +813,6 @@
         <translation>所有组</translation>
     </message>
     <message>
-        <source>&amp;Concurrency</source>
-        <translation>并发(&amp;C)</translation>
-    </message>
-    <message>
         <source>Pause %1</source>
         <translation>暂停 %1</translation>
     </message>
@@ -843,10 +839,6 @@
     <message>
         <source>Drain %1</source>
         <translation>排空 %1</translation>
-    </message>
-    <message>
-        <source>Cancel every request queued for %1? Requests in flight finish.</source>
-        <translation>取消 %1 排队中的所有请求？在途请求会继续完成。</translation>
     </message>
     <message>
         <source>Read-only: no engine attached</source>
@@ -877,10 +869,6 @@
         <translation>速率上限(&amp;I)</translation>
     </message>
     <message>
-        <source>Rate ceilin&amp;g</source>
-        <translation>速率上限(&amp;G)</translation>
-    </message>
-    <message>
         <source> req/s</source>
         <translation> 请求/秒</translation>
     </message>
@@ -907,6 +895,22 @@
     <message>
         <source>tokens/min: none</source>
         <translation>令牌/分钟：无</translation>
+    </message>
+    <message>
+        <source>Concurrenc&amp;y</source>
+        <translation>并发(&amp;Y)</translation>
+    </message>
+    <message>
+        <source>R&amp;ate ceiling</source>
+        <translation>速率上限(&amp;A)</translation>
+    </message>
+    <message>
+        <source>Drop every request queued for %1? Requests in flight finish.</source>
+        <translation>丢弃 %1 排队中的所有请求？在途请求会继续完成。</translation>
+    </message>
+    <message>
+        <source>%1 is paused on all groups: resume it under All groups</source>
+        <translation>%1 已在所有组暂停：请在“所有组”下恢复</translation>
     </message>
 </context>
 <context>
@@ -971,8 +975,8 @@
         <translation>错误</translation>
     </message>
     <message>
-        <source>&amp;Filter:</source>
-        <translation>筛选(&amp;F)：</translation>
+        <source>Fil&amp;ter:</source>
+        <translation>筛选(&amp;T)：</translation>
     </message>
 </context>
 <context>

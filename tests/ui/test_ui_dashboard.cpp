@@ -398,6 +398,32 @@ class TestUiDashboard : public QObject {
     QCOMPARE(commands.calls.filter("group batch").size(), 1);  // debounced: one command
     controls.globalConcurrencySpin()->setValue(32);
     QTRY_COMPARE(commands.calls.last(), QStringLiteral("global 32"));
+    // Typing counts at Enter, however long the pause between keys: "1" then "20" is 120, never 1.
+    QSpinBox* typed = controls.globalConcurrencySpin();
+    typed->setFocus();
+    typed->selectAll();
+    const auto before = commands.calls.size();
+    QTest::keyClicks(typed, QStringLiteral("1"));
+    QTest::qWait(200);  // four times the commit delay
+    QCOMPARE(commands.calls.size(), before);
+    QTest::keyClicks(typed, QStringLiteral("20"));
+    QTest::keyClick(typed, Qt::Key_Return);
+    QTRY_COMPARE(commands.calls.last(), QStringLiteral("global 120"));
+    QCOMPARE(commands.calls.size(), before + 1);
+
+    // A tier paused on all groups cannot be resumed for one group (it stayed paused, yet "Resumed P2 on batch"
+    // went to the audit): that group's button is disabled and says where to resume it.
+    {
+      auto paused = std::make_shared<EngineSnapshot>(*engine.next(kT0 + 1000));
+      paused->tierPaused[2] = true;
+      for (auto& g : paused->groups) g.tierPaused[2] = true;
+      controls.setSnapshot(paused);
+      QVERIFY(!controls.groupPauseButton(Tier::P2)->isEnabled());
+      QVERIFY(controls.groupPauseButton(Tier::P2)->toolTip().contains(QStringLiteral("paused on all groups")));
+      QVERIFY(controls.groupPauseButton(Tier::P1)->isEnabled());
+      controls.setSnapshot(engine.next(kT0 + 2000));
+      QVERIFY(controls.groupPauseButton(Tier::P2)->isEnabled());
+    }
 
     QTest::mouseClick(controls.pauseGroupButton(), Qt::LeftButton);
     QCOMPARE(commands.calls.last(), QStringLiteral("groupPause batch 1"));
