@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
@@ -33,6 +34,7 @@ constexpr std::size_t kHighWater = 1024 * 1024;  // relay buffer: pause the upst
 constexpr std::size_t kLowWater = 256 * 1024;    // and continue it below this
 constexpr std::size_t kBlockSize = 32 * 1024;
 constexpr std::size_t kMaxWholeAnswer = 256u * 1024 * 1024;  // a non-streamed answer held before it is sent
+constexpr std::uint64_t kDiscardUpTo = 64u * 1024 * 1024;     // a body over the limit is read and dropped up to this
 
 }  // namespace
 
@@ -53,6 +55,9 @@ struct Exchange {
   std::string body;
   bool tooLarge = false;
   std::uint64_t received = 0;
+  // Answered by the gateway itself once the request is read (not on its head: libmicrohttpd closes a
+  // keep-alive connection after an answer queued before the body, and a scraper reconnected every time).
+  enum class Own { None, Health, Metrics } own = Own::None;
   const RouteConfig* route = nullptr;
   std::string rest;
   std::string client = "anonymous";
@@ -382,18 +387,40 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
     // Two lengths that differ: which body is the request? (RFC 9112 6.3: an error; a proxy that picks one
     // smuggles the rest as the next request.)
     const std::string* length = nullptr;
+    int hosts = 0, codings = 0;
     for (const auto& [k, v] : x->headers) {
+      if (equalsIgnoreCase(k, "host")) ++hosts;
+      if (equalsIgnoreCase(k, "transfer-encoding")) {
+        // Only chunked is read (libmicrohttpd's framing); any other coding, or chunked twice, left the request
+        // waiting for a body it would never frame until the idle timeout. RFC 9112 6.1: 501 for an unknown
+        // coding, and a body whose length cannot be told is an error (both close the connection).
+        if (++codings > 1 || !equalsIgnoreCase(v, "chunked"))
+          return fail(501, "tollgate_bad_request",
+                      "tollgate: Transfer-Encoding \"" + printable(v) + "\" is not supported: only chunked, once");
+      }
       if (!equalsIgnoreCase(k, "content-length")) continue;
       if (length && *length != v)
         return fail(400, "tollgate_bad_request", "tollgate: the request has two Content-Length headers that differ");
       length = &v;
     }
-    if (x->path == "/healthz" && x->method == "GET")
-      return answerNow(c, *x, 200, {{"Content-Type", "application/json"}},
-                       stopping_ ? "{\"status\":\"stopping\"}" : "{\"status\":\"ok\"}");
-    if (x->path == "/metrics" && x->method == "GET" && metrics_)
-      return answerNow(c, *x, 200, {{"Content-Type", GatewayMetrics::kContentType}}, metricsBody());
+    // Two framings (the smuggling shape: which one ends the body?), or two hosts (RFC 9112 3.2: 400).
+    if (codings > 0 && length)
+      return fail(400, "tollgate_bad_request", "tollgate: the request has both Content-Length and Transfer-Encoding");
+    if (hosts > 1) return fail(400, "tollgate_bad_request", "tollgate: the request has more than one Host header");
+    const bool get = x->method == "GET" || x->method == "HEAD";  // libmicrohttpd sends no body to a HEAD
+    const bool health = x->path == "/healthz", metrics = x->path == "/metrics" && metrics_;
+    if ((health || metrics) && get) {
+      x->own = health ? Exchange::Own::Health : Exchange::Own::Metrics;
+      return true;
+    }
     const RouteMatch m = routes_.match(x->path);
+    if (!m.route && (health || metrics)) {  // the gateway's own, read-only
+      const Answer a = errorAnswer(405, "tollgate_method_not_allowed",
+                                   "tollgate: " + x->path + " answers GET and HEAD only", Dialect::OpenAI);
+      HeaderList h = a.headers;
+      h.emplace_back("Allow", "GET, HEAD");
+      return answerNow(c, *x, 405, h, a.body);
+    }
     if (!m.route) {
       const Answer a = errorAnswer(404, "tollgate_no_route", "", Dialect::OpenAI);
       return answerNow(c, *x, 404, a.headers, routes_.notFoundBody(x->path));
@@ -436,13 +463,22 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
     }
     if (!x->tooLarge) x->body.append(upload, *uploadSize);
     *uploadSize = 0;
-    // A client sending far beyond the limit is not read forever: close.
-    return x->received <= 2 * static_cast<std::uint64_t>(cfg_.maxBodyBytes);
+    // A client sending far beyond the limit is not read forever: close. Until then it is read and dropped, so
+    // that an upload a few times the limit still gets its 413 (libmicrohttpd cannot answer mid-body): at twice
+    // a small limit it was cut off with no answer at all.
+    return x->received <= std::max<std::uint64_t>(2 * static_cast<std::uint64_t>(cfg_.maxBodyBytes), kDiscardUpTo);
   }
 
   // The body is complete, or the connection was resumed.
   std::unique_lock lk(x->mu);
   if (x->gone || x->queued) return !x->gone;
+  if (x->own != Exchange::Own::None) {
+    lk.unlock();
+    if (x->own == Exchange::Own::Metrics)
+      return answerNow(c, *x, 200, {{"Content-Type", GatewayMetrics::kContentType}}, metricsBody());
+    return answerNow(c, *x, 200, {{"Content-Type", "application/json"}},
+                     stopping_ ? "{\"status\":\"stopping\"}" : "{\"status\":\"ok\"}");
+  }
   if (x->tooLarge) {
     lk.unlock();
     return fail(413, "tollgate_body_too_large",

@@ -120,6 +120,16 @@ class TestGatewayLoopback : public QObject {
     QCOMPARE(g.gateway().requestsByClient().at("svc-test"), std::uint64_t(1));
     // /healthz needs no token.
     QCOMPARE(call(g.url("/healthz"), "GET", {}).status, 200L);
+    // On one keep-alive connection, twice: the first answer closed it (queued before the request was read).
+    const std::string twice = rawExchange(g.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                                                    "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    QVERIFY2(twice.rfind("HTTP/1.1 200", 0) == 0 && twice.find("HTTP/1.1 200", 1) != std::string::npos,
+             twice.c_str());
+    const std::string head = rawExchange(g.port(), "HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    QVERIFY2(head.rfind("HTTP/1.1 200", 0) == 0 && head.find("\"ok\"") == std::string::npos, head.c_str());  // was 404
+    const std::string post = rawExchange(g.port(), "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                                                   "Connection: close\r\n\r\n");
+    QVERIFY2(post.rfind("HTTP/1.1 405", 0) == 0 && post.find("Allow: GET, HEAD") != std::string::npos, post.c_str());
     // A request head of 16 KiB still fits the connection's memory (its size is a memset per request).
     Reply big = call(g.url("/openai/v1/chat/completions"), "POST", with(kAuth, {"X-Big: " + std::string(16000, 'b')}), kChat);
     QCOMPARE(big.status, 200L);
@@ -142,10 +152,22 @@ class TestGatewayLoopback : public QObject {
     // Chunked, so the size is only known while reading: still 413, and the connection is not left hanging.
     std::string chunked = "POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
                           std::string(kToken) + "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
-    for (int i = 0; i < 3; ++i) chunked += "800\r\n" + std::string(2048, 'y') + "\r\n";
+    // 40 KiB of a 4 KiB limit: the connection was dropped with no answer past twice the limit.
+    for (int i = 0; i < 20; ++i) chunked += "800\r\n" + std::string(2048, 'y') + "\r\n";
     chunked += "0\r\n\r\n";
     const std::string answer = rawExchange(g.port(), chunked);
     QVERIFY2(answer.rfind("HTTP/1.1 413", 0) == 0, answer.substr(0, 80).c_str());
+    // Framing it cannot read is refused at once; it waited for a body until the idle timeout.
+    const std::string head = "POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                             std::string(kToken) + "\r\n";
+    const std::string gzip = rawExchange(g.port(), head + "Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n");
+    QVERIFY2(gzip.rfind("HTTP/1.1 501", 0) == 0, gzip.substr(0, 80).c_str());
+    QVERIFY2(gzip.find("only chunked") != std::string::npos, gzip.c_str());
+    const std::string both =
+        rawExchange(g.port(), head + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+    QVERIFY2(both.rfind("HTTP/1.1 400", 0) == 0, both.substr(0, 80).c_str());
+    const std::string hosts = rawExchange(g.port(), head + "Host: y\r\nContent-Length: 2\r\n\r\n{}");
+    QVERIFY2(hosts.rfind("HTTP/1.1 400", 0) == 0, hosts.substr(0, 80).c_str());
     Reply tier = call(g.url("/openai/v1/chat/completions"), "POST", with(kAuth, {"X-Tollgate-Tier: urgent"}), kChat);
     QCOMPARE(tier.status, 400L);
     QVERIFY(tier.body.find("X-Tollgate-Tier") != std::string::npos);
