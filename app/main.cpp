@@ -14,10 +14,9 @@ int main(int argc, char** argv) {
   // instead of killing the process mid-line with no word.
   std::signal(SIGXFSZ, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
-  }
+  // The dashboard's own options too (--replay, --screenshot, --pause-tier): its parser prints them after the usage.
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help"))
+    return guiCommand(argc, argv, {"--help"});
   if (!args.empty() && (args[0] == "--version" || args[0] == "-v")) {
     std::printf("%s\n", versionText());
     return kExitOk;

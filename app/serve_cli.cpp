@@ -57,7 +57,7 @@ int serveCommand(const std::vector<std::string>& argv) {
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   try {
-    session->start(/*startSyntheticWorkload=*/false);
+    session->start(/*startSyntheticWorkload=*/false, /*gatewayRequired=*/true);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate serve: %s\n", e.what());
     return kExitFailed;

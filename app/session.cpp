@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 
 namespace tg {
 
@@ -38,7 +39,7 @@ double Session::elapsedS() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
 
-void Session::start(bool startSyntheticWorkload) {
+void Session::start(bool startSyntheticWorkload, bool gatewayRequired) {
   if (running_) return;
   if (sim_) {
     const int port = sim_->start("127.0.0.1", 0);
@@ -81,6 +82,7 @@ void Session::start(bool startSyntheticWorkload) {
     } catch (const std::exception& e) {
       gatewayError_ = e.what();
       gateway_.reset();
+      if (gatewayRequired) throw std::runtime_error(gatewayError_);
       logError("gateway", gatewayError_ + " (running without the gateway)");
     }
   }

@@ -42,7 +42,8 @@ class Session {
   const std::string& historyError() const { return historyError_; }
   static std::string defaultHistoryPath();  // $XDG_DATA_HOME/tollgate/history.db (or ~/.local/share/...)
 
-  void start(bool startSyntheticWorkload = true);
+  // `gatewayRequired` (serve): a gateway that cannot listen is an error thrown, not a session run without it.
+  void start(bool startSyntheticWorkload = true, bool gatewayRequired = false);
   void stop();
 
   // A JSONL job instead of (or beside) the synthetic workload.

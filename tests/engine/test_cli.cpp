@@ -327,6 +327,7 @@ class TestCli : public QObject {
     ::close(held);
     QCOMPARE(rc, 1);
     QVERIFY2(err.contains(("tollgate serve: gateway: cannot listen on " + address + ": ").c_str()), err.constData());
+    QVERIFY2(!err.contains("running without the gateway"), err.constData());  // it does not: it exits 1
   }
 
   void probeStopsWhenTheUpstreamRefusesTheMethod() {

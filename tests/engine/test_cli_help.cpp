@@ -23,6 +23,8 @@ class TestCliHelp : public QObject {
     QTest::addColumn<QString>("usage");    // how stdout starts
     QTest::addColumn<QString>("mentions");  // an option of that command only
     QTest::newRow("tollgate --help") << QStringList{"--help"} << "usage:\n  tollgate [--config FILE]" << "--version";
+    // The dashboard's own options in the first help a newcomer reads (README names --screenshot, --pause-tier).
+    QTest::newRow("tollgate --help: dashboard") << QStringList{"--help"} << "usage:\n" << "--pause-tier TIER@S";
     QTest::newRow("tollgate -h") << QStringList{"-h"} << "usage:\n" << "tollgate replay";
     QTest::newRow("dashboard options") << QStringList{"--history", "off", "--help"} << "usage:\n" << "--screenshot-after S";
     QTest::newRow("dashboard --pause-tier") << QStringList{"--history", "off", "--help"} << "usage:\n"
