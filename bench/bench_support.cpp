@@ -188,11 +188,30 @@ std::vector<std::string> splitCommas(const std::string& text) {
   return out;
 }
 
-Args::Args(int argc, char** argv) : args_(argv + 1, argv + argc) {}
+Args::Args(int argc, char** argv) : args_(argv + 1, argv + argc) {
+  // A benchmark runs for minutes and starts servers: --help must not start one (it did, and ran).
+  for (const auto& a : args_)
+    if (a == "--help" || a == "-h") {
+      const std::string program = std::filesystem::path(argv[0]).filename().string();
+      std::printf("usage: %s [--OPTION VALUE | --FLAG] ...\n"
+                  "Its options and what it measures: the comment at the top of bench/%s.cpp, and docs/BENCHMARKS.md.\n",
+                  program.c_str(), program.c_str());
+      std::exit(0);
+    }
+}
 
 double Args::number(const std::string& name, double fallback) const {
   for (std::size_t i = 0; i + 1 < args_.size(); ++i)
-    if (args_[i] == "--" + name) return std::atof(args_[i + 1].c_str());
+    if (args_[i] == "--" + name) {
+      const std::string& v = args_[i + 1];
+      char* end = nullptr;
+      const double n = std::strtod(v.c_str(), &end);
+      if (v.empty() || !end || *end != '\0' || !std::isfinite(n)) {  // atof read "ten" as 0
+        std::fprintf(stderr, "--%s: expected a number, got \"%s\"\n", name.c_str(), v.c_str());
+        std::exit(2);
+      }
+      return n;
+    }
   return fallback;
 }
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@ void ChildProcess::start(const std::vector<std::string>& argv, const std::string
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(log);
@@ -49,6 +51,9 @@ void ChildProcess::start(const std::vector<std::string>& argv, const std::string
     // Child: only async-signal-safe calls until exec. Its own process group, so a Ctrl-C on the benchmark's
     // terminal reaches the benchmark, which then stops the children in order.
     ::setpgid(0, 0);
+    // Ends with the benchmark, however that ends: one killed by `timeout` left its nginx serving for good.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(1);  // the benchmark was gone before the prctl
     ::dup2(log, STDOUT_FILENO);
     ::dup2(log, STDERR_FILENO);
     const int devnull = ::open("/dev/null", O_RDONLY);
