@@ -25,8 +25,9 @@ std::optional<std::string> readOptions(const CommandLine& a, HeadersOptions& o, 
       if (!o.status) return "--status '" + v + "' is not an HTTP status (100-599)";
       continue;
     }
-    auto seconds = parseDecimal(v);
-    if (!seconds || *seconds < 0) return name + " '" + v + "' is not a non-negative number of seconds";
+    // The command line's one number rule (whole word, finite, 0..1e15): "+5" and 1e300 passed parseDecimal.
+    auto seconds = CommandLine::parseNumber(v);
+    if (!seconds) return name + " '" + v + "' is not a number of seconds from 0 to 1e15";
     if (name == "--now") now = *seconds;
     else o.maxWaitS = *seconds;
   }

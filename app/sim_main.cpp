@@ -28,9 +28,10 @@ constexpr const char* kSynopsis =
     "  Endpoints: any path is a rate-limited API; GET /__sim/stats, POST /__sim/control, POST /__sim/reset.\n";
 
 bool parsePort(const std::string& s, int& port) {
-  char* end = nullptr;
-  const long v = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v < 0 || v > 65535) return false;
+  // Digits only: strtol took " 0" and "+5", against the rule every other number on the command line keeps.
+  if (s.empty() || s.size() > 5 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  const long v = std::strtol(s.c_str(), nullptr, 10);
+  if (v > 65535) return false;
   port = static_cast<int>(v);
   return true;
 }

@@ -139,10 +139,12 @@ class TestCliHelp : public QObject {
       const QByteArray err = p.readAllStandardError();
       QVERIFY2(err.startsWith(message), err.constData());
     }
-    p.start(sim, {"--port", "65536"});
-    QVERIFY(p.waitForFinished(10000));
-    QCOMPARE(p.exitCode(), kExitUsage);
-    QVERIFY(p.readAllStandardError().contains("--port expects 0..65535"));
+    for (const QString& port : {QStringLiteral("65536"), QStringLiteral(" 0"), QStringLiteral("+5")}) {  // digits only
+      p.start(sim, {"--port", port});
+      QVERIFY(p.waitForFinished(10000));
+      QCOMPARE(p.exitCode(), kExitUsage);
+      QVERIFY(p.readAllStandardError().contains("--port expects 0..65535"));
+    }
   }
 };
 

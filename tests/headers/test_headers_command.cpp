@@ -195,7 +195,10 @@ class TestHeadersCommand : public QObject {
     QTest::newRow("status not a number") << QStringList{"--status", "abc"} << "--status 'abc' is not an HTTP status";
     QTest::newRow("status out of range") << QStringList{"--status=42"} << "--status '42' is not an HTTP status";
     QTest::newRow("status fractional") << QStringList{"--status", "429.5"} << "--status '429.5'";
-    QTest::newRow("now negative") << QStringList{"--now", "-5"} << "--now '-5' is not a non-negative number";
+    QTest::newRow("now negative") << QStringList{"--now", "-5"} << "--now '-5' is not a number of seconds";
+    // The command line's number rule: whole, finite, 0..1e15 (1e300 printed "reset_at": 1e+300).
+    QTest::newRow("now signed") << QStringList{"--now", "+5"} << "--now '+5'";
+    QTest::newRow("now past 1e15") << QStringList{"--now", "1e16"} << "--now '1e16'";
     QTest::newRow("now garbage") << QStringList{"--now", "today"} << "--now 'today'";
     QTest::newRow("max-wait garbage") << QStringList{"--max-wait", "x"} << "--max-wait 'x'";
     QTest::newRow("max-wait missing value") << QStringList{"--status", "429", "--max-wait"} << "--max-wait needs a value";
