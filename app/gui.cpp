@@ -75,9 +75,20 @@ void restartWith(const std::optional<std::string>& config, const Carried& carrie
   QApplication::quit();
 }
 
-void addUpstreamMenu(ui::MainWindow& window, const Carried& carried) {
+QMenu* addFileMenu(ui::MainWindow& window) {
   QMenu* file = new QMenu(QObject::tr("&File"), &window);
   window.menuBar()->insertMenu(window.menuBar()->actions().value(0), file);
+  return file;
+}
+
+void addQuit(ui::MainWindow& window, QMenu* file) {
+  QAction* quit = file->addAction(QObject::tr("&Quit"));
+  quit->setShortcut(QKeySequence::Quit);
+  QObject::connect(quit, &QAction::triggered, &window, &QWidget::close);
+}
+
+void addUpstreamMenu(ui::MainWindow& window, const Carried& carried) {
+  QMenu* file = addFileMenu(window);
   QAction* open = file->addAction(QObject::tr("Switch &upstream config..."));
   open->setToolTip(QObject::tr("Run on another config: the simulator, or a real provider whose key comes from an environment variable"));
   QObject::connect(open, &QAction::triggered, &window, [&window, carried] {
@@ -102,9 +113,7 @@ void addUpstreamMenu(ui::MainWindow& window, const Carried& carried) {
       restartWith(std::nullopt, carried);
   });
   file->addSeparator();
-  QAction* quit = file->addAction(QObject::tr("&Quit"));
-  quit->setShortcut(QKeySequence::Quit);
-  QObject::connect(quit, &QAction::triggered, &window, &QWidget::close);
+  addQuit(window, file);
 }
 
 }  // namespace
@@ -183,6 +192,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
     }
     window.setReplay(source, new ui::ReplayPanelWidget(source, window.charts()));
     window.setReplayMode(true);
+    addQuit(window, addFileMenu(window));  // File > Quit (Ctrl+Q), as in the live window
     // A file that opened but is damaged inside (a page of samples overwritten): what can be read is shown, and
     // the damage is said, on stderr and in the status bar, rather than an empty range that looks like calm.
     const QString damage = source->lastError();

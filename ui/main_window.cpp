@@ -138,6 +138,7 @@ MainWindow::MainWindow(QWidget* parent)
     modes->addAction(a);
   }
   liveAction_->setChecked(true);
+  liveAction_->setEnabled(false);  // until a live source is set: a replay-only window has none to go to
   replayAction_->setEnabled(false);
   replayAction_->setToolTip(tr("Replay recorded history: incidents, any time range, what-if re-drive"));
   connect(liveAction_, &QAction::triggered, this, [this] { setReplayMode(false); });
@@ -202,6 +203,10 @@ void MainWindow::setReplayMode(bool on) {
   if (on == replayMode_) return;
   replayMode_ = on;
   controls_->setCommands(on ? nullptr : liveCommands_);
+  controlsMenu_->setEnabled(!on);  // its items act on the live engine only; in replay they did nothing
+  // A recording has no engine state, live snapshot age or history file of its own to report: "Engine: running",
+  // "Last snapshot: 48 s ago" and "History: off" were the live side's words (or none), shown over the recording.
+  for (QLabel* l : {stateLabel_, ageLabel_, historyLabel_}) l->setVisible(!on);
   if (replayDock_) replayDock_->setVisible(on);
   workloadDock_->setVisible(!on && workloadDock_->toggleViewAction()->isEnabled());
   setWindowTitle(on ? tr("Tollgate – replay") : tr("Tollgate"));
@@ -341,6 +346,7 @@ void MainWindow::addNotificationsMenu(QMenu* view) {
 void MainWindow::addControlsMenu() {
   auto* menu = menuBar()->addMenu(tr("&Controls"));
   menu->setObjectName(QStringLiteral("controlsMenu"));
+  controlsMenu_ = menu;
   for (int t = 0; t < kTierCount; ++t) {
     auto* a = menu->addAction(tr("Pause or resume P%1 on all groups").arg(t));
     a->setObjectName(QStringLiteral("togglePauseP%1").arg(t));

@@ -104,6 +104,7 @@ class MainWindow : public QMainWindow {
   SampleSource* replaySource_ = nullptr;
   QDockWidget* replayDock_ = nullptr;
   QAction* liveAction_ = nullptr;
+  QMenu* controlsMenu_ = nullptr;
   QAction* replayAction_ = nullptr;
   bool replayMode_ = false;
   ChartPanelWidget* charts_;

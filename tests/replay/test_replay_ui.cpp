@@ -11,8 +11,11 @@
 #include "what_if_dialog.h"
 
 #include <QCryptographicHash>
+#include <QAction>
 #include <QDir>
 #include <QFile>
+#include <QLabel>
+#include <QMenu>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -71,6 +74,17 @@ class TestReplayUi : public QObject {
     window_->charts()->setRefreshIntervalMs(0);
     window_->show();
     QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+  }
+
+  // A replay-only window: nothing to go live to, no engine to command, no live state to report. "Live" and the
+  // Controls menu were enabled and did nothing; the status bar said "Engine: running", "Last snapshot: 48 s ago"
+  // and "History: off" over the recording.
+  void aReplayOnlyWindowOffersNoLiveControls() {
+    QVERIFY(window_->replayMode());
+    QVERIFY(!window_->findChild<QAction*>(QStringLiteral("liveModeAction"))->isEnabled());
+    QVERIFY(!window_->findChild<QMenu*>(QStringLiteral("controlsMenu"))->isEnabled());
+    for (const char* name : {"statusState", "statusAge", "statusHistory"})
+      QVERIFY2(!window_->findChild<QLabel*>(QString::fromLatin1(name))->isVisible(), name);
   }
 
   void incidentIsListed() {
