@@ -20,6 +20,7 @@
 #include <QLocale>
 #include <QMenuBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
@@ -55,7 +56,14 @@ MainWindow::MainWindow(QWidget* parent)
   setObjectName(QStringLiteral("tollgateMainWindow"));
   setWindowTitle(tr("Tollgate"));
   setDockOptions(AnimatedDocks | AllowNestedDocks | AllowTabbedDocks);
-  setCentralWidget(charts_);
+  // The charts scroll rather than hold the window at their least size (seven charts of 200x150 and the docks
+  // beside them made it 1475x845: on a 1366x768 laptop the controls, events and status bar lay off-screen).
+  auto* chartsScroll = new QScrollArea(this);
+  chartsScroll->setObjectName(QStringLiteral("chartsScroll"));
+  chartsScroll->setWidgetResizable(true);
+  chartsScroll->setFrameShape(QFrame::NoFrame);
+  chartsScroll->setWidget(charts_);
+  setCentralWidget(chartsScroll);
 
   cardsLayout_->setContentsMargins(4, 4, 4, 4);
   cardsLayout_->setSpacing(4);
@@ -161,7 +169,8 @@ MainWindow::MainWindow(QWidget* parent)
   ageLabel_->setObjectName(QStringLiteral("statusAge"));
   setUpstreamName(QString());
 
-  resize(1480, 900);  // the charts' legends fit beside both docks, in Chinese too
+  // The charts' legends fit beside both docks, in Chinese too; a smaller screen gets what it has.
+  resize(screen() ? QSize(1480, 900).boundedTo(screen()->availableGeometry().size()) : QSize(1480, 900));
   restoreSettings();
   connect(charts_, &ChartPanelWidget::windowMsChanged, this, [this] { saveSettings(); });
   connect(charts_, &ChartPanelWidget::chartVisibilityChanged, this, [this] { saveSettings(); });
@@ -190,7 +199,12 @@ void MainWindow::setReplay(SampleSource* source, QWidget* panel) {
     replayDock_->setObjectName(QStringLiteral("replayDock"));
     addDockWidget(Qt::TopDockWidgetArea, replayDock_);
   }
-  replayDock_->setWidget(panel);
+  // Scrolls too: the panel's least height (incident table, range, transport) made the window 1002 px high.
+  auto* scroll = new QScrollArea(replayDock_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setWidget(panel);
+  replayDock_->setWidget(scroll);
   replayDock_->setVisible(replayMode_);
   replayAction_->setEnabled(source != nullptr);
   if (replayMode_) showSource(source);
