@@ -30,6 +30,9 @@ class HistorySampleSource : public SampleSource {
   // Events of the replay range (not only up to the playhead), filtered to [fromMs, toMs].
   std::vector<Event> events(EpochMs fromMs, EpochMs toMs) const override;
   EpochMs endMs() const override { return playheadMs_; }
+  // Where the recording shown starts: the charts' axis starts there until the window is full, as live. It was
+  // 0, so a 3-minute range sat in the right fifth of a 15-minute window.
+  EpochMs startMs() const override { return rangeFrom_; }
   // Synthesised from the samples at the playhead, so the group cards show recorded state.
   SnapshotPtr latestSnapshot() const override;
   std::uint64_t revision() const override { return revision_; }

@@ -20,6 +20,7 @@
 #include <QLocale>
 #include <QMenuBar>
 #include <QPushButton>
+#include <QGuiApplication>
 #include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
@@ -169,8 +170,10 @@ MainWindow::MainWindow(QWidget* parent)
   ageLabel_->setObjectName(QStringLiteral("statusAge"));
   setUpstreamName(QString());
 
-  // The charts' legends fit beside both docks, in Chinese too; a smaller screen gets what it has.
-  resize(screen() ? QSize(1480, 900).boundedTo(screen()->availableGeometry().size()) : QSize(1480, 900));
+  // The charts' legends fit beside both docks, in Chinese too; a smaller screen gets what it has (not the
+  // offscreen platform's nominal 800x600: screenshots and tests there keep the full size).
+  const bool realScreen = screen() && QGuiApplication::platformName() != QLatin1String("offscreen");
+  resize(realScreen ? QSize(1480, 900).boundedTo(screen()->availableGeometry().size()) : QSize(1480, 900));
   restoreSettings();
   connect(charts_, &ChartPanelWidget::windowMsChanged, this, [this] { saveSettings(); });
   connect(charts_, &ChartPanelWidget::chartVisibilityChanged, this, [this] { saveSettings(); });

@@ -138,6 +138,11 @@ QLineSeries* TimeChartWidget::newSegmentSeries(const LineData& spec, bool showIn
   return s;
 }
 
+QColor TimeChartWidget::lineColor(const QString& name) const {
+  auto it = pools_.find(name);
+  return it == pools_.end() || it->second.series.empty() ? QColor() : it->second.series.front()->pen().color();
+}
+
 void TimeChartWidget::setTimeRange(EpochMs fromMs, EpochMs toMs) {
   if (toMs <= fromMs) toMs = fromMs + 1000;
   fromMs_ = fromMs;
@@ -177,6 +182,17 @@ void TimeChartWidget::setFrame(const ChartFrame& frame, EpochMs fromMs, EpochMs 
       poolOrder_.push_back(line.name);
       pool.spec = line;
       pool.spec.points.clear();
+    } else if (pool.spec.color != line.color || pool.spec.style != line.style) {
+      // A line kept its first pen: after Live -> Replay (groups in another order) the charts kept the live
+      // colours while the cards took the replay's.
+      pool.spec.color = line.color;
+      pool.spec.style = line.style;
+      for (QLineSeries* series : pool.series) {
+        QPen pen = series->pen();
+        pen.setColor(line.color);
+        pen.setStyle(line.style);
+        series->setPen(pen);
+      }
     }
     seen.push_back(line.name);
     pool.drawn = MinMaxDecimator::decimate(line.points, bucketMs);

@@ -38,6 +38,7 @@ class TimeChartWidget : public QChartView {
   // Inspection for tests and tooltips.
   // Drawn segments (non-empty series) of the line named `name`, in time order.
   std::vector<std::vector<QPointF>> segments(const QString& name) const;
+  QColor lineColor(const QString& name) const;  // the pen of the line named `name`; invalid when none
   // Spans drawn for `group` in `state` on the breaker chart.
   std::vector<std::pair<double, double>> bandSpans(const QString& group, BreakerState state) const;
   const std::vector<Marker>& markers() const { return markers_; }

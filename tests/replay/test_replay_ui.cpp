@@ -87,6 +87,18 @@ class TestReplayUi : public QObject {
       QVERIFY2(!window_->findChild<QLabel*>(QString::fromLatin1(name))->isVisible(), name);
   }
 
+  // A range shorter than the window starts the charts' axis at the range, as live data does until the window is
+  // full: a 3-minute range sat squeezed in the right fifth of a 15-minute window.
+  void theAxisStartsWhereTheRangeDoes() {
+    const TimeRange file = source_->fileRange();
+    const EpochMs from = file.fromMs, to = std::min<EpochMs>(file.toMs, file.fromMs + 60'000);
+    source_->setRange(from, to);
+    source_->setPlayhead(to);
+    window_->charts()->setWindowMs(15 * 60'000);
+    window_->charts()->refresh();
+    QCOMPARE(window_->charts()->chart(ChartKind::Throughput)->fromMs(), from);
+  }
+
   void incidentIsListed() {
     QVERIFY(window_->replayMode());
     QVERIFY(!source_->incidents().empty());

@@ -689,6 +689,24 @@ class TestUiDashboard : public QObject {
     QCOMPARE(chart->momentMs(), longAgo);
   }
 
+  // A line keeps its name across sources but not its colour: after Live -> Replay the groups come in another
+  // order, and the charts kept the live colours while the cards took the replay's.
+  void aLineTakesItsNewColour() {
+    TimeChartWidget chart(ChartKind::Throughput);
+    ChartFrame frame;
+    LineData line;
+    line.name = QStringLiteral("batch");
+    line.group = QStringLiteral("batch");
+    line.color = Qt::red;
+    line.points = {{double(kT0), 1.0}, {double(kT0 + 1000), 2.0}};
+    frame.lines.push_back(line);
+    chart.setFrame(frame, kT0, kT0 + 60'000);
+    QCOMPARE(chart.lineColor(QStringLiteral("batch")), QColor(Qt::red));
+    frame.lines[0].color = Qt::blue;
+    chart.setFrame(frame, kT0, kT0 + 60'000);
+    QCOMPARE(chart.lineColor(QStringLiteral("batch")), QColor(Qt::blue));
+  }
+
   // A laptop's 1366x768 (less a panel and a title bar) holds the whole window: its least size was 1475x845, so
   // the Controls dock, the events and the status bar lay off-screen there, and replay's dock made it 1002 high.
   void fitsALaptopScreen() {
