@@ -252,8 +252,15 @@ QString engineEventText(const Event& e) {
       const QString name = dim == "requests" ? dimensionText(Dimension::Requests)
                            : dim == "tokens" ? dimensionText(Dimension::Tokens)
                                              : QString::fromStdString(dim);
-      return QCoreApplication::translate("DisplayText", "The upstream's %1 limit changed: %2 → %3")
-          .arg(name, jsonText(d.value("before", nlohmann::json())), jsonText(d.value("after", nlohmann::json())));
+      const QString before = jsonText(d.value("before", nlohmann::json())),
+                    after = jsonText(d.value("after", nlohmann::json()));
+      // Per key: a group of two keys told the same change twice, and the two lines read as one doubled.
+      const std::string key = stringAt(d, "key");
+      if (key.empty())
+        return QCoreApplication::translate("DisplayText", "The upstream's %1 limit changed: %2 → %3")
+            .arg(name, before, after);
+      return QCoreApplication::translate("DisplayText", "The upstream's %1 limit changed: %2 → %3 (key %4)")
+          .arg(name, before, after, QString::fromStdString(key));
     }
     case EventKind::QuotaExhausted: {
       const double until = numberAt(d, "until_ms");

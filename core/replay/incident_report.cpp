@@ -2,6 +2,7 @@
 
 #include "time_text.h"
 
+#include <cmath>
 #include <sstream>
 
 namespace tg {
@@ -42,7 +43,8 @@ std::string IncidentReport::markdown() const {
        << i.durationMs() / 1000 << " s\n";
     md << "- Groups: " << join(i.groups, ", ") << "\n";
     md << "- Reasons: " << join(i.reasons, ", ") << "\n";
-    md << "- Peak 429/s: " << i.peak429PerS << "; 429s: " << i.total429 << "; shed: " << i.shed << "\n";
+    md << "- Peak 429/s: " << std::round(i.peak429PerS * 10) / 10 << "; 429s: " << i.total429 << "; shed: " << i.shed
+       << "\n";
     md << "- Operator actions: " << i.operatorActions.size() << "\n";
   }
   int actions = 0;

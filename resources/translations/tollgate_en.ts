@@ -478,6 +478,10 @@
         <comment>shared quota mode</comment>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>The upstream&apos;s %1 limit changed: %2 → %3 (key %4)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>

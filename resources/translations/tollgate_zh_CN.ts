@@ -476,6 +476,10 @@
         <comment>shared quota mode</comment>
         <translation>启动中</translation>
     </message>
+    <message>
+        <source>The upstream&apos;s %1 limit changed: %2 → %3 (key %4)</source>
+        <translation>上游的%1限额已变更：%2 → %3（密钥 %4）</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>

@@ -264,6 +264,8 @@ class TestTranslations : public QObject {
         event(tg::EventKind::BreakerTransition, {{"from", "closed"}, {"to", "open"}}, "breaker closed -> open"),
         event(tg::EventKind::QuotaChange, {{"dimension", "tokens"}, {"before", 90000}, {"after", 60000}},
               "upstream tokens limit changed 90000 -> 60000"),
+        event(tg::EventKind::QuotaChange, {{"dimension", "tokens"}, {"before", 90000}, {"after", 60000}, {"key", "k-3f2a"}},
+              "upstream tokens limit changed 90000 -> 60000"),
         event(tg::EventKind::QuotaExhausted, {{"until_ms", 1'764'003'600'000}, {"wait_s", 3600}, {"key", "k-3f2a"}},
               "quota exhausted until 16:00:00 (key k-3f2a)"),
         event(tg::EventKind::RequestShed,
