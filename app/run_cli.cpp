@@ -13,6 +13,7 @@
 #include <iostream>
 #include <fstream>
 #include <thread>
+#include <unistd.h>
 
 namespace tg::cli {
 namespace {
@@ -24,7 +25,17 @@ constexpr const char* kRunSynopsis =
 
 std::atomic<bool> gInterrupted{false};
 
-void onSignal(int) { gInterrupted = true; }
+// The first SIGINT/SIGTERM stops in order (results in flight written, history flushed), which can take a while
+// (a history file another process holds locked: 17 s). A second one ends it at once, as an operator pressing
+// Ctrl-C again means; what was in flight is left to the resume.
+void onSignal(int) {
+  if (gInterrupted.exchange(true)) {
+    const char msg[] = "tollgate run: second signal: exiting now; what was in flight is not written (the same "
+                       "command resumes it)\n";
+    (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
+    ::_exit(kExitFailed);
+  }
+}
 
 std::string fmt(double v, const char* f = "%.0f") {
   if (!known(v)) return "-";

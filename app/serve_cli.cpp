@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <iostream>
 #include <thread>
+#include <unistd.h>
 
 namespace tg::cli {
 namespace {
@@ -22,7 +23,14 @@ constexpr const char* kServeSynopsis =
     "demo: the gateway in front of the simulator.\n";
 
 std::atomic<bool> gStop{false};
-void onSignal(int) { gStop = true; }
+// As run's: a second SIGINT/SIGTERM ends it at once, however long the orderly stop takes.
+void onSignal(int) {
+  if (gStop.exchange(true)) {
+    const char msg[] = "tollgate serve: second signal: exiting now\n";
+    (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
+    ::_exit(kExitFailed);
+  }
+}
 
 }  // namespace
 

@@ -10,11 +10,14 @@
 #include <sqlite3.h>
 
 #include <QTemporaryDir>
+#include <QElapsedTimer>
+#include <QProcess>
 #include <QFileInfo>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <fstream>
 
 using namespace tgtest;
@@ -272,6 +275,34 @@ class TestCliLimits : public QObject {
              0);
     QVERIFY2(err.contains("reading both, read-only"), err.constData());
     QVERIFY(QFileInfo(dir.filePath("x.png")).size() > 0);
+  }
+
+  // A second SIGINT ends a run at once. The first stops in order, and that waited 17 s for a history file
+  // another process held locked, deaf to further signals.
+  void aSecondSignalEndsARunAtOnce() {
+    QTemporaryDir dir;
+    const std::string db = historyFile(dir);
+    QProcess run;
+    run.start(bin(), {"run", "--headless", "--quiet", "--history", QString::fromStdString(db), "--duration", "60"});
+    QVERIFY(run.waitForStarted(5000));
+    QTest::qWait(2000);
+    sqlite3* h = nullptr;
+    QCOMPARE(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    sqlite3_busy_timeout(h, 5000);
+    QCOMPARE(sqlite3_exec(h, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);  // the writer now waits
+    ::kill(static_cast<pid_t>(run.processId()), SIGINT);
+    QTest::qWait(500);
+    QElapsedTimer t;
+    t.start();
+    ::kill(static_cast<pid_t>(run.processId()), SIGINT);
+    const bool ended = run.waitForFinished(3000);
+    sqlite3_exec(h, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(h);
+    if (!ended) run.waitForFinished(60000);
+    QVERIFY2(ended, qPrintable(QStringLiteral("still running %1 ms after the second SIGINT").arg(t.elapsed())));
+    QCOMPARE(run.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(run.exitCode(), 1);
+    QVERIFY2(run.readAllStandardError().contains("second signal: exiting now"), "no word of it");
   }
 
   void replaySpanIsCapped() {
