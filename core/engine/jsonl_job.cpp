@@ -232,7 +232,6 @@ void JsonlJob::start() {
   // Locked before the resume reads them: a second run of the same job is refused here, before it sends.
   const bool resumable = isRegularFile(opts_.results);
   s_->results = std::make_unique<LineFileWriter>(opts_.results, /*exclusive=*/true);
-  s_->rejects = std::make_unique<LineFileWriter>(opts_.rejects, /*exclusive=*/true);
   // A pipe or device as the results file has nothing to resume from (and reading it could block).
   if (resumable) {
     cutTornTail(opts_.results);
@@ -280,7 +279,22 @@ void JsonlJob::feed() {
     if (!req) {
       logWarn("job", opts_.input + ":" + std::to_string(lineNo) + ": " + error);
       std::string row = rejectLine(lineNo, error, line);
-      if (!rejectedBefore_.count(std::hash<std::string>{}(row))) s.rejects->append(std::move(row));
+      if (!rejectedBefore_.count(std::hash<std::string>{}(row))) {
+        // Opened at the first reject: a job with none leaves no empty file beside it (in a read-only folder, such
+        // as an installed package's examples, the job could not run at all).
+        if (!s.rejects && s.rejectsError.empty()) {
+          try {
+            auto writer = std::make_unique<LineFileWriter>(opts_.rejects, /*exclusive=*/true);
+            std::lock_guard lock(s.mutex);
+            s.rejects = std::move(writer);
+          } catch (const std::exception& e) {
+            logError("job", e.what());
+            std::lock_guard lock(s.mutex);
+            s.rejectsError = e.what();
+          }
+        }
+        if (s.rejects) s.rejects->append(std::move(row));
+      }
       std::lock_guard lock(s.mutex);
       ++s.progress.lines;
       ++s.progress.rejected;
@@ -342,14 +356,16 @@ void JsonlJob::Shared::onWritten(bool ok) {
 void JsonlJob::Shared::finishIfDone() {
   if (!progress.inputDone || outstanding != 0 || finishing) return;
   finishing = true;
-  // Rejects first, then results: once `finished` is seen, both files are complete on disk.
-  rejects->syncThen([self = shared_from_this()](bool) {
+  // Rejects first (when there were any), then results: once `finished` is seen, both files are complete on disk.
+  auto syncResults = [self = shared_from_this()](bool) {
     self->results->syncThen([self](bool) {
       std::lock_guard lock(self->mutex);
       self->progress.finished = true;
       self->cv.notify_all();
     });
-  });
+  };
+  if (rejects) rejects->syncThen(syncResults);
+  else syncResults(true);
 }
 
 bool JsonlJob::waitFinished(double timeoutS) {
@@ -371,12 +387,16 @@ void JsonlJob::cancel() {
 
 JobProgress JsonlJob::progress() const {
   JobProgress p;
+  LineFileWriter* rejects = nullptr;
+  std::string rejectsError;
   {
-    std::lock_guard lock(s_->mutex);
+    std::lock_guard lock(s_->mutex);  // the rejects file opens at the first reject, on the feeder's thread
     p = s_->progress;
+    rejects = s_->rejects.get();
+    rejectsError = s_->rejectsError;
   }
   if (s_->results) p.writeError = s_->results->error();
-  if (p.writeError.empty() && s_->rejects) p.writeError = s_->rejects->error();
+  if (p.writeError.empty()) p.writeError = rejects ? rejects->error() : rejectsError;
   return p;
 }
 

@@ -81,7 +81,8 @@ class JsonlJob {
   struct Shared : std::enable_shared_from_this<Shared> {
     std::function<void(const Result&)> observer;
     std::unique_ptr<LineFileWriter> results;
-    std::unique_ptr<LineFileWriter> rejects;
+    std::unique_ptr<LineFileWriter> rejects;  // opened at the first reject (under `mutex`), null until then
+    std::string rejectsError;                 // it could not be opened
     std::mutex mutex;
     std::condition_variable cv;
     JobProgress progress;

@@ -7,6 +7,7 @@
 #include "line_file_writer.h"
 
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -235,6 +236,19 @@ class TestJsonlJob : public QObject {
     QCOMPARE(second.progress().submitted, std::int64_t(0));
     QVERIFY(first.waitFinished(10));
     QCOMPARE(first.progress().succeeded, std::int64_t(20));
+  }
+
+  // A job with no bad line writes no rejects file: it made an empty one beside the job, and in a folder the user
+  // cannot write (an installed package's examples) the job could not run at all.
+  void aCleanJobLeavesNoRejectsFile() {
+    tgtest::EngineUnderTest eut(simJson(1), engineJson(8));
+    QTemporaryDir dir;
+    const std::string input = writeJob(dir, 3);
+    JsonlJob job(eut.engine(), JsonlJob::Options{input, dir.filePath("r.jsonl").toStdString(), {}, 20000, {}});
+    job.start();
+    QVERIFY(job.waitFinished(10));
+    QCOMPARE(job.progress().succeeded, std::int64_t(3));
+    QVERIFY(!QFileInfo::exists(QString::fromStdString(input + ".rejects.jsonl")));
   }
 
   // A resume rejects the same bad lines again; each is written once. A reject row torn by a kill is cut first
