@@ -36,9 +36,8 @@ std::string probeConfig(const std::string& baseUrl, const std::string& prefix = 
   return j.dump();
 }
 
-// A history file with a few seconds of samples for group "g" and, when asked, one incident over them.
-std::string historyFile(const QTemporaryDir& dir) {
-  const std::string path = dir.filePath("h.db").toStdString();
+// A history store on `path` with five seconds of samples for group "g", flushed and still open.
+std::unique_ptr<tg::HistoryStore> storeWithSamples(const std::string& path) {
   std::string err;
   tg::HistoryOptions o;
   o.incidentIntervalMs = 3'600'000;
@@ -57,7 +56,13 @@ std::string historyFile(const QTemporaryDir& dir) {
   }
   store->append(rows);
   if (!store->flush()) qFatal("history flush failed");
-  store.reset();
+  return store;
+}
+
+// A history file with a few seconds of samples for group "g" and one incident over them.
+std::string historyFile(const QTemporaryDir& dir) {
+  const std::string path = dir.filePath("h.db").toStdString();
+  storeWithSamples(path).reset();
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) qFatal("sqlite3_open failed");
   const std::string sql = "INSERT INTO incidents(id, start_ms, end_ms, groups, reasons, peak_429_per_s, total_429, shed, "
@@ -249,22 +254,7 @@ class TestCliLimits : public QObject {
   void replayReadsRowsStillInTheWal() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("live.db").toStdString();
-    tg::HistoryOptions o;
-    o.incidentIntervalMs = o.maintenanceIntervalMs = 3'600'000;
-    o.now = [] { return kT0; };
-    std::string error;
-    auto store = tg::HistoryStore::open(path, o, &error);  // open through the runs below: a writer still at it
-    QVERIFY2(store, error.c_str());
-    std::vector<tg::Sample> rows;
-    for (int i = 0; i < 5; ++i) {
-      tg::Sample s;
-      s.tsMs = kT0 + 1000 * i;
-      s.group = "g";
-      s.sends = s.ok = 4;
-      rows.push_back(s);
-    }
-    store->append(rows);
-    QVERIFY(store->flush());
+    auto store = storeWithSamples(path);  // open through the runs below: a writer still at it
     QVERIFY(QFileInfo(QString::fromStdString(path + "-wal")).size() > 0);
     QByteArray err;
     QCOMPARE(runTollgate({"history", "check", "--strict", "--db", QString::fromStdString(path)}, nullptr, &err), 1);
