@@ -26,6 +26,9 @@ std::string anthropicType(int status) {
 
 std::string typeFor(const Result& r) {
   if (r.shed != ShedReason::None) return "tollgate_shed_" + std::string(shedReasonName(r.shed));
+  // The groups were checked at load: what the engine refuses as "config" here is the client's request (a header
+  // name that is not a token), which read as the gateway's own misconfiguration.
+  if (r.error == ErrorKind::Config) return "tollgate_bad_request";
   return "tollgate_" + std::string(errorKindName(r.error));
 }
 

@@ -168,6 +168,9 @@ class TestGatewayLoopback : public QObject {
     QVERIFY2(both.rfind("HTTP/1.1 400", 0) == 0, both.substr(0, 80).c_str());
     const std::string hosts = rawExchange(g.port(), head + "Host: y\r\nContent-Length: 2\r\n\r\n{}");
     QVERIFY2(hosts.rfind("HTTP/1.1 400", 0) == 0, hosts.substr(0, 80).c_str());
+    // A header name that is not a token is the client's error, not the gateway's configuration.
+    const std::string name = rawExchange(g.port(), head + "X-Foo : a\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+    QVERIFY2(name.rfind("HTTP/1.1 400", 0) == 0 && name.find("tollgate_bad_request") != std::string::npos, name.c_str());
     Reply tier = call(g.url("/openai/v1/chat/completions"), "POST", with(kAuth, {"X-Tollgate-Tier: urgent"}), kChat);
     QCOMPARE(tier.status, 400L);
     QVERIFY(tier.body.find("X-Tollgate-Tier") != std::string::npos);
