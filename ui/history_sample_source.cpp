@@ -90,6 +90,9 @@ void HistorySampleSource::setRange(EpochMs fromMs, EpochMs toMs) {
   if (ev.ok()) rangeEvents_ = std::move(ev.value); else lastError_ = QString::fromStdString(ev.error);
   playheadMs_ = std::clamp(playheadMs_, fromMs, toMs);
   if (playheadMs_ == fromMs) playheadMs_ = toMs;
+  // Not past the recording's end: an incident's padding ran a minute past the file, and the playhead there
+  // showed no group at all (the cards and the Group box emptied).
+  if (!fileRange_.empty && playheadMs_ > fileRange_.toMs && fileRange_.toMs >= fromMs) playheadMs_ = fileRange_.toMs;
   cacheFrom_ = cacheTo_ = -1;
   snapshotAt_ = -1;
   ++revision_;

@@ -97,6 +97,9 @@ class TestReplayUi : public QObject {
     window_->charts()->setWindowMs(15 * 60'000);
     window_->charts()->refresh();
     QCOMPARE(window_->charts()->chart(ChartKind::Throughput)->fromMs(), from);
+    // A range reaching past the recording (an incident's padding at the file's end) opens at the recording's end.
+    source_->setRange(file.toMs - 10'000, file.toMs + 60'000);
+    QCOMPARE(source_->playheadMs(), file.toMs);
   }
 
   void incidentIsListed() {
