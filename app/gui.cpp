@@ -186,6 +186,11 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
                    "reading both, read-only\n", wal.c_str(), file->c_str());
     ui::MainWindow window;
     auto* source = ui::HistorySampleSource::open(QString::fromStdString(*file), ro, &err, &window);
+    if (!source && !ro.strict) {  // read-only media: SQLite's read-only mode could not make the -shm index
+      std::fprintf(stderr, "tollgate: %s: %s; reading it without the -wal\n", file->c_str(), qPrintable(err));
+      ro.strict = true;
+      source = ui::HistorySampleSource::open(QString::fromStdString(*file), ro, &err, &window);
+    }
     if (!source) {
       std::fprintf(stderr, "tollgate: %s: %s\n", file->c_str(), qPrintable(err));
       return kExitFailed;

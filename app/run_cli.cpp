@@ -162,7 +162,7 @@ int runCommand(const std::vector<std::string>& argv) {
     const JobProgress& jp = *done;
     report["job"] = {{"lines", jp.lines},         {"skipped", jp.skipped},     {"rejected", jp.rejected},
                      {"submitted", jp.submitted}, {"succeeded", jp.succeeded}, {"failed", jp.failed},
-                     {"finished", jp.finished && jp.writeError.empty()}};
+                     {"finished", jp.complete()}};
     // Results that could not be written are lost to the resume too: the run did not do its job.
     if (!jp.writeError.empty()) report["job"]["write_error"] = writeError = jp.writeError;
   }
@@ -181,7 +181,7 @@ int runCommand(const std::vector<std::string>& argv) {
     return kExitFailed;
   }
   // Stopped by a signal before the job's end: a script must not take it for a finished job.
-  if (const auto& done = session->finalJobProgress(); done && !done->finished && gInterrupted) {
+  if (const auto& done = session->finalJobProgress(); done && !done->complete() && gInterrupted) {
     std::fprintf(stderr, "tollgate run: interrupted with the job unfinished (%lld lines read); the same command "
                  "resumes it\n", static_cast<long long>(done->lines));
     return kExitFailed;

@@ -106,7 +106,12 @@ JsonlJob& Session::startJob(JsonlJob::Options opts) {
   if (job_) job_->cancel();
   if (!opts.observer) opts.observer = [this](const Result& r) { report_.observe(r); };
   job_ = std::make_unique<JsonlJob>(*engine_, std::move(opts));
-  job_->start();
+  try {
+    job_->start();
+  } catch (...) {
+    job_.reset();  // not left as a job that never started, reported as running for good
+    throw;
+  }
   return *job_;
 }
 

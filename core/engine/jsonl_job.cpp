@@ -212,6 +212,10 @@ void JsonlJob::start() {
   if (!S_ISREG(in.st_mode)) {
     if (!resultsGiven_)
       throw std::invalid_argument(opts_.input + ": a job that is not a file (a pipe) needs --results FILE");
+    struct stat out {};
+    if (!rejectsGiven_ && ::stat(opts_.results.c_str(), &out) == 0 && !S_ISREG(out.st_mode))
+      throw std::invalid_argument(opts_.input + ": a job from a pipe whose results go to " + opts_.results +
+                                  " needs --rejects FILE (nothing can be written next to either)");
     if (!rejectsGiven_) opts_.rejects = opts_.results + ".rejects.jsonl";
   }
   for (const std::string* out : {&opts_.results, &opts_.rejects}) {
@@ -262,7 +266,12 @@ void JsonlJob::feed() {
   std::string line;
   std::int64_t lineNo = 0;
   std::unordered_set<std::string> seen;
-  while (!s.cancel && !s.writeFailed && std::getline(in, line)) {
+  bool readToEnd = false;
+  while (!s.cancel && !s.writeFailed) {
+    if (!std::getline(in, line)) {
+      readToEnd = true;
+      break;
+    }
     ++lineNo;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) {
@@ -322,6 +331,7 @@ void JsonlJob::feed() {
                         ": its results cannot be written; what is in flight finishes, the resume does the rest");
   std::lock_guard lock(s.mutex);
   s.progress.inputDone = true;
+  s.progress.readToEnd = readToEnd;
   s.finishIfDone();
   s.cv.notify_all();
 }
@@ -330,6 +340,7 @@ void JsonlJob::Shared::onResult(const Result& r) {
   // Engine thread. A result cancelled by an engine stop is not written: the next run redoes it.
   if (r.error == ErrorKind::Cancelled) {
     std::lock_guard lock(mutex);
+    ++progress.cancelled;
     --outstanding;
     finishIfDone();
     cv.notify_all();

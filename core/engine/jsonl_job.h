@@ -36,11 +36,16 @@ struct JobProgress {
   std::int64_t submitted = 0;
   std::int64_t succeeded = 0;
   std::int64_t failed = 0;
-  bool inputDone = false;      // the whole input has been read
+  bool inputDone = false;      // the feeder is done: the whole input read, or stopped (cancel, a write failure)
+  bool readToEnd = false;      // the whole input was read
+  std::int64_t cancelled = 0;  // submitted, then cancelled by an engine stop: no result written (the resume redoes)
   bool finished = false;       // input done (or the feeder stopped), every submitted request's result written,
                                // both files synced
   std::string writeError;      // the first failure writing the results or rejects file (names the file)
   std::int64_t done() const { return succeeded + failed; }
+  // Every line has its result or reject on disk: what "finished" alone does not say, since a stop ends the job
+  // too (its cancelled requests end it as results do).
+  bool complete() const { return finished && readToEnd && cancelled == 0 && writeError.empty(); }
 };
 
 // Parses one input line. Returns the request or an error text naming the field.

@@ -3,6 +3,7 @@
 #include "log.h"
 
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -15,6 +16,9 @@
 #include <unistd.h>
 
 namespace tg {
+namespace {
+constexpr auto kLockWait = std::chrono::seconds(2);
+}  // namespace
 
 struct LineFileWriter::State {
   struct Item {
@@ -111,11 +115,23 @@ LineFileWriter::LineFileWriter(std::string path, bool exclusive) : s_(std::make_
   if (s_->fd < 0) throw std::runtime_error(s_->path + ": cannot open for writing: " + std::strerror(errno));
   struct stat st {};
   // Not a pipe or a device: two jobs may well both write to /dev/null or a terminal.
-  if (exclusive && ::fstat(s_->fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(s_->fd, LOCK_EX | LOCK_NB) != 0)
-    throw std::runtime_error(s_->path + (errno == EWOULDBLOCK
-                                             ? ": another job is writing it (a second run of the same job, or one "
-                                               "still finishing); one job per results file"
-                                             : std::string(": cannot lock: ") + std::strerror(errno)));
+  if (exclusive && ::fstat(s_->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    // A job just replaced (the dashboard reopening the same file) closes its files on its writer thread a moment
+    // after it is gone: waited for, up to kLockWait, before the file counts as another job's.
+    const auto until = std::chrono::steady_clock::now() + kLockWait;
+    int locked = -1, err = 0;
+    while ((locked = ::flock(s_->fd, LOCK_EX | LOCK_NB)) != 0 && (err = errno) == EWOULDBLOCK &&
+           std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (locked != 0 && err == EWOULDBLOCK) {
+      ::close(s_->fd);
+      s_->fd = -1;
+      throw std::runtime_error(s_->path + ": another job is writing it (a second run of the same job, or one "
+                                          "still finishing); one job per results file");
+    }
+    // A filesystem without locks (some FUSE or CIFS mounts) is no reason to refuse the job.
+    if (locked != 0) logWarn("job", s_->path + ": cannot lock (" + std::strerror(err) + "); going on without");
+  }
   std::thread([s = s_] { State::run(s); }).detach();
 }
 
