@@ -83,8 +83,7 @@ Answer answerFor(const Result& r, Dialect dialect, double clientBudgetS) {
     // The upstream's own final answer, relayed as it came (its Retry-After is its word), less any key it
     // echoes (an error quoting the request's Authorization).
     a.status = r.status;
-    for (const auto& [k, v] : r.headers)
-      if (!isDroppedResponseHeader(k) && !namesASecret(k)) a.headers.emplace_back(k, SecretRegistry::redact(v));
+    for (const auto& [k, v] : r.headers) relayResponseHeader(a.headers, k, v);
     a.body = SecretRegistry::redact(r.body);
   } else {
     std::string message;

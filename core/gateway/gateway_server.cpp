@@ -113,9 +113,7 @@ class ExchangeSink : public ResponseSink {
         const long long n = std::strtoll(v.c_str(), &end, 10);
         if (end && *end == '\0' && n >= 0) x->contentLength = n;
       }
-      // An upstream may echo the key it was sent (a debug header, an error quoting the request): the client
-      // of a gateway that adds the key must never see it.
-      if (!isDroppedResponseHeader(k) && !namesASecret(k)) x->head.emplace_back(k, SecretRegistry::redact(v));
+      relayResponseHeader(x->head, k, v);  // the client of a gateway that adds the key must never see it
     }
     if (x->relay) wake_(*x);  // a stream starts now; a plain answer goes out whole, with Content-Length
     return true;
@@ -565,8 +563,7 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
     } else if (res.ok()) {  // a 3xx (redirects are not followed): relayed whole
       Answer a;
       a.status = res.status;
-      for (const auto& [k, v] : res.headers)
-        if (!isDroppedResponseHeader(k) && !namesASecret(k)) a.headers.emplace_back(k, SecretRegistry::redact(v));
+      for (const auto& [k, v] : res.headers) relayResponseHeader(a.headers, k, v);
       a.body = SecretRegistry::redact(res.body);
       x->answer = std::move(a);
     } else {

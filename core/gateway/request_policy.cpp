@@ -92,6 +92,10 @@ bool isDroppedResponseHeader(std::string_view name) {
          equalsIgnoreCase(name, "content-encoding");
 }
 
+void relayResponseHeader(HeaderList& out, const std::string& name, const std::string& value) {
+  if (!isDroppedResponseHeader(name) && !namesASecret(name)) out.emplace_back(name, SecretRegistry::redact(value));
+}
+
 bool namesASecret(std::string_view name) {
   const std::string n(name);
   return SecretRegistry::redact(n) != n;

@@ -25,6 +25,9 @@ bool isDroppedResponseHeader(std::string_view name);
 // A header whose name holds a secret ("X-Seen-sk-...: 1"): dropped whole, since a name cannot be redacted to a
 // fingerprint and stay the same header.
 bool namesASecret(std::string_view name);
+// Appends an upstream's response header to what the client gets, unless it is dropped (above) or its name holds
+// a secret; its value redacted (an upstream may echo the key it was sent).
+void relayResponseHeader(HeaderList& out, const std::string& name, const std::string& value);
 
 // The credential a client showed: "Authorization: Bearer T" (else) "x-api-key: T"; empty when none.
 std::string_view shownCredential(const HeaderList& headers);
