@@ -113,6 +113,10 @@ class ExchangeSink : public ResponseSink {
         const long long n = std::strtoll(v.c_str(), &end, 10);
         if (end && *end == '\0' && n >= 0) x->contentLength = n;
       }
+      // A stream the request did not announce (a generic route reads no body; Ollama streams unasked): its type
+      // says so, and it is relayed as it comes, not held until its end.
+      if (!x->relay && equalsIgnoreCase(k, "content-type"))
+        if (const auto framing = streamFramingOf(v)) x->relay = std::make_unique<SseRelay>(false, *framing);
       relayResponseHeader(x->head, k, v);  // the client of a gateway that adds the key must never see it
     }
     if (x->relay) wake_(*x);  // a stream starts now; a plain answer goes out whole, with Content-Length

@@ -2,6 +2,7 @@
 
 #include "json_text.h"
 #include "secret.h"
+#include "request_policy.h"
 
 namespace tg::gateway {
 namespace {
@@ -17,7 +18,23 @@ std::size_t eventEnd(std::string_view s) {
   return std::string_view::npos;
 }
 
+std::size_t lineEnd(std::string_view s) {
+  const auto nl = s.find('\n');
+  return nl == std::string_view::npos ? nl : nl + 1;
+}
+
 }  // namespace
+
+std::optional<StreamFraming> streamFramingOf(std::string_view contentType) {
+  std::string_view type = contentType.substr(0, contentType.find(';'));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
+  while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.remove_prefix(1);
+  if (equalsIgnoreCase(type, "text/event-stream")) return StreamFraming::Events;
+  for (const char* lines : {"application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines",
+                            "application/jsonlines", "application/stream+json", "application/json-seq"})
+    if (equalsIgnoreCase(type, lines)) return StreamFraming::Lines;
+  return std::nullopt;
+}
 
 bool SseRelay::isUsageOnlyEvent(std::string_view event) {
   // Cheap test first: most chunks are content deltas.
@@ -50,7 +67,8 @@ std::string SseRelay::feed(std::string_view piece) {
   std::string out;
   std::size_t start = 0;
   while (true) {
-    const auto end = eventEnd(std::string_view(held_).substr(start));
+    const std::string_view rest = std::string_view(held_).substr(start);
+    const auto end = framing_ == StreamFraming::Events ? eventEnd(rest) : lineEnd(rest);
     if (end == std::string_view::npos) break;
     std::string_view event = std::string_view(held_).substr(start, end);
     if (!filter_ || !isUsageOnlyEvent(event)) out.append(event);
@@ -59,7 +77,7 @@ std::string SseRelay::feed(std::string_view piece) {
   held_.erase(0, start);
   out = SecretRegistry::redact(std::move(out));  // an event is whole: a key in it is whole too
   if (held_.size() > kMaxHeld) {
-    // No blank line for this long: not an event stream (an error body, a plain chunked answer). All but the
+    // No unit's end for this long: not a stream of them (an error body, a plain chunked answer). All but the
     // last kKeep bytes go now, redacted; a key cut by the end of what arrived stays held, whole, for the next.
     held_ = SecretRegistry::redact(std::move(held_));
     out.append(held_, 0, held_.size() - kKeep);

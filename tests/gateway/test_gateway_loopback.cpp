@@ -386,6 +386,30 @@ class TestGatewayLoopback : public QObject {
     QVERIFY2(all2.find("\"choices\":[]") != std::string::npos, "asked for usage: the usage chunk is kept");
   }
 
+  // A generic route reads no body, so the request does not say it streams: the answer's type does.
+  void genericRouteStreamsWhatTheUpstreamStreams() {
+    auto cfg = engineConfig();
+    cfg["gateway"]["routes"].push_back({{"prefix", "/any"}, {"group", "open"}, {"dialect", "generic"}});
+    GatewayUnderTest g(streamingSim(), cfg);
+    const std::string ask = R"({"model":"m","messages":[],"max_tokens":8,"stream":true})";
+    long status = 0;
+    tg::HeaderList head;
+    StreamCapture cap = streamCall(g.url("/any/v1/chat/completions"), kAuth, ask, &status, &head);
+    QCOMPARE(status, 200L);
+    QVERIFY(findHeaderIn(head, "content-type").find("text/event-stream") != std::string::npos);
+    QVERIFY(findHeaderIn(head, "content-length").empty());
+    std::string all;
+    for (const auto& p : cap.pieces) all += p.bytes;
+    QVERIFY2(all.size() >= 14 && all.substr(all.size() - 14) == "data: [DONE]\n\n", all.c_str());
+    QVERIFY(cap.pieces.size() >= 4);
+    const double spread = cap.pieces.back().atS - cap.pieces.front().atS;
+    QVERIFY2(spread >= 0.3, std::to_string(spread).c_str());  // held whole, it came in one piece at the end
+    // A plain answer on the same route still goes out whole, with its length.
+    Reply plain = call(g.url("/any/v1/chat/completions"), "POST", kAuth, kChat);
+    QCOMPARE(plain.status, 200L);
+    QVERIFY(plain.header("content-length"));
+  }
+
   void anthropicStreamsAndErrorsInItsShape() {
     auto sim = streamingSim();
     sim["dialect"] = "anthropic";

@@ -279,6 +279,28 @@ class TestGatewayPolicy : public QObject {
     QCOMPARE(crlf.feed("data: {\"choices\":[],\"usage\":{}}\r\n\r\ndata: [DONE]\r\n\r\n"), std::string("data: [DONE]\r\n\r\n"));
   }
 
+  // A stream the request did not announce is known by its type; JSON lines go out line by line, redacted.
+  void streamTypesAndLineFraming() {
+    QCOMPARE(streamFramingOf("text/event-stream; charset=utf-8"), std::optional(StreamFraming::Events));
+    QCOMPARE(streamFramingOf(" Application/X-NDJSON"), std::optional(StreamFraming::Lines));
+    QCOMPARE(streamFramingOf("application/jsonl;charset=utf-8"), std::optional(StreamFraming::Lines));
+    QVERIFY(!streamFramingOf("application/json"));
+    QVERIFY(!streamFramingOf("text/event-streams"));
+    QVERIFY(!streamFramingOf(""));
+
+    const std::string key = "sk-ndjson-echo-secret-0123456789";
+    tg::SecretRegistry::add(key);
+    SseRelay lines(true, StreamFraming::Lines);  // no usage filter on lines: the flag is for OpenAI's events
+    const std::string first = "{\"message\":{\"content\":\"a\"},\"done\":false}\n";
+    QCOMPARE(lines.feed(first + "{\"message\":{\"content\":\"" + key.substr(0, 9)), first);  // a line at a time
+    const std::string out = lines.feed(key.substr(9) + "\"},\"done\":true}\n");
+    QVERIFY2(out.find(key) == std::string::npos && out.find(tg::keyFingerprint(key)) != std::string::npos, out.c_str());
+    QVERIFY(out.size() > 2 && out.back() == '\n');
+    QCOMPARE(lines.finish(), std::string());
+    SseRelay events(false);  // the same bytes framed as events wait for a blank line
+    QCOMPARE(events.feed(first), std::string());
+  }
+
   // An upstream that echoes the key it was sent (a debug header, an error quoting the request) must not hand
   // it to the gateway's client: relayed answers and streams are redacted, a key cut across two pieces too.
   void relayedAnswersNeverCarryAKey() {
