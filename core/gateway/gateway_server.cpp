@@ -13,6 +13,7 @@
 #include <microhttpd.h>
 
 #include <arpa/inet.h>
+#include <strings.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -377,6 +378,13 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
   if (!x->started) {  // headers complete, body (if any) not read yet
     x->started = true;
     x->method = method ? method : "";
+    // RFC 9112 3.2.2: a server accepts the absolute-form ("POST http://127.0.0.1:8088/openai/v1/..."), sent by a
+    // client that was given the gateway as its HTTP proxy. Routed by its path, as the origin-form is.
+    if (strncasecmp(x->rawUri.c_str(), "http://", 7) == 0 || strncasecmp(x->rawUri.c_str(), "https://", 8) == 0) {
+      const auto authority = x->rawUri.find("//") + 2;
+      const auto end = x->rawUri.find_first_of("/?", authority);
+      x->rawUri = end == std::string::npos ? "/" : (x->rawUri[end] == '?' ? "/" : "") + x->rawUri.substr(end);
+    }
     const auto q = x->rawUri.find('?');
     x->path = x->rawUri.substr(0, q);
     if (q != std::string::npos) x->query = x->rawUri.substr(q + 1);

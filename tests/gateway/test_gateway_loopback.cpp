@@ -130,6 +130,20 @@ class TestGatewayLoopback : public QObject {
     const std::string post = rawExchange(g.port(), "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
                                                    "Connection: close\r\n\r\n");
     QVERIFY2(post.rfind("HTTP/1.1 405", 0) == 0 && post.find("Allow: GET, HEAD") != std::string::npos, post.c_str());
+    // The absolute-form (a client given the gateway as its HTTP proxy) is routed by its path, checked as ever.
+    const std::string absolute = rawExchange(g.port(), "POST http://127.0.0.1:" + std::to_string(g.port()) +
+                                                           "/openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                                                           "Authorization: Bearer " + std::string(kToken) +
+                                                           "\r\nContent-Length: " + std::to_string(kChat.size()) +
+                                                           "\r\nConnection: close\r\n\r\n" + kChat);
+    QVERIFY2(absolute.rfind("HTTP/1.1 200", 0) == 0 && absolute.find("\"usage\"") != std::string::npos,
+             absolute.substr(0, 300).c_str());
+    QCOMPARE(g.simRequests("open"), std::int64_t(2));
+    const std::string dots = rawExchange(g.port(), "GET HTTPS://x/openai/../x HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                                                   "Bearer " + std::string(kToken) + "\r\nConnection: close\r\n\r\n");
+    QVERIFY2(dots.rfind("HTTP/1.1 400", 0) == 0, dots.substr(0, 300).c_str());
+    const std::string bare = rawExchange(g.port(), "GET http://x?q=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    QVERIFY2(bare.rfind("HTTP/1.1 404", 0) == 0, bare.substr(0, 300).c_str());  // "/" is no route
     // A request head of 16 KiB still fits the connection's memory (its size is a memset per request).
     Reply big = call(g.url("/openai/v1/chat/completions"), "POST", with(kAuth, {"X-Big: " + std::string(16000, 'b')}), kChat);
     QCOMPARE(big.status, 200L);
