@@ -352,6 +352,12 @@ int GatewayServer::answerNow(MHD_Connection* c, Exchange& x, int status, const H
   MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
   if (!r) return false;
   for (const auto& [k, v] : headers) MHD_add_response_header(r, k.c_str(), v.c_str());
+  if (x.method == "HEAD" && x.headReady && x.contentLength >= 0) {
+    // A HEAD answer's length is the one a GET would have (RFC 9110 8.6), not the empty body's 0 that
+    // libmicrohttpd would write: the upstream's is relayed.
+    MHD_set_response_options(r, MHD_RF_INSANITY_HEADER_CONTENT_LENGTH, MHD_RO_END);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH, std::to_string(x.contentLength).c_str());
+  }
   const MHD_Result ok = MHD_queue_response(c, static_cast<unsigned>(status), r);
   MHD_destroy_response(r);
   x.queued = true;

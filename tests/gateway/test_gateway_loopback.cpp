@@ -130,6 +130,16 @@ class TestGatewayLoopback : public QObject {
     const std::string post = rawExchange(g.port(), "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
                                                    "Connection: close\r\n\r\n");
     QVERIFY2(post.rfind("HTTP/1.1 405", 0) == 0 && post.find("Allow: GET, HEAD") != std::string::npos, post.c_str());
+    // HEAD through a route: the upstream's length, not the empty body's (it was Content-Length: 0).
+    const std::string headApi = rawExchange(g.port(), "HEAD /openai/v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                                                      "Bearer " + std::string(kToken) + "\r\nConnection: close\r\n\r\n");
+    const auto lengthAt = headApi.find("Content-Length: ");
+    QVERIFY2(headApi.rfind("HTTP/1.1 200", 0) == 0 && lengthAt != std::string::npos, headApi.c_str());
+    const long headLength = std::strtol(headApi.c_str() + lengthAt + 16, nullptr, 10);
+    const Reply getApi = call(g.url("/openai/v1/models"), "GET", kAuth);
+    QVERIFY2(std::abs(headLength - static_cast<long>(getApi.body.size())) <= 2, headApi.c_str());  // ids grow by a digit
+    QVERIFY2(headApi.find("\r\n\r\n") + 4 == headApi.size(), "a HEAD answer has no body");
+    QCOMPARE(g.simRequests("open"), std::int64_t(3));
     // The absolute-form (a client given the gateway as its HTTP proxy) is routed by its path, checked as ever.
     const std::string absolute = rawExchange(g.port(), "POST http://127.0.0.1:" + std::to_string(g.port()) +
                                                            "/openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
@@ -138,7 +148,7 @@ class TestGatewayLoopback : public QObject {
                                                            "\r\nConnection: close\r\n\r\n" + kChat);
     QVERIFY2(absolute.rfind("HTTP/1.1 200", 0) == 0 && absolute.find("\"usage\"") != std::string::npos,
              absolute.substr(0, 300).c_str());
-    QCOMPARE(g.simRequests("open"), std::int64_t(2));
+    QCOMPARE(g.simRequests("open"), std::int64_t(4));
     const std::string dots = rawExchange(g.port(), "GET HTTPS://x/openai/../x HTTP/1.1\r\nHost: x\r\nAuthorization: "
                                                    "Bearer " + std::string(kToken) + "\r\nConnection: close\r\n\r\n");
     QVERIFY2(dots.rfind("HTTP/1.1 400", 0) == 0, dots.substr(0, 300).c_str());
