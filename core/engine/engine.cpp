@@ -41,7 +41,7 @@ class EngineLoop {
       : scheduler_(std::move(cfg), listeners_, Clock::now()),
         transport_(transportOptions(scheduler_.config())),
         latest_(std::make_shared<EngineSnapshot>()) {
-    transport_.setResendGate([this](Ticket t) { return scheduler_.allowResend(t); });
+    transport_.setResendGate([this](Ticket t) { return scheduler_.allowResend(t, Clock::now()); });
     if (scheduler_.config().sharedQuota.enabled) makeSharedQuota();
   }
   ~EngineLoop() { stop(); }

@@ -363,7 +363,10 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
   std::vector<TierWait> blockedBy(groups_.size());   // on what: the lower tiers wait on the same
   for (int ti = 0; ti < kTierCount; ++ti) {
     const Tier tier = static_cast<Tier>(ti);
-    for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+    const std::size_t groupCount = groups_.size();
+    const std::size_t first = firstGroup_[static_cast<std::size_t>(ti)];
+    for (std::size_t j = 0; j < groupCount; ++j) {
+      const std::size_t gi = (first + j) % groupCount;
       GroupState& g = *groups_[gi];
       if (g.queues.empty(tier)) continue;
       TierWait& tw = g.tierWait[static_cast<std::size_t>(ti)];
@@ -431,6 +434,7 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
           const auto [at, key] = nextOnAnotherKey(g, tier, now, nowEpoch);
           if (at > 0) {
             start(g, key, g.queues.takeAt(tier, at), now, send);
+            firstGroup_[static_cast<std::size_t>(ti)] = (gi + 1) % groupCount;
             continue;
           }
         }
@@ -445,6 +449,7 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
           break;
         }
         start(g, best, g.queues.popFront(tier), now, send);
+        firstGroup_[static_cast<std::size_t>(ti)] = (gi + 1) % groupCount;
       }
     }
   }
@@ -514,14 +519,21 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
   g.sentThisRound.push_back(d.ticket);
 }
 
-bool Scheduler::allowResend(Ticket t) {
+bool Scheduler::allowResend(Ticket t, TimePoint now) {
   auto it = inFlight_.find(t);
   if (it == inFlight_.end()) return false;
   Pending& p = *it->second.pending;
-  if (p.attempts >= cfg_.retry.maxAttempts || !budget_.trySpend()) return false;
+  GroupState& g = *it->second.group;
+  if (p.attempts >= cfg_.retry.maxAttempts) return false;
+  // A resend reaches the upstream as any send does: the operator's ceiling holds it too (connection resets sent
+  // 11-15/s under a ceiling of 10). Refused, it fails as the reset it is and is retried through the queue.
+  WaitReason ceilingWhy;
+  if (rateCeilingWait(g, p, now, ceilingWhy) > Duration::zero() || !budget_.trySpend()) return false;
+  g.rateCeiling.onSend(p.tokenCost, now);
+  globalRate_.onSend(p.tokenCost, now);
   ++p.attempts;
-  ++it->second.group->counters.sends;
-  ++it->second.group->counters.retries;
+  ++g.counters.sends;
+  ++g.counters.retries;
   return true;
 }
 

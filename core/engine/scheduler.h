@@ -52,7 +52,7 @@ class Scheduler {
   // What came back for a ticket: quota, breaker, counters, then done, retried or failed.
   void complete(Response r, TimePoint now, EpochMs nowEpoch);
   // libcurl's own resend of an in-flight ticket: allowed while attempts and retry budget last, and counted.
-  bool allowResend(Ticket t);
+  bool allowResend(Ticket t, TimePoint now);
 
   // Sheds requests queued past their deadline and reports sheds, ended 429 bursts and suppressed errors.
   void sweep(TimePoint now, EpochMs nowEpoch);
@@ -188,6 +188,9 @@ class Scheduler {
   int globalInFlight_ = 0;
   RateCeiling globalRate_;
   std::array<bool, kTierCount> globalTierPaused_{};
+  // Per tier, the group dispatch tries first: the one after the last that sent. In config order every round,
+  // the first group took every token of a ceiling on all groups and the others sent nothing.
+  std::array<std::size_t, kTierCount> firstGroup_{};
 };
 
 }  // namespace tg

@@ -407,9 +407,9 @@ class TestScheduler : public QObject {
     h.admit("a");
     QCOMPARE(h.dispatch(t0), 1);
     const Ticket t = h.sent.back().ticket;
-    QVERIFY(h.s.allowResend(t));   // attempt 2, the one budgeted retry
-    QVERIFY(!h.s.allowResend(t));  // budget spent
-    QVERIFY(!h.s.allowResend(t + 100));
+    QVERIFY(h.s.allowResend(t, t0));   // attempt 2, the one budgeted retry
+    QVERIFY(!h.s.allowResend(t, t0));  // budget spent
+    QVERIFY(!h.s.allowResend(t + 100, t0));
     h.respond(200, {}, t0);
     QCOMPARE(h.results.at("a").attempts, 2);
   }
