@@ -4,37 +4,52 @@
 
 namespace tg::ui {
 
-std::optional<AlertNotice> AlertPolicy::notice(AlertKind kind, const Event& e, GroupAlerts& g) {
+std::optional<AlertNotice> AlertPolicy::notice(AlertKind kind, const Event& e, GroupAlerts& g, EpochMs quietSinceMs) {
   const auto i = static_cast<std::size_t>(kind);
   if (!enabled_[i]) return std::nullopt;
-  if (g.noticed[i] && e.tsMs - g.lastNoticeMs[i] < kRepeatMs && e.tsMs >= g.lastNoticeMs[i]) return std::nullopt;
+  // Time going backwards (a clock step) never silences alerts for good.
+  const bool clockStepped = g.noticed[i] && e.tsMs < g.lastNoticeMs[i];
+  if (g.noticed[i] && !clockStepped && e.tsMs - quietSinceMs < kRepeatMs) return std::nullopt;  // the same incident
   g.noticed[i] = true;
   g.lastNoticeMs[i] = e.tsMs;
-  return AlertNotice{kind, e.tsMs, e.group};
+  if (lastShown_ && e.tsMs >= lastShown_->tsMs && e.tsMs - lastShown_->tsMs < kCoalesceMs && kind <= lastShown_->kind)
+    return std::nullopt;  // told already: the tray's tooltip counts the groups
+  lastShown_ = AlertNotice{kind, e.tsMs, e.group};
+  return lastShown_;
 }
 
 std::optional<AlertNotice> AlertPolicy::onEvent(const Event& e) {
   GroupAlerts& g = groups_[e.group];
+  auto& active = g.lastActiveMs;
   switch (e.kind) {
-    case EventKind::Burst429Start:
+    case EventKind::Burst429Start: {
+      const EpochMs quietSince = active[0];
       g.bursting = true;
-      return notice(AlertKind::Incident, e, g);
+      active[0] = e.tsMs;
+      return notice(AlertKind::Incident, e, g, quietSince);
+    }
     case EventKind::Burst429End:
       g.bursting = false;
+      active[0] = e.tsMs;
       return std::nullopt;
     case EventKind::BreakerTransition: {
-      const bool open = e.detail.is_object() && e.detail.value("to", std::string()) == "open";
-      const bool wasOpen = g.breakerOpen;
-      g.breakerOpen = open;
-      return open && !wasOpen ? notice(AlertKind::BreakerOpen, e, g) : std::nullopt;
+      // Half-open is still not serving: its probes may time out for as long as the upstream hangs.
+      const std::string to = e.detail.is_object() ? e.detail.value("to", std::string("closed")) : "closed";
+      const bool was = g.breakerOpen;
+      const EpochMs quietSince = active[1];
+      g.breakerOpen = to != "closed";
+      active[1] = e.tsMs;
+      return to == "open" && !was ? notice(AlertKind::BreakerOpen, e, g, quietSince) : std::nullopt;
     }
     case EventKind::QuotaExhausted: {
       const EpochMs until = e.detail.is_object() ? e.detail.value("until_ms", EpochMs{0}) : 0;
       // An exhaustion that named no time is shown for a minute.
       const EpochMs shownUntil = until > e.tsMs ? until : e.tsMs + kRepeatMs;
       const bool fresh = g.exhaustedUntilMs <= e.tsMs;
+      const EpochMs quietSince = std::max(active[2], std::min(g.exhaustedUntilMs, e.tsMs));
       g.exhaustedUntilMs = std::max(g.exhaustedUntilMs, shownUntil);
-      return fresh ? notice(AlertKind::QuotaExhausted, e, g) : std::nullopt;
+      active[2] = e.tsMs;
+      return fresh ? notice(AlertKind::QuotaExhausted, e, g, quietSince) : std::nullopt;
     }
     case EventKind::EngineStart:
     case EventKind::EngineStop:
@@ -45,9 +60,10 @@ std::optional<AlertNotice> AlertPolicy::onEvent(const Event& e) {
   }
 }
 
-AlertLevel AlertPolicy::level(EpochMs nowMs, std::string* group) const {
+AlertLevel AlertPolicy::level(EpochMs nowMs, std::string* group, int* groups) const {
   AlertLevel worst = AlertLevel::Fine;
   std::string where;
+  int count = 0;
   for (const auto& [name, g] : groups_) {
     AlertLevel l = AlertLevel::Fine;
     if (g.exhaustedUntilMs > nowMs) l = AlertLevel::QuotaExhausted;
@@ -56,12 +72,18 @@ AlertLevel AlertPolicy::level(EpochMs nowMs, std::string* group) const {
     if (l > worst) {
       worst = l;
       where = name;
+      count = 0;
     }
+    if (l == worst && l != AlertLevel::Fine) ++count;
   }
   if (group) *group = where;
+  if (groups) *groups = count;
   return worst;
 }
 
-void AlertPolicy::clear() { groups_.clear(); }
+void AlertPolicy::clear() {
+  groups_.clear();
+  lastShown_.reset();
+}
 
 }  // namespace tg::ui

@@ -1,9 +1,14 @@
 // What the tray says and when it speaks up, decided from the engine's events alone (no widgets, no clock:
 // every call takes the time it acts at), so it is tested by hand. The worst state of any group now:
-// all fine < 429s (a burst in progress) < breaker open < quota exhausted (until the time it named).
-// A notification is called for when an incident starts (a 429 burst), a breaker opens, or a quota is
-// exhausted, if that kind is enabled and the same kind for the same group was not notified in the last
-// minute (a flapping burst does not become a stream of pop-ups). Not thread-safe: UI thread only.
+// all fine < 429s (a burst in progress) < breaker not closed (open, or half-open and probing) < quota exhausted
+// (until the time it named).
+// A notification is called for when an incident starts: a 429 burst, a breaker opening, a quota exhausted, if
+// that kind is enabled. One per incident: the same kind for the same group is not notified again until it has
+// been quiet for kRepeatMs (bare 429s keep coming in short bursts, 2 s apart; each started a pop-up once a
+// minute, and a half-open breaker that fails again is the same outage). Nor is one that comes within
+// kCoalesceMs of a notification no less severe (eight groups refused at once gave eight pop-ups in 0.5 s, an
+// exhausted quota two: "exhausted" and "429s started"); the tray's tooltip names how many groups are in the
+// worst state. Not thread-safe: UI thread only.
 #pragma once
 
 #include "event.h"
@@ -28,12 +33,14 @@ struct AlertNotice {
 
 class AlertPolicy {
  public:
-  static constexpr EpochMs kRepeatMs = 60'000;  // the same kind for the same group, at most once a minute
+  static constexpr EpochMs kRepeatMs = 60'000;   // quiet this long, the same kind for the same group is news again
+  static constexpr EpochMs kCoalesceMs = 10'000;  // after a notification, only a more severe kind is shown
 
   // Takes one event in time order; returns the notification it calls for, if any.
   std::optional<AlertNotice> onEvent(const Event& e);
-  // The worst state over every group at `nowMs`, and the group it is worst in (empty when fine).
-  AlertLevel level(EpochMs nowMs, std::string* group = nullptr) const;
+  // The worst state over every group at `nowMs`, the first group it is worst in (empty when fine), and how many
+  // groups are in it.
+  AlertLevel level(EpochMs nowMs, std::string* group = nullptr, int* groups = nullptr) const;
 
   void setEnabled(AlertKind kind, bool on) { enabled_[static_cast<std::size_t>(kind)] = on; }
   bool enabled(AlertKind kind) const { return enabled_[static_cast<std::size_t>(kind)]; }
@@ -43,14 +50,17 @@ class AlertPolicy {
  private:
   struct GroupAlerts {
     bool bursting = false;
-    bool breakerOpen = false;
+    bool breakerOpen = false;  // open or half-open
     EpochMs exhaustedUntilMs = 0;
+    std::array<EpochMs, kAlertKindCount> lastActiveMs{};  // the kind's last event (or an exhaustion's end)
     std::array<EpochMs, kAlertKindCount> lastNoticeMs{};
     std::array<bool, kAlertKindCount> noticed{};
   };
-  std::optional<AlertNotice> notice(AlertKind kind, const Event& e, GroupAlerts& g);
+  // An incident of `kind` starts in `g` at e.tsMs, after being quiet since `quietSinceMs`.
+  std::optional<AlertNotice> notice(AlertKind kind, const Event& e, GroupAlerts& g, EpochMs quietSinceMs);
 
   std::map<std::string, GroupAlerts> groups_;
+  std::optional<AlertNotice> lastShown_;
   std::array<bool, kAlertKindCount> enabled_{true, true, true};
 };
 

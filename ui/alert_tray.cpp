@@ -78,11 +78,18 @@ QString AlertTray::kindText(AlertKind kind) {
 }
 
 QString AlertTray::levelText() const {
+  const int more = levelGroups_ - 1;
   switch (level_) {
     case AlertLevel::Fine: return tr("all fine");
-    case AlertLevel::RateLimited: return tr("429s on %1").arg(levelGroup_);
-    case AlertLevel::BreakerOpen: return tr("breaker open on %1").arg(levelGroup_);
-    case AlertLevel::QuotaExhausted: return tr("quota exhausted on %1").arg(levelGroup_);
+    case AlertLevel::RateLimited:
+      return more > 0 ? tr("429s on %1 and %n more group(s)", nullptr, more).arg(levelGroup_)
+                      : tr("429s on %1").arg(levelGroup_);
+    case AlertLevel::BreakerOpen:
+      return more > 0 ? tr("breaker open on %1 and %n more group(s)", nullptr, more).arg(levelGroup_)
+                      : tr("breaker open on %1").arg(levelGroup_);
+    case AlertLevel::QuotaExhausted:
+      return more > 0 ? tr("quota exhausted on %1 and %n more group(s)", nullptr, more).arg(levelGroup_)
+                      : tr("quota exhausted on %1").arg(levelGroup_);
   }
   return {};
 }
@@ -117,11 +124,13 @@ void AlertTray::onEvent(const Event& e) {
 
 void AlertTray::refresh(qint64 nowMs) {
   std::string group;
-  const AlertLevel l = policy_.level(nowMs, &group);
+  int groups = 0;
+  const AlertLevel l = policy_.level(nowMs, &group, &groups);
   const QString g = QString::fromStdString(group);
-  if (l == level_ && g == levelGroup_) return;
+  if (l == level_ && g == levelGroup_ && groups == levelGroups_) return;
   level_ = l;
   levelGroup_ = g;
+  levelGroups_ = groups;
   if (icon_) {
     icon_->setIcon(levelIcon(l));
     icon_->setToolTip(tr("Tollgate: %1").arg(levelText()));

@@ -26,7 +26,7 @@ class AlertTray : public QObject {
   // Shows or hides the icon (a window without a live engine has nothing to alert about); hidden at first.
   void setIconVisible(bool on);
   AlertLevel level() const { return level_; }
-  QString levelText() const;  // "429s on batch"
+  QString levelText() const;  // "429s on batch", "429s on batch and 7 more groups"
   static QColor levelColor(AlertLevel level);
   static QIcon levelIcon(AlertLevel level);
   static QString kindText(AlertKind kind);  // what the setting's menu item says
@@ -55,6 +55,7 @@ class AlertTray : public QObject {
   QSystemTrayIcon* icon_ = nullptr;
   AlertLevel level_ = AlertLevel::Fine;
   QString levelGroup_;
+  int levelGroups_ = 0;  // groups in the worst state
   AlertNotice last_;
 };
 

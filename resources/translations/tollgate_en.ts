@@ -756,6 +756,27 @@
         <source>Click to open the dashboard there.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message numerus="yes">
+        <source>429s on %1 and %n more group(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>breaker open on %1 and %n more group(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>quota exhausted on %1 and %n more group(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::ChartPanelWidget</name>

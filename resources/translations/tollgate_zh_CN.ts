@@ -754,6 +754,24 @@
         <source>Click to open the dashboard there.</source>
         <translation>点击在该时刻打开仪表盘。</translation>
     </message>
+    <message numerus="yes">
+        <source>429s on %1 and %n more group(s)</source>
+        <translation>
+            <numerusform>%1 及另外 %n 个组出现 429</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>breaker open on %1 and %n more group(s)</source>
+        <translation>
+            <numerusform>%1 及另外 %n 个组熔断器打开</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>quota exhausted on %1 and %n more group(s)</source>
+        <translation>
+            <numerusform>%1 及另外 %n 个组配额耗尽</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::ChartPanelWidget</name>

@@ -1,5 +1,6 @@
 // AlertPolicy with hand-set times: the worst state over groups, which events notify, the per-kind switches,
-// the once-a-minute limit per kind and group, and an exhausted quota that lapses at the time it named.
+// one notice per incident (a minute quiet before the same kind and group is news again), notices close together
+// folded into the first, and an exhausted quota that lapses at the time it named.
 #include "alert_policy.h"
 
 #include <QtTest>
@@ -54,7 +55,9 @@ class TestAlertPolicy : public QObject {
     // The exhaustion lapses at the time it named; the breaker is still open.
     QCOMPARE(p.level(kT0 + 60'000, &group), AlertLevel::BreakerOpen);
     p.onEvent(breaker(kT0 + 61'000, "b", "open", "half-open"));
-    QCOMPARE(p.level(kT0 + 61'000), AlertLevel::RateLimited);  // a's burst never ended
+    QCOMPARE(p.level(kT0 + 61'000), AlertLevel::BreakerOpen);  // probing is not serving (a hung upstream: minutes)
+    p.onEvent(breaker(kT0 + 61'500, "b", "half-open", "closed"));
+    QCOMPARE(p.level(kT0 + 61'500), AlertLevel::RateLimited);  // a's burst never ended
     p.onEvent(makeEvent(EventKind::Burst429End, kT0 + 62'000, "a"));
     QCOMPARE(p.level(kT0 + 62'000), AlertLevel::Fine);
   }
@@ -93,19 +96,64 @@ class TestAlertPolicy : public QObject {
     QVERIFY(p.onEvent(makeEvent(EventKind::Burst429Start, kT0, "a")));
     p.setEnabled(AlertKind::BreakerOpen, true);
     p.onEvent(breaker(kT0 + 1000, "a", "open", "half-open"));
-    QVERIFY(p.onEvent(breaker(kT0 + 2000, "a", "half-open", "open")));
+    QVERIFY(!p.onEvent(breaker(kT0 + 2000, "a", "half-open", "open")));  // not closed since: the same outage
   }
 
-  void aFlappingBurstNotifiesOnceAMinutePerGroup() {
+  void aBreakerThatOpensAgainSoonIsTheSameOutage() {
+    AlertPolicy p;
+    QVERIFY(p.onEvent(breaker(kT0, "a", "closed", "open")));
+    p.onEvent(breaker(kT0 + 1000, "a", "open", "half-open"));
+    QVERIFY(!p.onEvent(breaker(kT0 + 2000, "a", "half-open", "open")));  // its probe failed
+    p.onEvent(breaker(kT0 + 3000, "a", "open", "half-open"));
+    p.onEvent(breaker(kT0 + 4000, "a", "half-open", "closed"));
+    QVERIFY(!p.onEvent(breaker(kT0 + 30'000, "a", "closed", "open")));  // closed under a minute: still it
+    p.onEvent(breaker(kT0 + 31'000, "a", "open", "closed"));
+    QVERIFY(p.onEvent(breaker(kT0 + 31'000 + AlertPolicy::kRepeatMs, "a", "closed", "open")));
+  }
+
+  // Bare 429s keep coming in short bursts for as long as the limit binds: one incident, one notice.
+  void aFlappingBurstNotifiesOncePerIncident() {
     AlertPolicy p;
     QVERIFY(p.onEvent(makeEvent(EventKind::Burst429Start, kT0, "a")));
-    p.onEvent(makeEvent(EventKind::Burst429End, kT0 + 5000, "a"));
-    QVERIFY(!p.onEvent(makeEvent(EventKind::Burst429Start, kT0 + 10'000, "a")));
-    QVERIFY(p.onEvent(makeEvent(EventKind::Burst429Start, kT0 + 10'000, "b")));  // another group: its own minute
-    p.onEvent(makeEvent(EventKind::Burst429End, kT0 + 20'000, "a"));
-    QVERIFY(p.onEvent(makeEvent(EventKind::Burst429Start, kT0 + AlertPolicy::kRepeatMs, "a")));
+    EpochMs t = kT0;
+    for (int i = 0; i < 60; ++i) {  // two minutes of bursts, each ending 2 s after its last 429
+      p.onEvent(makeEvent(EventKind::Burst429End, t + 1000, "a"));
+      t += 2000;
+      QVERIFY2(!p.onEvent(makeEvent(EventKind::Burst429Start, t, "a")), std::to_string(i).c_str());
+    }
+    p.onEvent(makeEvent(EventKind::Burst429End, t + 1000, "a"));
+    QVERIFY(!p.onEvent(makeEvent(EventKind::Burst429Start, t + 1000 + AlertPolicy::kRepeatMs - 1, "a")));
+    p.onEvent(makeEvent(EventKind::Burst429End, t + 2000 + AlertPolicy::kRepeatMs, "a"));
+    QVERIFY(p.onEvent(makeEvent(EventKind::Burst429Start, t + 2000 + 2 * AlertPolicy::kRepeatMs, "a")));  // quiet a minute
     // Time going backwards (a clock step) never silences alerts for good.
     QVERIFY(p.onEvent(makeEvent(EventKind::Burst429Start, kT0 - 3'600'000, "a")));
+  }
+
+  // Eight groups refused at once were eight pop-ups in half a second; an exhausted quota was two.
+  void noticesCloseTogetherAreFoldedIntoTheFirst() {
+    AlertPolicy p;
+    QVERIFY(p.onEvent(makeEvent(EventKind::Burst429Start, kT0, "g1")));
+    for (int g = 2; g <= 8; ++g)
+      QVERIFY(!p.onEvent(makeEvent(EventKind::Burst429Start, kT0 + 60 * g, "g" + std::to_string(g))));
+    std::string group;
+    int groups = 0;
+    QCOMPARE(p.level(kT0 + 500, &group, &groups), AlertLevel::RateLimited);
+    QCOMPARE(group, std::string("g1"));
+    QCOMPARE(groups, 8);
+    // Folded is told: g5's incident does not notify later while it lasts.
+    QVERIFY(!p.onEvent(makeEvent(EventKind::Burst429Start, kT0 + AlertPolicy::kCoalesceMs + 1, "g5")));
+    // A more severe kind is news at once; the same or a lesser one is not.
+    QVERIFY(p.onEvent(makeEvent(EventKind::QuotaExhausted, kT0 + 600, "g2", {{"until_ms", kT0 + 30'000}})));
+    QVERIFY(!p.onEvent(breaker(kT0 + 700, "g3", "closed", "open")));
+    QVERIFY(!p.onEvent(makeEvent(EventKind::QuotaExhausted, kT0 + 800, "g4", {{"until_ms", kT0 + 30'000}})));
+    QCOMPARE(p.level(kT0 + 900, &group, &groups), AlertLevel::QuotaExhausted);
+    QCOMPARE(groups, 2);
+    // Past the window, another group's new incident notifies again.
+    QVERIFY(p.onEvent(breaker(kT0 + 800 + AlertPolicy::kCoalesceMs, "g6", "closed", "open")));
+    // Exhausted, then the 429s that come with it: one notice, the exhaustion.
+    AlertPolicy q;
+    QVERIFY(q.onEvent(makeEvent(EventKind::QuotaExhausted, kT0, "a", {{"until_ms", kT0 + 5000}})));
+    QVERIFY(!q.onEvent(makeEvent(EventKind::Burst429Start, kT0, "a")));
   }
 
   void anEngineStartForgetsTheOldState() {
