@@ -4,6 +4,7 @@
 #include "log.h"
 #include "secret.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -195,6 +196,8 @@ JsonlJob::JsonlJob(Engine& engine, Options opts)
   if (opts_.results.empty()) opts_.results = opts_.input + ".results.jsonl";
   if (opts_.rejects.empty()) opts_.rejects = opts_.input + ".rejects.jsonl";
   s_->observer = opts_.observer;
+  for (std::size_t t = 0; t < tierCap_.size(); ++t)
+    tierCap_[t] = std::max<std::int64_t>(1, std::min<std::int64_t>(opts_.maxOutstanding, engine_.config().tiers[t].capacity));
 }
 
 JsonlJob::~JsonlJob() {
@@ -316,11 +319,14 @@ void JsonlJob::feed() {
         ++s.progress.skipped;
         continue;
       }
+      const auto tier = static_cast<std::size_t>(req->tier);
       s.cv.wait(lock, [&] {
-        return (s.outstanding < opts_.maxOutstanding && !s.paused) || s.cancel || s.writeFailed;
+        return (s.outstanding < opts_.maxOutstanding && s.inEngine[tier] < tierCap_[tier] && !s.paused) || s.cancel ||
+               s.writeFailed;
       });
       if (s.cancel || s.writeFailed) break;
       ++s.outstanding;
+      ++s.inEngine[tier];
       ++s.progress.submitted;
     }
     engine_.submit(std::move(*req), [shared = s_](const Result& r) { shared->onResult(r); });
@@ -337,7 +343,13 @@ void JsonlJob::feed() {
 }
 
 void JsonlJob::Shared::onResult(const Result& r) {
-  // Engine thread. A result cancelled by an engine stop is not written: the next run redoes it.
+  // Engine thread. Its queue slot is free now, whatever the write does.
+  {
+    std::lock_guard lock(mutex);
+    --inEngine[static_cast<std::size_t>(r.tier)];
+    cv.notify_all();
+  }
+  // A result cancelled by an engine stop is not written: the next run redoes it.
   if (r.error == ErrorKind::Cancelled) {
     std::lock_guard lock(mutex);
     ++progress.cancelled;

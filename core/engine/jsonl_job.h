@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "line_file_writer.h"
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -92,6 +93,7 @@ class JsonlJob {
     std::condition_variable cv;
     JobProgress progress;
     std::int64_t outstanding = 0;  // submitted and not yet written (or cancelled)
+    std::array<std::int64_t, kTierCount> inEngine{};  // per tier, submitted and not yet answered
     bool finishing = false;
     std::atomic<bool> cancel{false};
     std::atomic<bool> paused{false};
@@ -105,6 +107,9 @@ class JsonlJob {
 
   Engine& engine_;
   Options opts_;
+  // Per tier, at most this many in the engine: its queue's capacity (or maxOutstanding). Fed past it, a job of
+  // 200,000 lines had 191,362 shed "queue full" at once, written as results, and so skipped by every resume.
+  std::array<std::int64_t, kTierCount> tierCap_{};
   bool resultsGiven_, rejectsGiven_;  // not the defaults next to the input
   std::unordered_set<std::string> done_;
   std::unordered_set<std::size_t> rejectedBefore_;  // hashes of the rejects file's rows at start

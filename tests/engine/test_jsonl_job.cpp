@@ -139,6 +139,26 @@ class TestJsonlJob : public QObject {
     QCOMPARE(lines().second, std::size_t(12));
   }
 
+  // A job far larger than the tier's queue: fed no faster than the queue takes it. Fed up to maxOutstanding, a
+  // job of 200,000 lines with a capacity of 1,000 had 191,362 shed "queue full", written as results (and so
+  // skipped by every resume), and the run exited 0.
+  void aJobLargerThanTheQueueIsFedAsItDrains() {
+    auto cfg = engineJson(8);
+    cfg["tiers"] = {{"P1", {{"capacity", 20}}}};
+    tgtest::EngineUnderTest eut(simJson(5), cfg);
+    QTemporaryDir dir;
+    const std::string input = writeJob(dir, 400);
+    JsonlJob job(eut.engine(), JsonlJob::Options{input, {}, {}, 20000, {}});
+    job.start();
+    QTRY_VERIFY_WITH_TIMEOUT(job.progress().finished, 20000);
+    QCOMPARE(job.progress().succeeded, std::int64_t(400));
+    QCOMPARE(job.progress().failed, std::int64_t(0));
+    std::ifstream in(input + ".results.jsonl");
+    int rows = 0;
+    for (std::string l; std::getline(in, l); ++rows) QVERIFY2(l.find("queue full") == std::string::npos, l.c_str());
+    QCOMPARE(rows, 400);
+  }
+
   void anUnreadPipeDoesNotStallTheEngine() {
     tgtest::EngineUnderTest eut(simJson(1), engineJson(8));
     QTemporaryDir dir;
