@@ -217,7 +217,10 @@ void GatewayServer::start() {
   sockaddr_in v4{};
   sockaddr_in6 v6{};
   const sockaddr* addr = nullptr;
-  unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+  // poll, not epoll: libmicrohttpd 0.9.75's edge-triggered epoll misses a close that arrives with the last data
+  // (a client that sends part of a request and hangs up), and the connection sat in CLOSE-WAIT, holding a slot,
+  // for the whole idle timeout: a few thousand such clients shut the gateway for two minutes.
+  unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
   const std::string host = cfg_.listenHost == "localhost" ? "127.0.0.1" : cfg_.listenHost;
   if (inet_pton(AF_INET, host.c_str(), &v4.sin_addr) == 1) {
     v4.sin_family = AF_INET;

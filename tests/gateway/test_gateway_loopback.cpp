@@ -159,6 +159,25 @@ class TestGatewayLoopback : public QObject {
     QCOMPARE(big.status, 200L);
   }
 
+  // A client that sends part of a request and closes at once (data and FIN together): its connection must go.
+  // In epoll mode libmicrohttpd 0.9.75 missed that close, and each held a slot in CLOSE-WAIT for the idle
+  // timeout (120 s): 4,200 of them made the gateway unreachable for two minutes.
+  void aClientThatLeavesMidRequestFreesItsConnection() {
+    GatewayUnderTest g(simConfig(), engineConfig());
+    const std::string partialHead = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+    const std::string partialBody = "POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                                    std::string(kToken) + "\r\nContent-Length: 100\r\n\r\n{\"model\"";
+    for (int i = 0; i < 60; ++i) {
+      const int fd = connectTo(g.port());
+      QVERIFY(fd >= 0);
+      const std::string& raw = i % 2 ? partialBody : partialHead;
+      ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+      ::close(fd);
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(g.gateway().openConnections(), 0, 5000);
+    QCOMPARE(call(g.url("/healthz"), "GET", {}).status, 200L);
+  }
+
   void refusesWhatItCannotServe() {
     GatewayUnderTest g(simConfig(), engineConfig());
     Reply none = call(g.url("/openai/v1/chat/completions"), "POST", {"Content-Type: application/json"}, kChat);
