@@ -15,6 +15,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -66,6 +67,7 @@ struct GroupState {
   int shedSinceEvent = 0;
   std::string shedReason;
   ShedReason shedCause = ShedReason::None;  // the last shed's, for the event's detail
+  std::optional<TimePoint> lastShedEvent;   // sheds in a row are one event per kShedEventEvery
   TimePoint lastErrorLog{};
   int suppressedErrors = 0;
   // Origins of base_url and allowed_hosts: an absolute request URL must name one of them, since the

@@ -22,6 +22,8 @@ namespace {
 constexpr const char* kScope = "engine";
 // A request's deadline from outside (JSONL "deadline", a profile's deadline_s) is clamped to this.
 constexpr double kMaxDeadlineS = 365.0 * 86400;
+// While a group keeps shedding, its RequestShed events (with the count) come no oftener than this.
+constexpr Duration kShedEventEvery = std::chrono::seconds(10);
 
 std::string endpointOf(const std::string& url) {
   auto scheme = url.find("://");
@@ -270,7 +272,11 @@ void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
       const ShedReason reason = deadlineShedReason(g.tierWait[static_cast<std::size_t>(p->req.tier)]);
       shed(g, std::move(p), reason, buf, now);
     });
-    if (g.shedSinceEvent > 0) {
+    // The first shed after a quiet spell is told at once; while shedding goes on, one event per kShedEventEvery
+    // with the count. One per sweep (every 100 ms) was about 200 MB of history a day for one shedding group.
+    const bool quiet = !g.lastShedEvent || now - *g.lastShedEvent >= kShedEventEvery || now < *g.lastShedEvent;
+    if (g.shedSinceEvent > 0 && quiet) {
+      g.lastShedEvent = now;
       emit(EventKind::RequestShed, Severity::Warn, g.cfg.name,
            std::to_string(g.shedSinceEvent) + " request(s) shed: " + g.shedReason,
            {{"count", g.shedSinceEvent}, {"reason", g.shedReason}, {"cause", shedReasonName(g.shedCause)}}, nowEpoch);

@@ -152,6 +152,16 @@ class TestScheduler : public QObject {
     QCOMPARE(h.count(EventKind::RequestShed), 1);
     QCOMPARE(h.events.back().tsMs, epochAt(t0 + 1500ms));  // the sweep's time, not the clock's
     QCOMPARE(h.events.back().detail.value("cause", ""), std::string("tier_paused"));  // a paused group's shed
+    // Shedding that goes on is one event per 10 s with its count, not one per sweep (~200 MB of history a day).
+    TimePoint at = t0 + 1500ms;
+    for (int i = 0; i < 150; ++i) {  // 15 s of sweeps every 100 ms, one shed each
+      h.admit("s" + std::to_string(i), Tier::P1, 0.05, at);
+      at += 100ms;
+      h.s.sweep(at, epochAt(at));
+    }
+    QCOMPARE(h.count(EventKind::RequestShed), 2);
+    QCOMPARE(h.events.back().tsMs, epochAt(t0 + 1500ms + 10s));
+    QCOMPARE(h.events.back().detail.value("count", 0), 100);  // the sweeps of 1.6 s to 11.5 s
   }
 
   void transientFailureBacksOffWithinBudget() {
