@@ -6,6 +6,7 @@
 #include "stats.h"
 
 #include <algorithm>
+#include <cctype>
 #include <tuple>
 
 namespace tg {
@@ -14,12 +15,59 @@ namespace {
 constexpr std::size_t kLatencyReservoir = 2048;
 constexpr std::size_t kMaxOpenMinuteRows = 100'000;
 constexpr std::int64_t kKeepOpenMinutes = 3;  // a minute's row is rewritten until this many minutes later
+// Distinct endpoints a group's minute keeps rows for (a client naming a new path each request, ids the route
+// template did not catch); the rest are counted under kOtherEndpoint.
+constexpr std::size_t kMaxEndpointsPerMinute = 64;
+constexpr const char* kOtherEndpoint = "(other)";
+
+bool isAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+bool isHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+bool isIdSegment(std::string_view s) {
+  if (s.empty()) return false;
+  if (std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return true;
+  if (s.size() == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-') {
+    bool uuid = true;
+    for (std::size_t i = 0; i < s.size(); ++i)
+      uuid = uuid && (s[i] == '-' ? (i == 8 || i == 13 || i == 18 || i == 23) : isHex(s[i]));
+    if (uuid) return true;
+  }
+  if (s.size() >= 16 && std::all_of(s.begin(), s.end(), isHex)) return true;
+  const auto sep = s.find_first_of("-_");
+  const auto isAlpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
+  if (sep != std::string_view::npos && sep >= 2 && sep <= 12 &&
+      std::all_of(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(sep), isAlpha)) {
+    const std::string_view rest = s.substr(sep + 1);
+    if (rest.size() >= 12 && std::all_of(rest.begin(), rest.end(), isAlnum)) return true;
+  }
+  if (s.size() >= 24 && std::all_of(s.begin(), s.end(), isAlnum) &&
+      std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      std::any_of(s.begin(), s.end(), isAlpha))
+    return true;
+  return false;
+}
 
 constexpr const char* kInsertRow =
     "INSERT INTO requests_1m(minute_ms, group_id, key_fp, endpoint, requests, r429, r5xx, net_errors, "
     "retries, lat_avg_ms, lat_p95_ms, client) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)";
 
 }  // namespace
+
+std::string endpointRoute(std::string_view path) {
+  std::string out;
+  out.reserve(path.size());
+  std::size_t pos = 0;
+  while (pos <= path.size()) {
+    const auto slash = path.find('/', pos);
+    const auto segEnd = slash == std::string_view::npos ? path.size() : slash;
+    const std::string_view seg = path.substr(pos, segEnd - pos);
+    out += isIdSegment(seg) ? std::string_view("{id}") : seg;
+    if (slash == std::string_view::npos) break;
+    out += '/';
+    pos = slash + 1;
+  }
+  return out;
+}
 
 bool RequestAggregator::Key::operator<(const Key& o) const {
   return std::tie(minuteMs, group, fp, endpoint, client) < std::tie(o.minuteMs, o.group, o.fp, o.endpoint, o.client);
@@ -49,8 +97,13 @@ void RequestAggregator::reset() {
 std::size_t RequestAggregator::add(const AttemptRecord& a) {
   const EpochMs minute = history::floorMinute(a.tsMs);
   newestMinute_ = std::max(newestMinute_, minute);
-  Key k{minute, a.group, SecretRegistry::redact(a.keyFingerprint), SecretRegistry::redact(a.endpoint),
-        SecretRegistry::redact(a.client)};
+  std::string endpoint = endpointRoute(SecretRegistry::redact(a.endpoint));
+  auto& seen = endpoints_[{minute, a.group}];
+  if (!seen.count(endpoint)) {
+    if (seen.size() >= kMaxEndpointsPerMinute) endpoint = kOtherEndpoint;
+    else seen.insert(endpoint);
+  }
+  Key k{minute, a.group, SecretRegistry::redact(a.keyFingerprint), std::move(endpoint), SecretRegistry::redact(a.client)};
   auto it = rows_.find(k);
   if (it == rows_.end()) {
     if (rows_.size() >= kMaxOpenMinuteRows) return 1;
@@ -110,6 +163,8 @@ void RequestAggregator::committed() {
       ++it;
     }
   }
+  // A late attempt for a minute gone starts its own set: rows merged into the file are counted in it anew.
+  endpoints_.erase(endpoints_.begin(), endpoints_.lower_bound({horizon, std::string()}));
 }
 
 }  // namespace tg

@@ -12,10 +12,19 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tg {
+
+// A path as a route, not as one request: segments that are ids ("/v1/files/file-9fQe2Ad7Kx3mB8pL/content") become
+// "{id}", so a minute's rows do not grow with every object an API names in its paths. An id: digits alone, a
+// UUID, 16 or more hex digits, a short word and a separator before 12 or more letters and digits ("file-...",
+// "batch_...", "chatcmpl-..."), or 24 or more letters and digits with both in them. Model names ("gpt-4o-mini",
+// "claude-3-5-sonnet-20241022") have separators between their parts and stay.
+std::string endpointRoute(std::string_view path);
 
 class RequestAggregator {
  public:
@@ -48,6 +57,8 @@ class RequestAggregator {
   };
 
   std::map<Key, Row> rows_;
+  // Per minute and group, the endpoints with rows: past kMaxEndpointsPerMinute, the rest are one "(other)" row.
+  std::map<std::pair<EpochMs, std::string>, std::set<std::string>> endpoints_;
   EpochMs newestMinute_ = std::numeric_limits<EpochMs>::min();
   EpochMs evictedThrough_ = std::numeric_limits<EpochMs>::min();
   std::uint64_t rng_ = 0x9e3779b97f4a7c15ULL;

@@ -3,6 +3,7 @@
 #include "history_fixture.h"
 #include "history_reader.h"
 #include "history_store.h"
+#include "request_aggregator.h"
 
 #include <QtTest>
 
@@ -17,7 +18,60 @@ class TestHistoryAggregation : public TempDirTest {
   void r429CountsTheVerdictNotTheStatus_data();
   void r429CountsTheVerdictNotTheStatus();
   void requestsPerClient();
+  void endpointsAreRoutesAndBounded();
 };
+
+// A path with an object's id in it is one route, not a row per object (20,000 file ids were 20,000 rows a minute);
+// past 64 endpoints in a group's minute, the rest share one "(other)" row.
+void TestHistoryAggregation::endpointsAreRoutesAndBounded() {
+  QCOMPARE(endpointRoute("/v1/files/file-9fQe2Ad7Kx3mB8pL/content"), std::string("/v1/files/{id}/content"));
+  QCOMPARE(endpointRoute("/v1/threads/thread_abc123DEF456ghi/runs/run_Zx9Yw8Vu7Ts6Rq5P"),
+           std::string("/v1/threads/{id}/runs/{id}"));
+  QCOMPARE(endpointRoute("/users/12345/repos"), std::string("/users/{id}/repos"));
+  QCOMPARE(endpointRoute("/v1/items/3f2b8c1e-9a4d-4e7f-8b6a-0c1d2e3f4a5b"), std::string("/v1/items/{id}"));
+  QCOMPARE(endpointRoute("/blobs/0123456789abcdef0123"), std::string("/blobs/{id}"));
+  for (const char* kept : {"/v1/chat/completions", "/v1/models/gpt-4o-mini-2024-07-18", "/v1/messages",
+                           "/v1beta/models/gemini-1.5-pro:generateContent", "/openai/deployments/my-gpt4o/chat",
+                           "/v1/models/claude-3-5-sonnet-20241022", "/", ""})
+    QCOMPARE(endpointRoute(kept), std::string(kept));
+
+  const QString path = file("endpoints.db");
+  const EpochMs minute = kT0 - kT0 % 60'000;
+  {
+    auto store = openStore(path);
+    QVERIFY(store);
+    AttemptRecord a;
+    a.group = "openai";
+    a.keyFingerprint = "k:0000aaaa";
+    a.status = 200;
+    a.latencyMs = 10;
+    for (int i = 0; i < 200; ++i) {
+      a.tsMs = minute + i * 100;
+      a.endpoint = "/v1/files/file-" + std::to_string(100000000000LL + i) + "abcd/content";
+      store->append(a);
+    }
+    for (int i = 0; i < 100; ++i) {  // not ids: names a route template cannot tell from a route
+      a.tsMs = minute + 30'000 + i * 100;
+      a.endpoint = "/v1/reports/weekly-" + std::to_string(i);
+      store->append(a);
+    }
+    QVERIFY(store->flush());
+  }
+  auto reader = openReader(path);
+  QVERIFY(reader);
+  auto rows = reader->requestTable(minute, minute + 60'000, true);
+  QVERIFY2(rows.ok(), rows.error.c_str());
+  QCOMPARE(rows.value.size(), std::size_t(1 + 63 + 1));  // the files route, 63 report names, "(other)"
+  std::int64_t files = 0, other = 0, total = 0;
+  for (const RequestRow& r : rows.value) {
+    total += r.requests;
+    if (r.endpoint == "/v1/files/{id}/content") files = r.requests;
+    if (r.endpoint == "(other)") other = r.requests;
+  }
+  QCOMPARE(files, std::int64_t(200));
+  QCOMPARE(other, std::int64_t(37));
+  QCOMPARE(total, std::int64_t(300));
+}
 
 // Gateway traffic: rows per client (the gateway client's name), apart from Tollgate's own work (client '').
 void TestHistoryAggregation::requestsPerClient() {
