@@ -68,8 +68,13 @@ struct GroupState {
   std::string shedReason;
   ShedReason shedCause = ShedReason::None;  // the last shed's, for the event's detail
   std::optional<TimePoint> lastShedEvent;   // sheds in a row are one event per kShedEventEvery
-  TimePoint lastErrorLog{};
-  int suppressedErrors = 0;
+  // One error line a second for each class of failure (5xx and network; 4xx and requests the upstream will never
+  // take), the rest counted and told by the sweep: a flood of 401s no longer buries the 500s.
+  struct ErrorLog {
+    TimePoint last{};
+    int suppressed = 0;
+  };
+  ErrorLog serverErrors, clientErrors;
   // Origins of base_url and allowed_hosts: an absolute request URL must name one of them, since the
   // group's keys go with every request.
   std::vector<std::string> origins;

@@ -33,6 +33,17 @@ std::string endpointOf(const std::string& url) {
   return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
+// An error line, unless this class of error was logged less than a second ago: then it is counted for the sweep.
+template <typename Text>
+void logLimited(GroupState::ErrorLog& l, const std::string& scope, TimePoint now, Text text) {
+  if (now - l.last > std::chrono::seconds(1) || now < l.last) {
+    logError(scope, text());
+    l.last = now;
+  } else {
+    ++l.suppressed;
+  }
+}
+
 }  // namespace
 
 // A fleet's shared bucket holds what the limit leaves room for beyond the paced rate, and no more than
@@ -286,10 +297,12 @@ void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
       emit(end->kind, end->severity, g.cfg.name, std::move(end->message), std::move(end->detail), nowEpoch);
       logInfo(g.cfg.name, end->logLine);
     }
-    if (g.suppressedErrors > 0 && now - g.lastErrorLog > std::chrono::seconds(1)) {
-      logError(g.cfg.name, "+" + std::to_string(g.suppressedErrors) + " similar errors suppressed");
-      g.suppressedErrors = 0;
-      g.lastErrorLog = now;
+    for (GroupState::ErrorLog* l : {&g.serverErrors, &g.clientErrors}) {
+      if (l->suppressed > 0 && now - l->last > std::chrono::seconds(1)) {
+        logError(g.cfg.name, "+" + std::to_string(l->suppressed) + " similar errors suppressed");
+        l->suppressed = 0;
+        l->last = now;
+      }
     }
   }
 }
@@ -691,7 +704,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       else logInfo(g.cfg.name, startEvent->logLine);
     }
   } else if (permanent) {
-    logError(g.cfg.name, errText + " (" + endpointOf(p->req.url) + ")");
+    logLimited(g.clientErrors, g.cfg.name, now, [&] { return errText + " (" + endpointOf(p->req.url) + ")"; });
   } else if (status >= 500 || status == 0 || transportFailed) {
     if (serverWait) {
       const auto until = nowEpoch + static_cast<EpochMs>(verdict.waitS * 1000);
@@ -701,16 +714,14 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     if (status >= 500) ++g.counters.r5xx;
     else ++g.counters.netErrors;
     g.concurrency.onOverload(now);
-    if (now - g.lastErrorLog > std::chrono::seconds(1)) {
-      logError(g.cfg.name, !transportFailed ? "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url)
-                                            : std::string(errorKindName(kind)) + ": " + errText);
-      g.lastErrorLog = now;
-    } else {
-      ++g.suppressedErrors;
-    }
+    logLimited(g.serverErrors, g.cfg.name, now, [&] {
+      return !transportFailed ? "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url)
+                              : std::string(errorKindName(kind)) + ": " + errText;
+    });
   } else if (status >= 400) {
     ++g.counters.other4xx;
-    logError(g.cfg.name, "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url));
+    logLimited(g.clientErrors, g.cfg.name, now,
+               [&] { return "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url); });
   } else {
     ++g.counters.ok;
     k.quota.onSuccess(now, f.sentAt);

@@ -1,6 +1,7 @@
 // The scheduler with time driven by hand (including time going backwards) and no HTTP: admission, tier
 // order, deadlines, retries and the retry budget, Retry-After (0 included), the breaker and the quota picture.
 #include "group_state.h"
+#include "log.h"
 #include "scheduler_harness.h"
 #include "secret.h"
 
@@ -162,6 +163,38 @@ class TestScheduler : public QObject {
     QCOMPARE(h.count(EventKind::RequestShed), 2);
     QCOMPARE(h.events.back().tsMs, epochAt(t0 + 1500ms + 10s));
     QCOMPARE(h.events.back().detail.value("count", 0), 100);  // the sweeps of 1.6 s to 11.5 s
+  }
+
+  // A flood of 4xx (a bad key, a client's typo in a path) is one error line a second, the rest counted, and
+  // does not silence the 5xx lines the operator is looking for: each class has its own second.
+  void aFloodOf4xxIsOneLineASecondAndHidesNo5xx() {
+    Harness h;
+    std::FILE* f = std::tmpfile();
+    QVERIFY(f);
+    Log::setSink(f);
+    for (int i = 0; i < 30; ++i) {
+      const TimePoint at = t0 + i * 10ms;
+      h.admit("c" + std::to_string(i), Tier::P1, 0, at);
+      QCOMPARE(h.dispatch(at), 1);
+      h.respond(404, {}, at);
+    }
+    h.admit("s", Tier::P1, 0, t0 + 400ms);
+    QCOMPARE(h.dispatch(t0 + 400ms), 1);
+    h.respond(500, {}, t0 + 400ms);
+    h.s.sweep(t0 + 2s, epochAt(t0 + 2s));
+    Log::setSink(stderr);
+    std::rewind(f);
+    std::string text;
+    for (int c; (c = std::fgetc(f)) != EOF;) text += static_cast<char>(c);
+    std::fclose(f);
+    auto count = [&](const std::string& needle) {
+      int n = 0;
+      for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+      return n;
+    };
+    QVERIFY2(count("HTTP 404") == 1, text.c_str());
+    QVERIFY2(count("HTTP 500") == 1, text.c_str());
+    QVERIFY2(count("+29 similar errors suppressed") == 1, text.c_str());
   }
 
   void transientFailureBacksOffWithinBudget() {

@@ -2,6 +2,7 @@
 // relayed whole, refusals (400/401/404/413/502) that name what is wrong, tiers that order the queue, sheds
 // whose Retry-After is the quota's truth, and a client that hangs up while queued never reaching upstream.
 #include "gateway_fixture.h"
+#include "log.h"
 #include "../engine/raw_http_server.h"
 #include "secret.h"
 
@@ -164,6 +165,8 @@ class TestGatewayLoopback : public QObject {
   // timeout (120 s): 4,200 of them made the gateway unreachable for two minutes.
   void aClientThatLeavesMidRequestFreesItsConnection() {
     GatewayUnderTest g(simConfig(), engineConfig());
+    std::FILE* log = std::tmpfile();
+    tg::Log::setSink(log);
     const std::string partialHead = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
     const std::string partialBody = "POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
                                     std::string(kToken) + "\r\nContent-Length: 100\r\n\r\n{\"model\"";
@@ -176,6 +179,13 @@ class TestGatewayLoopback : public QObject {
     }
     QTRY_COMPARE_WITH_TIMEOUT(g.gateway().openConnections(), 0, 5000);
     QCOMPARE(call(g.url("/healthz"), "GET", {}).status, 200L);
+    // The client's doing, not Tollgate's: not a warning each (60 of them, read as faults).
+    tg::Log::setSink(stderr);
+    std::rewind(log);
+    std::string text;
+    for (int c; (c = std::fgetc(log)) != EOF;) text += static_cast<char>(c);
+    std::fclose(log);
+    QVERIFY2(text.find("remote side") == std::string::npos, text.c_str());
   }
 
   void refusesWhatItCannotServe() {
