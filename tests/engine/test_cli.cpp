@@ -330,6 +330,19 @@ class TestCli : public QObject {
     QVERIFY2(!err.contains("running without the gateway"), err.constData());  // it does not: it exits 1
   }
 
+  // Not on a terminal (a service's journal, a log file): the status block comes once a minute, not every second.
+  void serveOffATerminalWritesItsStatusAMinute() {
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json");
+    json c = json::parse(slowConfig());
+    c["gateway"] = {{"listen", "127.0.0.1:0"}, {"routes", json::array({{{"prefix", "/openai"}, {"group", "batch"}}})}};
+    writeFile(cfg, c.dump());
+    QByteArray out, err;
+    QCOMPARE(runTollgate({"serve", "--config", cfg, "--duration", "2.5", "--history", "off"}, &out, &err), 0);
+    QVERIFY2(out.contains("gateway: http://127.0.0.1:"), out.constData());
+    QVERIFY2(!out.contains("--- t="), out.constData());  // two of them, a second apart, before
+  }
+
   void probeStopsWhenTheUpstreamRefusesTheMethod() {
     QTemporaryDir dir;
     const QString cfg = dir.filePath("cfg.json");
