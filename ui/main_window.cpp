@@ -174,6 +174,9 @@ MainWindow::MainWindow(QWidget* parent)
   // offscreen platform's nominal 800x600: screenshots and tests there keep the full size).
   const bool realScreen = screen() && QGuiApplication::platformName() != QLatin1String("offscreen");
   resize(realScreen ? QSize(1480, 900).boundedTo(screen()->availableGeometry().size()) : QSize(1480, 900));
+  // A screen smaller than that: maximized, so the window manager fits the title bar in too. Sized to the whole
+  // screen, a 1366x768 window was placed below its title bar, and the status bar (the alert's text) off screen.
+  if (realScreen && size() != QSize(1480, 900)) setWindowState(windowState() | Qt::WindowMaximized);
   restoreSettings();
   connect(charts_, &ChartPanelWidget::windowMsChanged, this, [this] { saveSettings(); });
   connect(charts_, &ChartPanelWidget::chartVisibilityChanged, this, [this] { saveSettings(); });
