@@ -93,6 +93,26 @@ StreamCapture streamCall(const std::string& url, const std::vector<std::string>&
   return cap;
 }
 
+// A streamed chat completion through `url`: 200, an event stream with no Content-Length, ending in [DONE], and
+// relayed as it arrived (the pieces spread over the simulator's ~400 ms of chunks, not one burst). The bytes in
+// `all`.
+void expectRelayedStream(const std::string& url, std::string* all = nullptr) {
+  const std::string ask = R"({"model":"m","messages":[],"max_tokens":8,"stream":true})";
+  long status = 0;
+  tg::HeaderList head;
+  StreamCapture cap = streamCall(url, kAuth, ask, &status, &head);
+  QCOMPARE(status, 200L);
+  QVERIFY(findHeaderIn(head, "content-type").find("text/event-stream") != std::string::npos);
+  QVERIFY(findHeaderIn(head, "content-length").empty());
+  std::string bytes;
+  for (const auto& p : cap.pieces) bytes += p.bytes;
+  QVERIFY2(bytes.size() >= 14 && bytes.substr(bytes.size() - 14) == "data: [DONE]\n\n", bytes.c_str());
+  QVERIFY(cap.pieces.size() >= 4);
+  const double spread = cap.pieces.back().atS - cap.pieces.front().atS;
+  QVERIFY2(spread >= 0.3, std::to_string(spread).c_str());
+  if (all) *all = std::move(bytes);
+}
+
 nlohmann::json streamingSim() {
   auto sim = simConfig();
   sim["stream_ttft_ms"] = 150;
@@ -412,26 +432,17 @@ class TestGatewayLoopback : public QObject {
 
   void streamsChunkByChunk() {
     GatewayUnderTest g(streamingSim(), engineConfig());
-    const std::string ask = R"({"model":"m","messages":[],"max_tokens":8,"stream":true})";
-    long status = 0;
-    tg::HeaderList head;
-    StreamCapture cap = streamCall(g.url("/openai/v1/chat/completions"), kAuth, ask, &status, &head);
-    QCOMPARE(status, 200L);
-    QVERIFY(findHeaderIn(head, "content-type").find("text/event-stream") != std::string::npos);
     std::string all;
-    for (const auto& p : cap.pieces) all += p.bytes;
-    QVERIFY2(all.size() >= 14 && all.substr(all.size() - 14) == "data: [DONE]\n\n", all.c_str());
+    expectRelayedStream(g.url("/openai/v1/chat/completions"), &all);
+    if (QTest::currentTestFailed()) return;
     // The client did not ask for usage: the gateway did (to count tokens), and removed that chunk.
     QVERIFY2(all.find("\"choices\":[]") == std::string::npos, all.c_str());
-    // Relayed as it arrived: the pieces are spread over the simulator's ~400 ms of chunks, not one burst.
-    QVERIFY(cap.pieces.size() >= 4);
-    const double spread = cap.pieces.back().atS - cap.pieces.front().atS;
-    QVERIFY2(spread >= 0.3, std::to_string(spread).c_str());
     // Tokens were counted from the usage the stream reported.
     QTRY_VERIFY_WITH_TIMEOUT(g.engine().latestSnapshot()->find("open")->counters.tokensUsed > 0, 2000);
 
     const std::string withUsage =
         R"({"model":"m","messages":[],"max_tokens":8,"stream":true,"stream_options":{"include_usage":true}})";
+    long status = 0;
     tg::HeaderList head2;
     StreamCapture asked = streamCall(g.url("/openai/v1/chat/completions"), kAuth, withUsage, &status, &head2);
     std::string all2;
@@ -444,19 +455,8 @@ class TestGatewayLoopback : public QObject {
     auto cfg = engineConfig();
     cfg["gateway"]["routes"].push_back({{"prefix", "/any"}, {"group", "open"}, {"dialect", "generic"}});
     GatewayUnderTest g(streamingSim(), cfg);
-    const std::string ask = R"({"model":"m","messages":[],"max_tokens":8,"stream":true})";
-    long status = 0;
-    tg::HeaderList head;
-    StreamCapture cap = streamCall(g.url("/any/v1/chat/completions"), kAuth, ask, &status, &head);
-    QCOMPARE(status, 200L);
-    QVERIFY(findHeaderIn(head, "content-type").find("text/event-stream") != std::string::npos);
-    QVERIFY(findHeaderIn(head, "content-length").empty());
-    std::string all;
-    for (const auto& p : cap.pieces) all += p.bytes;
-    QVERIFY2(all.size() >= 14 && all.substr(all.size() - 14) == "data: [DONE]\n\n", all.c_str());
-    QVERIFY(cap.pieces.size() >= 4);
-    const double spread = cap.pieces.back().atS - cap.pieces.front().atS;
-    QVERIFY2(spread >= 0.3, std::to_string(spread).c_str());  // held whole, it came in one piece at the end
+    expectRelayedStream(g.url("/any/v1/chat/completions"));  // held whole, it came in one piece with a length
+    if (QTest::currentTestFailed()) return;
     // A plain answer on the same route still goes out whole, with its length.
     Reply plain = call(g.url("/any/v1/chat/completions"), "POST", kAuth, kChat);
     QCOMPARE(plain.status, 200L);
