@@ -1,5 +1,7 @@
 #include "alert_tray.h"
 
+#include "desktop_notifier.h"
+
 #include <QPainter>
 #include <QPixmap>
 #include <QSettings>
@@ -28,7 +30,9 @@ AlertTray::AlertTray(QObject* parent, bool withIcon) : QObject(parent) {
   for (int k = 0; k < kAlertKindCount; ++k)
     policy_.setEnabled(AlertKind(k), s.value(settingsKey(AlertKind(k)), true).toBool());
   s.endGroup();
-  if (!withIcon || !QSystemTrayIcon::isSystemTrayAvailable()) return;
+  if (!withIcon) return;
+  setNotifier(DesktopNotifier::create(this));
+  if (!QSystemTrayIcon::isSystemTrayAvailable()) return;
   icon_ = new QSystemTrayIcon(levelIcon(level_), this);
   icon_->setToolTip(tr("Tollgate: %1").arg(levelText()));
   connect(icon_, &QSystemTrayIcon::messageClicked, this, [this] {
@@ -112,12 +116,32 @@ QString AlertTray::noticeText(const AlertNotice& n) const {
   return {};
 }
 
+void AlertTray::setNotifier(DesktopNotifier* n) {
+  if (notifier_) disconnect(notifier_, nullptr, this, nullptr);
+  notifier_ = n;
+  if (!n) return;
+  connect(n, &DesktopNotifier::clicked, this, [this](int tag) {
+    auto it = shown_.find(tag);
+    if (it == shown_.end()) return;
+    const AlertNotice notice = it->second;
+    shown_.erase(it);
+    emit openRequested(notice.tsMs, QString::fromStdString(notice.group));
+  });
+}
+
 void AlertTray::onEvent(const Event& e) {
   if (auto n = policy_.onEvent(e)) {
     last_ = *n;
-    if (icon_)
-      icon_->showMessage(tr("Tollgate"), noticeText(*n) + QLatin1Char('\n') + tr("Click to open the dashboard there."),
-                         n->kind == AlertKind::Incident ? QSystemTrayIcon::Warning : QSystemTrayIcon::Critical);
+    const QString body = noticeText(*n) + QLatin1Char('\n') + tr("Click to open the dashboard there.");
+    const bool critical = n->kind != AlertKind::Incident;
+    if (notifier_) {
+      const int tag = nextTag_++;
+      if (shown_.size() >= DesktopNotifier::kMaxOpen) shown_.erase(shown_.begin());
+      shown_[tag] = *n;
+      notifier_->notify(tr("Tollgate"), body, critical, tag);
+    } else if (icon_) {
+      icon_->showMessage(tr("Tollgate"), body, critical ? QSystemTrayIcon::Critical : QSystemTrayIcon::Warning);
+    }
   }
   refresh(e.tsMs);
 }

@@ -1,8 +1,10 @@
 // The tray icon and desktop notifications over AlertPolicy: the icon's colour is the worst state now (green
 // all fine, amber 429s, red breaker open, purple quota exhausted), its tooltip says where; a notification
 // (QSystemTrayIcon::showMessage) when the policy calls for one; clicking it asks for the dashboard at that
-// event's time. Which kinds notify is kept in QSettings (group "alerts"). Without a system tray (offscreen,
-// Xvfb, a desktop without one) there is no icon and no notification; level() still works. UI thread only.
+// event's time. Notifications go through the desktop's notification service (DesktopNotifier) when the session
+// bus has one, so a click opens at the clicked one's event; else through the icon's balloon, whose click names no
+// notification (the newest is opened). Which kinds notify is kept in QSettings (group "alerts"). Without a system
+// tray (offscreen, Xvfb, a desktop without one) there is no icon; level() still works. UI thread only.
 #pragma once
 
 #include "alert_policy.h"
@@ -12,9 +14,13 @@
 #include <QObject>
 #include <QString>
 
+#include <map>
+
 class QSystemTrayIcon;
 
 namespace tg::ui {
+
+class DesktopNotifier;
 
 class AlertTray : public QObject {
   Q_OBJECT
@@ -36,6 +42,9 @@ class AlertTray : public QObject {
 
   // The last notification shown (or that would have been, without a tray); tsMs 0 = none yet.
   const AlertNotice& lastNotice() const { return last_; }
+  // Notifications go through `n` (owned by the caller, or by this when parented here); made on the session bus by
+  // the constructor when the desktop has the service. A click on one opens at that one's event.
+  void setNotifier(DesktopNotifier* n);
 
  public slots:
   void onEvent(const tg::Event& e);
@@ -57,6 +66,9 @@ class AlertTray : public QObject {
   QString levelGroup_;
   int levelGroups_ = 0;  // groups in the worst state
   AlertNotice last_;
+  DesktopNotifier* notifier_ = nullptr;
+  std::map<int, AlertNotice> shown_;  // by tag: what each notification on the desktop was about
+  int nextTag_ = 0;
 };
 
 }  // namespace tg::ui

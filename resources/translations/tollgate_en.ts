@@ -941,6 +941,13 @@
     </message>
 </context>
 <context>
+    <name>tg::ui::DesktopNotifier</name>
+    <message>
+        <source>Open the dashboard there</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>tg::ui::EventLogModel</name>
     <message>
         <source>quota exhausted</source>

@@ -936,6 +936,13 @@
     </message>
 </context>
 <context>
+    <name>tg::ui::DesktopNotifier</name>
+    <message>
+        <source>Open the dashboard there</source>
+        <translation>在该时刻打开仪表盘</translation>
+    </message>
+</context>
+<context>
     <name>tg::ui::EventLogModel</name>
     <message>
         <source>quota exhausted</source>
