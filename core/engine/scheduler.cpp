@@ -543,13 +543,13 @@ bool Scheduler::allowResend(Ticket t, TimePoint now) {
   if (it == inFlight_.end()) return false;
   Pending& p = *it->second.pending;
   GroupState& g = *it->second.group;
-  if (p.attempts >= cfg_.retry.maxAttempts) return false;
-  // A resend reaches the upstream as any send does: the operator's ceiling holds it too (connection resets sent
-  // 11-15/s under a ceiling of 10). Refused, it fails as the reset it is and is retried through the queue.
-  WaitReason ceilingWhy;
-  if (rateCeilingWait(g, p, now, ceilingWhy) > Duration::zero() || !budget_.trySpend()) return false;
-  g.rateCeiling.onSend(p.tokenCost, now);
-  globalRate_.onSend(p.tokenCost, now);
+  if (p.attempts >= cfg_.retry.maxAttempts || !budget_.trySpend()) return false;
+  // A resend reaches the upstream as any send does, so the operator's ceiling counts it (connection resets sent
+  // 11-15/s under a ceiling of 10). It follows its send within milliseconds, when the ceiling's one-request burst
+  // is spent: refused there, nearly every resend failed as a network error (a breaker failure). So it is
+  // borrowed: the sends after it wait the longer, and the rate over time stays at the ceiling.
+  g.rateCeiling.onResend(p.tokenCost, now);
+  globalRate_.onResend(p.tokenCost, now);
   ++p.attempts;
   ++g.counters.sends;
   ++g.counters.retries;

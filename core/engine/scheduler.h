@@ -51,7 +51,8 @@ class Scheduler {
 
   // What came back for a ticket: quota, breaker, counters, then done, retried or failed.
   void complete(Response r, TimePoint now, EpochMs nowEpoch);
-  // libcurl's own resend of an in-flight ticket: allowed while attempts and retry budget last, and counted.
+  // libcurl's own resend of an in-flight ticket: allowed while attempts and retry budget last, and counted (the
+  // rate ceilings are charged, borrowing if they must).
   bool allowResend(Ticket t, TimePoint now);
 
   // Sheds requests queued past their deadline and reports sheds, ended 429 bursts and suppressed errors.

@@ -38,4 +38,9 @@ void RateCeiling::onSend(double tokens, TimePoint now) {
   tokens_.tryAcquire(tokens, now);
 }
 
+void RateCeiling::onResend(double tokens, TimePoint now) {
+  requests_.charge(1.0, now);
+  tokens_.charge(tokens, now);
+}
+
 }  // namespace tg

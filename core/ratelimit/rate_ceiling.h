@@ -22,6 +22,9 @@ class RateCeiling {
   Duration timeUntil(double tokens, TimePoint now, Dimension* binding = nullptr);
   // Charges a send that started (its estimated tokens).
   void onSend(double tokens, TimePoint now);
+  // Charges a send that is going out whatever the ceiling says (libcurl resending on a connection that died):
+  // borrowed, so the sends after it wait the longer and the rate over time stays at the ceiling.
+  void onResend(double tokens, TimePoint now);
   // Gives back what the estimate overstated once the response says what was used, so the tokens part
   // counts the tokens really spent.
   void refundTokens(double tokens, TimePoint now) { tokens_.refund(tokens, now); }

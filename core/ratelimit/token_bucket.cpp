@@ -39,6 +39,12 @@ bool TokenBucket::tryAcquire(double cost, TimePoint now) {
   return true;
 }
 
+void TokenBucket::charge(double cost, TimePoint now) {
+  if (rate_ <= 0) return;
+  refill(now);
+  level_ -= cost;
+}
+
 Duration TokenBucket::timeUntil(double cost, TimePoint now) {
   if (rate_ <= 0) return Duration::zero();
   refill(now);

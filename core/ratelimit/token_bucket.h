@@ -20,6 +20,9 @@ class TokenBucket {
   // Takes `cost` if available. A cost larger than the burst is allowed once the bucket is full
   // (the level goes negative: debt repaid by later refill), so huge requests are slow, not stuck.
   bool tryAcquire(double cost, TimePoint now);
+  // Takes `cost` whatever the level: what was spent already (the level may go below zero, a debt the next
+  // acquisitions wait out).
+  void charge(double cost, TimePoint now);
   // Time until tryAcquire(cost) would succeed; zero if it would now. Unconfigured buckets never wait.
   Duration timeUntil(double cost, TimePoint now);
   void refund(double amount, TimePoint now);  // gives back an over-estimate (clamped to burst)
