@@ -114,10 +114,12 @@ class ExchangeSink : public ResponseSink {
         const long long n = std::strtoll(v.c_str(), &end, 10);
         if (end && *end == '\0' && n >= 0) x->contentLength = n;
       }
-      // A stream the request did not announce (a generic route reads no body; Ollama streams unasked): its type
-      // says so, and it is relayed as it comes, not held until its end.
-      if (!x->relay && equalsIgnoreCase(k, "content-type"))
-        if (const auto framing = streamFramingOf(v)) x->relay = std::make_unique<SseRelay>(false, *framing);
+      // A stream the request did not announce (a generic route reads no body; Ollama streams unasked), or framed
+      // otherwise than announced ("stream": true answered in JSON lines): its type says so, and it is relayed as it
+      // comes, not held until its end. Not for HEAD: its answer has no body to frame.
+      if (x->method != "HEAD" && equalsIgnoreCase(k, "content-type"))
+        if (const auto framing = streamFramingOf(v); framing && (!x->relay || x->relay->framing() != *framing))
+          x->relay = std::make_unique<SseRelay>(false, *framing);
       relayResponseHeader(x->head, k, v);  // the client of a gateway that adds the key must never see it
     }
     if (x->relay) wake_(*x);  // a stream starts now; a plain answer goes out whole, with Content-Length
@@ -191,6 +193,7 @@ ssize_t readRelay(void* cls, uint64_t, char* out, size_t max) {
   return h->server->readBody(*h->x, out, max);
 }
 void freeHolder(void* cls) { delete static_cast<Holder*>(cls); }
+ssize_t noBody(void*, uint64_t, char*, size_t) { return MHD_CONTENT_READER_END_OF_STREAM; }  // a HEAD answer's
 
 }  // namespace
 
@@ -362,15 +365,16 @@ void GatewayServer::finishCount(Exchange& x, int status) {
 
 int GatewayServer::answerNow(MHD_Connection* c, Exchange& x, int status, const HeaderList& headers,
                              const std::string& body) {
-  MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+  // A HEAD answer's length is the one a GET would have (RFC 9110 8.6), not the empty body's 0: libmicrohttpd writes
+  // the response's size and sends no body for HEAD, so the size is the upstream's (a Content-Length header added
+  // here as well went out beside its own 0, which Node's and Go's clients refuse).
+  const bool headLength = x.method == "HEAD" && x.headReady && x.contentLength >= 0;
+  MHD_Response* r =
+      headLength ? MHD_create_response_from_callback(static_cast<uint64_t>(x.contentLength), kBlockSize, &noBody,
+                                                     nullptr, nullptr)
+                 : MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
   if (!r) return false;
   for (const auto& [k, v] : headers) MHD_add_response_header(r, k.c_str(), v.c_str());
-  if (x.method == "HEAD" && x.headReady && x.contentLength >= 0) {
-    // A HEAD answer's length is the one a GET would have (RFC 9110 8.6), not the empty body's 0 that
-    // libmicrohttpd would write: the upstream's is relayed.
-    MHD_set_response_options(r, MHD_RF_INSANITY_HEADER_CONTENT_LENGTH, MHD_RO_END);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH, std::to_string(x.contentLength).c_str());
-  }
   const MHD_Result ok = MHD_queue_response(c, static_cast<unsigned>(status), r);
   MHD_destroy_response(r);
   x.queued = true;

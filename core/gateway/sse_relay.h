@@ -25,6 +25,7 @@ class SseRelay {
  public:
   explicit SseRelay(bool dropUsageChunk, StreamFraming framing = StreamFraming::Events)
       : filter_(dropUsageChunk && framing == StreamFraming::Events), framing_(framing) {}
+  StreamFraming framing() const { return framing_; }
   // The bytes to send the client now for this piece of upstream body.
   std::string feed(std::string_view piece);
   // At the end of the stream: whatever is held (an unterminated last event).

@@ -8,6 +8,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -160,6 +161,7 @@ class TestGatewayLoopback : public QObject {
     const Reply getApi = call(g.url("/openai/v1/models"), "GET", kAuth);
     QVERIFY2(std::abs(headLength - static_cast<long>(getApi.body.size())) <= 2, headApi.c_str());  // ids grow by a digit
     QVERIFY2(headApi.find("\r\n\r\n") + 4 == headApi.size(), "a HEAD answer has no body");
+    QVERIFY2(headApi.find("Content-Length", lengthAt + 1) == std::string::npos, headApi.c_str());  // one, not two
     QCOMPARE(g.simRequests("open"), std::int64_t(3));
     // The absolute-form (a client given the gateway as its HTTP proxy) is routed by its path, checked as ever.
     const std::string absolute = rawExchange(g.port(), "POST http://127.0.0.1:" + std::to_string(g.port()) +
@@ -461,6 +463,42 @@ class TestGatewayLoopback : public QObject {
     Reply plain = call(g.url("/any/v1/chat/completions"), "POST", kAuth, kChat);
     QCOMPARE(plain.status, 200L);
     QVERIFY(plain.header("content-length"));
+  }
+
+  // An answer is framed by its own type, whatever the request announced: JSON lines (Ollama's /api/chat) to a
+  // request with "stream": true went into an event relay and were held to the end. A HEAD has no body to frame:
+  // a stream-typed HEAD answer was sent chunked with an empty chunk, which broke the next answer on the connection.
+  void streamsAreFramedByTheirOwnType() {
+    RawHttpServer upstream([](const std::string& raw, int) {
+      RawHttpServer::Reply r;
+      r.raw = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n";
+      if (raw.rfind("HEAD ", 0) == 0) return r;
+      for (int i = 0; i < 5; ++i)
+        r.pieces.push_back("{\"message\":{\"content\":\"" + std::to_string(i) + "\"},\"done\":" + (i == 4 ? "true" : "false") + "}\n");
+      r.gap = std::chrono::milliseconds(150);
+      return r;
+    });
+    auto cfg = engineConfig();
+    cfg["groups"].push_back({{"name", "ollama"}, {"base_url", upstream.url()}, {"concurrency", 2},
+                             {"keys", {{{"name", "ollama-key"}}}}});
+    cfg["gateway"]["routes"].push_back({{"prefix", "/ollama"}, {"group", "ollama"}});  // the openai dialect
+    GatewayUnderTest g(simConfig(), cfg);
+    long status = 0;
+    tg::HeaderList head;
+    StreamCapture cap = streamCall(g.url("/ollama/api/chat"), kAuth,
+                                   R"({"model":"llama3","stream":true,"messages":[{"role":"user","content":"hi"}]})",
+                                   &status, &head);
+    QCOMPARE(status, 200L);
+    std::string all;
+    for (const auto& p : cap.pieces) all += p.bytes;
+    QCOMPARE(std::count(all.begin(), all.end(), '\n'), 5L);
+    QVERIFY2(cap.pieces.size() >= 4, all.c_str());
+    QVERIFY2(cap.pieces.back().atS - cap.pieces.front().atS >= 0.4, all.c_str());  // held, it came at once
+    const std::string headAnswer = rawExchange(g.port(), "HEAD /ollama/api/chat HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                                                         "Bearer " + std::string(kToken) + "\r\nConnection: close\r\n\r\n");
+    QVERIFY2(headAnswer.rfind("HTTP/1.1 200", 0) == 0, headAnswer.c_str());
+    QVERIFY2(headAnswer.find("chunked") == std::string::npos, headAnswer.c_str());
+    QVERIFY2(headAnswer.find("\r\n\r\n") + 4 == headAnswer.size(), headAnswer.c_str());
   }
 
   void anthropicStreamsAndErrorsInItsShape() {
