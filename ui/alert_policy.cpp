@@ -12,10 +12,14 @@ std::optional<AlertNotice> AlertPolicy::notice(AlertKind kind, const Event& e, G
   if (g.noticed[i] && !clockStepped && e.tsMs - quietSinceMs < kRepeatMs) return std::nullopt;  // the same incident
   g.noticed[i] = true;
   g.lastNoticeMs[i] = e.tsMs;
-  if (lastShown_ && e.tsMs >= lastShown_->tsMs && e.tsMs - lastShown_->tsMs < kCoalesceMs && kind <= lastShown_->kind)
-    return std::nullopt;  // told already: the tray's tooltip counts the groups
-  lastShown_ = AlertNotice{kind, e.tsMs, e.group};
-  return lastShown_;
+  const auto recent = [&](EpochMs at) { return e.tsMs >= at && e.tsMs - at < kCoalesceMs; };
+  // Folded: the same kind was shown lately for another group (the tooltip counts the groups), or a more severe kind
+  // came lately for this one (its 429s came with its exhausted quota). A lesser kind elsewhere is news.
+  if (lastShownMs_[i] && recent(*lastShownMs_[i])) return std::nullopt;
+  for (std::size_t j = i + 1; j < g.noticed.size(); ++j)
+    if (g.noticed[j] && recent(g.lastNoticeMs[j])) return std::nullopt;
+  lastShownMs_[i] = e.tsMs;
+  return AlertNotice{kind, e.tsMs, e.group};
 }
 
 std::optional<AlertNotice> AlertPolicy::onEvent(const Event& e) {
@@ -83,7 +87,7 @@ AlertLevel AlertPolicy::level(EpochMs nowMs, std::string* group, int* groups) co
 
 void AlertPolicy::clear() {
   groups_.clear();
-  lastShown_.reset();
+  lastShownMs_.fill(std::nullopt);
 }
 
 }  // namespace tg::ui

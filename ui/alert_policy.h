@@ -6,9 +6,9 @@
 // that kind is enabled. One per incident: the same kind for the same group is not notified again until it has
 // been quiet for kRepeatMs (bare 429s keep coming in short bursts, 2 s apart; each started a pop-up once a
 // minute, and a half-open breaker that fails again is the same outage). Nor is one that comes within
-// kCoalesceMs of a notification no less severe (eight groups refused at once gave eight pop-ups in 0.5 s, an
-// exhausted quota two: "exhausted" and "429s started"); the tray's tooltip names how many groups are in the
-// worst state. Not thread-safe: UI thread only.
+// kCoalesceMs of a notification of the same kind (eight groups refused at once gave eight pop-ups in 0.5 s; the
+// tray's tooltip names how many groups are in the worst state), or of a more severe one for the same group (an
+// exhausted quota was two: "exhausted" and "429s started"). Not thread-safe: UI thread only.
 #pragma once
 
 #include "event.h"
@@ -34,7 +34,7 @@ struct AlertNotice {
 class AlertPolicy {
  public:
   static constexpr EpochMs kRepeatMs = 60'000;   // quiet this long, the same kind for the same group is news again
-  static constexpr EpochMs kCoalesceMs = 10'000;  // after a notification, only a more severe kind is shown
+  static constexpr EpochMs kCoalesceMs = 10'000;  // after a notification, what is folded into it (above)
 
   // Takes one event in time order; returns the notification it calls for, if any.
   std::optional<AlertNotice> onEvent(const Event& e);
@@ -60,7 +60,7 @@ class AlertPolicy {
   std::optional<AlertNotice> notice(AlertKind kind, const Event& e, GroupAlerts& g, EpochMs quietSinceMs);
 
   std::map<std::string, GroupAlerts> groups_;
-  std::optional<AlertNotice> lastShown_;
+  std::array<std::optional<EpochMs>, kAlertKindCount> lastShownMs_{};  // per kind, the last notification shown
   std::array<bool, kAlertKindCount> enabled_{true, true, true};
 };
 

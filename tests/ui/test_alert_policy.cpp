@@ -142,9 +142,10 @@ class TestAlertPolicy : public QObject {
     QCOMPARE(groups, 8);
     // Folded is told: g5's incident does not notify later while it lasts.
     QVERIFY(!p.onEvent(makeEvent(EventKind::Burst429Start, kT0 + AlertPolicy::kCoalesceMs + 1, "g5")));
-    // A more severe kind is news at once; the same or a lesser one is not.
+    // A more severe kind is news at once, and so is a lesser one in another group; the same kind is folded.
     QVERIFY(p.onEvent(makeEvent(EventKind::QuotaExhausted, kT0 + 600, "g2", {{"until_ms", kT0 + 30'000}})));
-    QVERIFY(!p.onEvent(breaker(kT0 + 700, "g3", "closed", "open")));
+    QVERIFY(p.onEvent(breaker(kT0 + 700, "g3", "closed", "open")));  // folded, g3's outage was never told
+    QVERIFY(!p.onEvent(breaker(kT0 + 750, "g7", "closed", "open")));
     QVERIFY(!p.onEvent(makeEvent(EventKind::QuotaExhausted, kT0 + 800, "g4", {{"until_ms", kT0 + 30'000}})));
     QCOMPARE(p.level(kT0 + 900, &group, &groups), AlertLevel::QuotaExhausted);
     QCOMPARE(groups, 2);
