@@ -314,6 +314,7 @@ void EngineLoop::run() {
 
   const TimePoint now = Clock::now();
   judge(now, nowEpochMs(), true);  // what was held is answered like the rest (its retry cancelled below)
+  scheduler_.flushShedEvents(nowEpochMs());  // before the stop's own cancellations
   closeQueue(now);
   scheduler_.cancelAll("engine stopped", now);
   // Abort what is still in flight; each gets its callback.

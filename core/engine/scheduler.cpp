@@ -270,6 +270,18 @@ ShedReason Scheduler::deadlineShedReason(const TierWait& w) {
   return ShedReason::Deadline;
 }
 
+void Scheduler::emitSheds(GroupState& g, EpochMs nowEpoch) {
+  emit(EventKind::RequestShed, Severity::Warn, g.cfg.name, std::to_string(g.shedSinceEvent) + " request(s) shed: " +
+       g.shedReason, {{"count", g.shedSinceEvent}, {"reason", g.shedReason}, {"cause", shedReasonName(g.shedCause)}},
+       nowEpoch);
+  g.shedSinceEvent = 0;
+}
+
+void Scheduler::flushShedEvents(EpochMs nowEpoch) {
+  for (auto& g : groups_)
+    if (g->shedSinceEvent > 0) emitSheds(*g, nowEpoch);
+}
+
 void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
   if (shared_) shared_->sweep(now);
   for (auto& gp : groups_) {
@@ -288,10 +300,7 @@ void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
     const bool quiet = !g.lastShedEvent || now - *g.lastShedEvent >= kShedEventEvery || now < *g.lastShedEvent;
     if (g.shedSinceEvent > 0 && quiet) {
       g.lastShedEvent = now;
-      emit(EventKind::RequestShed, Severity::Warn, g.cfg.name,
-           std::to_string(g.shedSinceEvent) + " request(s) shed: " + g.shedReason,
-           {{"count", g.shedSinceEvent}, {"reason", g.shedReason}, {"cause", shedReasonName(g.shedCause)}}, nowEpoch);
-      g.shedSinceEvent = 0;
+      emitSheds(g, nowEpoch);
     }
     if (auto end = g.bursts.sweep(now)) {
       emit(end->kind, end->severity, g.cfg.name, std::move(end->message), std::move(end->detail), nowEpoch);

@@ -55,6 +55,8 @@ class Scheduler {
   // rate ceilings are charged, borrowing if they must).
   bool allowResend(Ticket t, TimePoint now);
 
+  // Sheds told later (while a group keeps shedding, one event per 10 s): told now (the engine is stopping).
+  void flushShedEvents(EpochMs nowEpoch);
   // Sheds requests queued past their deadline and reports sheds, ended 429 bursts and suppressed errors.
   void sweep(TimePoint now, EpochMs nowEpoch);
   // Moves backed-off retries whose time has come to the front of their tier.
@@ -150,6 +152,7 @@ class Scheduler {
   // How long the front of a tier must wait for the operator's rate ceilings (the group's and the global one);
   // zero when it may go. `reason` says which ceiling holds it.
   Duration rateCeilingWait(GroupState& g, const Pending& p, TimePoint now, WaitReason& reason);
+  void emitSheds(GroupState& g, EpochMs nowEpoch);  // the group's sheds since its last RequestShed event
   // Answers a request unsent (ErrorKind::Shed) with its reason and retry hint, and counts it.
   void shed(GroupState& g, PendingPtr p, ShedReason reason, const std::string& why, TimePoint now);
   static void countShed(GroupState& g, ShedReason reason);

@@ -163,6 +163,9 @@ class TestScheduler : public QObject {
     QCOMPARE(h.count(EventKind::RequestShed), 2);
     QCOMPARE(h.events.back().tsMs, epochAt(t0 + 1500ms + 10s));
     QCOMPARE(h.events.back().detail.value("count", 0), 100);  // the sweeps of 1.6 s to 11.5 s
+    h.s.flushShedEvents(epochAt(at));  // the engine stopping: the 50 since are told, not lost
+    QCOMPARE(h.count(EventKind::RequestShed), 3);
+    QCOMPARE(h.events.back().detail.value("count", 0), 50);
   }
 
   // A flood of 4xx (a bad key, a client's typo in a path) is one error line a second, the rest counted, and
