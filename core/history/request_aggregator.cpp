@@ -37,8 +37,12 @@ bool isIdSegment(std::string_view s) {
   const auto isAlpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
   if (sep != std::string_view::npos && sep >= 2 && sep <= 12 &&
       std::all_of(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(sep), isAlpha)) {
+    // A word after it ("balance_transactions", "network-configurations", "prod-gpt4oMini0718") is a name.
     const std::string_view rest = s.substr(sep + 1);
-    if (rest.size() >= 12 && std::all_of(rest.begin(), rest.end(), isAlnum)) return true;
+    if (rest.size() >= 14 && std::all_of(rest.begin(), rest.end(), [](char c) { return isAlnum(c) || c == '_'; }) &&
+        std::any_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+        std::any_of(rest.begin(), rest.end(), isAlpha))
+      return true;
   }
   if (s.size() >= 24 && std::all_of(s.begin(), s.end(), isAlnum) &&
       std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }) &&

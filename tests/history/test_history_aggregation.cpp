@@ -25,14 +25,20 @@ class TestHistoryAggregation : public TempDirTest {
 // past 64 endpoints in a group's minute, the rest share one "(other)" row.
 void TestHistoryAggregation::endpointsAreRoutesAndBounded() {
   QCOMPARE(endpointRoute("/v1/files/file-9fQe2Ad7Kx3mB8pL/content"), std::string("/v1/files/{id}/content"));
-  QCOMPARE(endpointRoute("/v1/threads/thread_abc123DEF456ghi/runs/run_Zx9Yw8Vu7Ts6Rq5P"),
+  QCOMPARE(endpointRoute("/v1/threads/thread_Ab3Cd5Ef7Gh9Jk1Lm3No5Pq/runs/run_Zx9Yw8Vu7Ts6Rq5P"),
            std::string("/v1/threads/{id}/runs/{id}"));
+  QCOMPARE(endpointRoute("/v1/customers/cus_NffrFeUfNV2Hib/balance_transactions"),
+           std::string("/v1/customers/{id}/balance_transactions"));
+  QCOMPARE(endpointRoute("/v1/checkout/sessions/cs_test_a1B2c3D4e5F6g7H8"), std::string("/v1/checkout/sessions/{id}"));
   QCOMPARE(endpointRoute("/users/12345/repos"), std::string("/users/{id}/repos"));
   QCOMPARE(endpointRoute("/v1/items/3f2b8c1e-9a4d-4e7f-8b6a-0c1d2e3f4a5b"), std::string("/v1/items/{id}"));
   QCOMPARE(endpointRoute("/blobs/0123456789abcdef0123"), std::string("/blobs/{id}"));
   for (const char* kept : {"/v1/chat/completions", "/v1/models/gpt-4o-mini-2024-07-18", "/v1/messages",
                            "/v1beta/models/gemini-1.5-pro:generateContent", "/openai/deployments/my-gpt4o/chat",
-                           "/v1/models/claude-3-5-sonnet-20241022", "/", ""})
+                           "/v1/models/claude-3-5-sonnet-20241022", "/v1/balance_transactions",
+                           "/v1/entitlements/active_entitlements", "/orgs/acme/outside_collaborators",
+                           "/orgs/acme/settings/network-configurations", "/openai/deployments/prod-gpt4oMini0718/chat",
+                           "/", ""})
     QCOMPARE(endpointRoute(kept), std::string(kept));
 
   const QString path = file("endpoints.db");
