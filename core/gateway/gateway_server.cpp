@@ -202,6 +202,24 @@ GatewayServer::GatewayServer(Engine& engine, GatewayConfig config, GatewayMetric
 
 GatewayServer::~GatewayServer() { stop(); }
 
+bool GatewayServer::namesThisGateway(std::string authority, int defaultPort) const {
+  if (const auto at = authority.rfind('@'); at != std::string::npos) authority.erase(0, at + 1);  // user info
+  std::string host = authority;
+  int port = defaultPort;
+  const auto close = authority.find(']');
+  const auto colon = authority.rfind(':');
+  if (colon != std::string::npos && (close == std::string::npos || colon > close)) {
+    host = authority.substr(0, colon);
+    const std::string digits = authority.substr(colon + 1);
+    if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+    port = std::stoi(digits);
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (port != port_) return false;
+  const bool wildcard = cfg_.listenHost == "0.0.0.0" || cfg_.listenHost == "::";
+  return wildcard || isLoopbackHost(host) || equalsIgnoreCase(host, cfg_.listenHost);
+}
+
 std::string GatewayServer::listenAddress() const {
   const bool v6 = cfg_.listenHost.find(':') != std::string::npos;
   // The port bound once listening; before that (a refusal to start) the one asked for, not 0.
@@ -402,11 +420,20 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
     x->started = true;
     x->method = method ? method : "";
     // RFC 9112 3.2.2: a server accepts the absolute-form ("POST http://127.0.0.1:8088/openai/v1/..."), sent by a
-    // client that was given the gateway as its HTTP proxy. Routed by its path, as the origin-form is.
+    // client that was given the gateway as its HTTP proxy. Routed by its path, as the origin-form is, when it names
+    // this gateway; a URL for another host is not ours to serve (a client with a global HTTP_PROXY would have sent
+    // it upstream, with the group's key, whenever its path matched a route).
     if (strncasecmp(x->rawUri.c_str(), "http://", 7) == 0 || strncasecmp(x->rawUri.c_str(), "https://", 8) == 0) {
       const auto authority = x->rawUri.find("//") + 2;
-      const auto end = x->rawUri.find_first_of("/?", authority);
-      x->rawUri = end == std::string::npos ? "/" : (x->rawUri[end] == '?' ? "/" : "") + x->rawUri.substr(end);
+      const auto end = x->rawUri.find_first_of("/?#", authority);
+      const std::string named = x->rawUri.substr(authority, end == std::string::npos ? std::string::npos : end - authority);
+      if (!namesThisGateway(named, x->rawUri[4] == ':' ? 80 : 443))
+        return fail(421, "tollgate_bad_request",
+                    "tollgate: the request's URL names " + printable(named) + "; this gateway serves only its own routes "
+                    "(http://" + listenAddress() + "), it is not a proxy for other hosts");
+      std::string target = end == std::string::npos ? std::string() : x->rawUri.substr(end);
+      if (target.empty() || target.front() != '/') target.insert(0, "/");  // "http://host:port?q" is "/?q"
+      x->rawUri = std::move(target);
     }
     const auto q = x->rawUri.find('?');
     x->path = x->rawUri.substr(0, q);

@@ -172,11 +172,24 @@ class TestGatewayLoopback : public QObject {
     QVERIFY2(absolute.rfind("HTTP/1.1 200", 0) == 0 && absolute.find("\"usage\"") != std::string::npos,
              absolute.substr(0, 300).c_str());
     QCOMPARE(g.simRequests("open"), std::int64_t(4));
-    const std::string dots = rawExchange(g.port(), "GET HTTPS://x/openai/../x HTTP/1.1\r\nHost: x\r\nAuthorization: "
-                                                   "Bearer " + std::string(kToken) + "\r\nConnection: close\r\n\r\n");
+    const std::string self = "localhost:" + std::to_string(g.port());
+    const std::string dots = rawExchange(g.port(), "GET HTTPS://" + self + "/openai/../x HTTP/1.1\r\nHost: x\r\n"
+                                                   "Authorization: Bearer " + std::string(kToken) +
+                                                   "\r\nConnection: close\r\n\r\n");
     QVERIFY2(dots.rfind("HTTP/1.1 400", 0) == 0, dots.substr(0, 300).c_str());
-    const std::string bare = rawExchange(g.port(), "GET http://x?q=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const std::string bare = rawExchange(g.port(), "GET http://" + self + "?q=1 HTTP/1.1\r\nHost: x\r\n"
+                                                   "Connection: close\r\n\r\n");
     QVERIFY2(bare.rfind("HTTP/1.1 404", 0) == 0, bare.substr(0, 300).c_str());  // "/" is no route
+    // A URL for another host (a client with a global HTTP_PROXY): not sent upstream with the group's key.
+    for (const std::string other : {"http://api.openai.com/openai/v1/chat/completions",
+                                    "http://127.0.0.1:1/openai/v1/chat/completions",
+                                    "http://evil#frag/openai/v1/chat/completions"}) {
+      const std::string a = rawExchange(g.port(), "POST " + other + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                                                      std::string(kToken) + "\r\nContent-Length: " +
+                                                      std::to_string(kChat.size()) + "\r\nConnection: close\r\n\r\n" + kChat);
+      QVERIFY2(a.rfind("HTTP/1.1 421", 0) == 0 && a.find("not a proxy") != std::string::npos, a.substr(0, 300).c_str());
+    }
+    QCOMPARE(g.simRequests("open"), std::int64_t(4));
     // A request head of 16 KiB still fits the connection's memory (its size is a memset per request).
     Reply big = call(g.url("/openai/v1/chat/completions"), "POST", with(kAuth, {"X-Big: " + std::string(16000, 'b')}), kChat);
     QCOMPARE(big.status, 200L);
