@@ -320,13 +320,14 @@ void JsonlJob::feed() {
         continue;
       }
       const auto tier = static_cast<std::size_t>(req->tier);
+      auto& inQueue = s.inEngine[req->group][tier];  // a map node: stays put while the lock is released
       s.cv.wait(lock, [&] {
-        return (s.outstanding < opts_.maxOutstanding && s.inEngine[tier] < tierCap_[tier] && !s.paused) || s.cancel ||
+        return (s.outstanding < opts_.maxOutstanding && inQueue < tierCap_[tier] && !s.paused) || s.cancel ||
                s.writeFailed;
       });
       if (s.cancel || s.writeFailed) break;
       ++s.outstanding;
-      ++s.inEngine[tier];
+      ++inQueue;
       ++s.progress.submitted;
     }
     engine_.submit(std::move(*req), [shared = s_](const Result& r) { shared->onResult(r); });
@@ -346,7 +347,7 @@ void JsonlJob::Shared::onResult(const Result& r) {
   // Engine thread. Its queue slot is free now, whatever the write does.
   {
     std::lock_guard lock(mutex);
-    --inEngine[static_cast<std::size_t>(r.tier)];
+    --inEngine[r.group][static_cast<std::size_t>(r.tier)];
     cv.notify_all();
   }
   // A result cancelled by an engine stop is not written: the next run redoes it.

@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -93,7 +94,8 @@ class JsonlJob {
     std::condition_variable cv;
     JobProgress progress;
     std::int64_t outstanding = 0;  // submitted and not yet written (or cancelled)
-    std::array<std::int64_t, kTierCount> inEngine{};  // per tier, submitted and not yet answered
+    // Per group and tier (each has its own queue), submitted and not yet answered.
+    std::map<std::string, std::array<std::int64_t, kTierCount>> inEngine;
     bool finishing = false;
     std::atomic<bool> cancel{false};
     std::atomic<bool> paused{false};
@@ -107,7 +109,7 @@ class JsonlJob {
 
   Engine& engine_;
   Options opts_;
-  // Per tier, at most this many in the engine: its queue's capacity (or maxOutstanding). Fed past it, a job of
+  // Per group and tier, at most this many in the engine: the queue's capacity (or maxOutstanding). Fed past it, a job of
   // 200,000 lines had 191,362 shed "queue full" at once, written as results, and so skipped by every resume.
   std::array<std::int64_t, kTierCount> tierCap_{};
   bool resultsGiven_, rejectsGiven_;  // not the defaults next to the input

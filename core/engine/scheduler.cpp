@@ -308,7 +308,9 @@ void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
     }
     for (GroupState::ErrorLog* l : {&g.serverErrors, &g.clientErrors}) {
       if (l->suppressed > 0 && now - l->last > std::chrono::seconds(1)) {
-        logError(g.cfg.name, "+" + std::to_string(l->suppressed) + " similar errors suppressed");
+        logError(g.cfg.name, "+" + std::to_string(l->suppressed) +
+                                 (l == &g.serverErrors ? " similar errors (5xx, network) suppressed"
+                                                       : " similar errors (4xx, refused requests) suppressed"));
         l->suppressed = 0;
         l->last = now;
       }

@@ -166,7 +166,9 @@ void* uriTrampoline(void* cls, const char* uri, MHD_Connection* c) {
 }
 
 // libmicrohttpd's word on a client that went away (mid-request, while queued, mid-stream): the client's doing,
-// told at debug level. At WARN, 500 clients leaving were 500 lines that read as Tollgate's faults.
+// told at debug level. At WARN, 500 clients leaving were 500 lines that read as Tollgate's faults. The same words
+// follow the gateway's own failures (no response could be made: logged as errors where they happen) and an
+// upstream stream that broke off (the engine logs the transfer's error).
 bool isClientGoneMessage(std::string_view s) {
   for (std::string_view m : {"closed by remote side", "Application reported internal error",
                              "application error generating response", "Connection reset by peer", "Broken pipe"})
@@ -391,7 +393,10 @@ int GatewayServer::answerNow(MHD_Connection* c, Exchange& x, int status, const H
       headLength ? MHD_create_response_from_callback(static_cast<uint64_t>(x.contentLength), kBlockSize, &noBody,
                                                      nullptr, nullptr)
                  : MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
-  if (!r) return false;
+  if (!r) {
+    logError("gateway", "could not make a response (out of memory?): the connection is closed");
+    return false;
+  }
   for (const auto& [k, v] : headers) MHD_add_response_header(r, k.c_str(), v.c_str());
   const MHD_Result ok = MHD_queue_response(c, static_cast<unsigned>(status), r);
   MHD_destroy_response(r);
@@ -409,7 +414,10 @@ std::string GatewayServer::metricsBody() const {
 int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* upload, std::size_t* uploadSize,
                              void** cls) {
   auto* holder = static_cast<Holder*>(*cls);
-  if (!holder) return false;
+  if (!holder) {
+    logError("gateway", "a request came with no state of its own: the connection is closed");
+    return false;
+  }
   auto x = holder->x;
   auto fail = [&](int status, const std::string& type, const std::string& message) {
     const Answer a = errorAnswer(status, type, message, x->route ? x->route->dialect : Dialect::OpenAI);
@@ -677,6 +685,7 @@ int GatewayServer::queueRelay(MHD_Connection* c, const std::shared_ptr<Exchange>
                                                       kBlockSize, &readRelay, holder, &freeHolder);
   if (!r) {
     delete holder;
+    logError("gateway", "could not make a response to relay (out of memory?): the connection is closed");
     return false;
   }
   for (const auto& [k, v] : head) MHD_add_response_header(r, k.c_str(), v.c_str());

@@ -197,7 +197,7 @@ class TestScheduler : public QObject {
     };
     QVERIFY2(count("HTTP 404") == 1, text.c_str());
     QVERIFY2(count("HTTP 500") == 1, text.c_str());
-    QVERIFY2(count("+29 similar errors suppressed") == 1, text.c_str());
+    QVERIFY2(count("+29 similar errors (4xx, refused requests) suppressed") == 1, text.c_str());
   }
 
   void transientFailureBacksOffWithinBudget() {
