@@ -39,7 +39,8 @@ int serveCommand(const std::vector<std::string>& argv) {
                                   {"--listen", "HOST:PORT", "listen here instead of the config's gateway.listen"},
                                   {"--duration", "S", "stop after S seconds"},
                                   {"--history", "FILE|off", "history file (default: the config's or the user's)"},
-                                  {"--quiet", "", "no progress lines (else: every second on a terminal, every minute otherwise)"}});
+                                  {"--quiet", "",
+                                   "no progress lines (else: every second on a terminal, every minute otherwise)"}});
   if (auto answered = a.parseOrAnswer(argv, "tollgate serve", std::cout, std::cerr)) return *answered;
   std::string err;
   const std::optional<double> duration = a.number("--duration", &err);

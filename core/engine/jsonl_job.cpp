@@ -197,7 +197,8 @@ JsonlJob::JsonlJob(Engine& engine, Options opts)
   if (opts_.rejects.empty()) opts_.rejects = opts_.input + ".rejects.jsonl";
   s_->observer = opts_.observer;
   for (std::size_t t = 0; t < tierCap_.size(); ++t)
-    tierCap_[t] = std::max<std::int64_t>(1, std::min<std::int64_t>(opts_.maxOutstanding, engine_.config().tiers[t].capacity));
+    tierCap_[t] =
+        std::max<std::int64_t>(1, std::min<std::int64_t>(opts_.maxOutstanding, engine_.config().tiers[t].capacity));
 }
 
 JsonlJob::~JsonlJob() {

@@ -109,8 +109,8 @@ class JsonlJob {
 
   Engine& engine_;
   Options opts_;
-  // Per group and tier, at most this many in the engine: the queue's capacity (or maxOutstanding). Fed past it, a job of
-  // 200,000 lines had 191,362 shed "queue full" at once, written as results, and so skipped by every resume.
+  // Per group and tier, at most this many in the engine: the queue's capacity (or maxOutstanding). Fed past it, a
+  // job of 200,000 lines had 191,362 shed "queue full" at once, written as results, and so skipped by every resume.
   std::array<std::int64_t, kTierCount> tierCap_{};
   bool resultsGiven_, rejectsGiven_;  // not the defaults next to the input
   std::unordered_set<std::string> done_;

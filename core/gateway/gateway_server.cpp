@@ -13,8 +13,8 @@
 #include <microhttpd.h>
 
 #include <arpa/inet.h>
-#include <strings.h>
 #include <netinet/in.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -213,7 +213,8 @@ bool GatewayServer::namesThisGateway(std::string authority, int defaultPort) con
   if (colon != std::string::npos && (close == std::string::npos || colon > close)) {
     host = authority.substr(0, colon);
     const std::string digits = authority.substr(colon + 1);
-    if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+    if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos)
+      return false;
     port = std::stoi(digits);
   }
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
@@ -434,11 +435,13 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
     if (strncasecmp(x->rawUri.c_str(), "http://", 7) == 0 || strncasecmp(x->rawUri.c_str(), "https://", 8) == 0) {
       const auto authority = x->rawUri.find("//") + 2;
       const auto end = x->rawUri.find_first_of("/?#", authority);
-      const std::string named = x->rawUri.substr(authority, end == std::string::npos ? std::string::npos : end - authority);
+      const std::string named =
+          x->rawUri.substr(authority, end == std::string::npos ? std::string::npos : end - authority);
       if (!namesThisGateway(named, x->rawUri[4] == ':' ? 80 : 443))
         return fail(421, "tollgate_bad_request",
-                    "tollgate: the request's URL names " + printable(named) + "; this gateway serves only its own routes "
-                    "(http://" + listenAddress() + "), it is not a proxy for other hosts");
+                    "tollgate: the request's URL names " + printable(named) +
+                        "; this gateway serves only its own routes (http://" + listenAddress() +
+                        "), it is not a proxy for other hosts");
       std::string target = end == std::string::npos ? std::string() : x->rawUri.substr(end);
       if (target.empty() || target.front() != '/') target.insert(0, "/");  // "http://host:port?q" is "/?q"
       x->rawUri = std::move(target);

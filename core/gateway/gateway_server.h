@@ -39,11 +39,11 @@ class GatewayServer {
   // Stops accepting, cancels every request still in the engine, answers parked clients, stops the server.
   void stop();
 
-  int port() const { return port_; }
+  int port() const { return port_; }             // the bound port (config port 0: the one the OS chose)
+  std::string listenAddress() const;             // "127.0.0.1:8088"
   // An absolute-form target's authority ("127.0.0.1:8088", "user@localhost:8088") names this gateway: its port, and
   // a loopback host or the one it listens on (any host when it listens on all of them).
-  bool namesThisGateway(std::string authority, int defaultPort) const;             // the bound port (config port 0: the one the OS chose)
-  std::string listenAddress() const;             // "127.0.0.1:8088"
+  bool namesThisGateway(std::string authority, int defaultPort) const;
   int openConnections() const;
   // Requests answered per client name ("anonymous" without tokens), since start.
   std::map<std::string, std::uint64_t> requestsByClient() const;

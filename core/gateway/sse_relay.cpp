@@ -30,8 +30,9 @@ std::optional<StreamFraming> streamFramingOf(std::string_view contentType) {
   while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
   while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.remove_prefix(1);
   if (equalsIgnoreCase(type, "text/event-stream")) return StreamFraming::Events;
-  for (const char* lines : {"application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines",
-                            "application/jsonlines", "application/stream+json", "application/json-seq"})
+  for (const char* lines : {"application/x-ndjson", "application/ndjson", "application/jsonl",
+                            "application/x-jsonlines", "application/jsonlines", "application/stream+json",
+                            "application/json-seq"})
     if (equalsIgnoreCase(type, lines)) return StreamFraming::Lines;
   return std::nullopt;
 }

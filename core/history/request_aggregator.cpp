@@ -107,7 +107,8 @@ std::size_t RequestAggregator::add(const AttemptRecord& a) {
     if (seen.size() >= kMaxEndpointsPerMinute) endpoint = kOtherEndpoint;
     else seen.insert(endpoint);
   }
-  Key k{minute, a.group, SecretRegistry::redact(a.keyFingerprint), std::move(endpoint), SecretRegistry::redact(a.client)};
+  Key k{minute, a.group, SecretRegistry::redact(a.keyFingerprint), std::move(endpoint),
+        SecretRegistry::redact(a.client)};
   auto it = rows_.find(k);
   if (it == rows_.end()) {
     if (rows_.size() >= kMaxOpenMinuteRows) return 1;

@@ -124,7 +124,8 @@ class TestAlertPolicy : public QObject {
     p.onEvent(makeEvent(EventKind::Burst429End, t + 1000, "a"));
     QVERIFY(!p.onEvent(makeEvent(EventKind::Burst429Start, t + 1000 + AlertPolicy::kRepeatMs - 1, "a")));
     p.onEvent(makeEvent(EventKind::Burst429End, t + 2000 + AlertPolicy::kRepeatMs, "a"));
-    QVERIFY(p.onEvent(makeEvent(EventKind::Burst429Start, t + 2000 + 2 * AlertPolicy::kRepeatMs, "a")));  // quiet a minute
+    // A minute quiet: news again.
+    QVERIFY(p.onEvent(makeEvent(EventKind::Burst429Start, t + 2000 + 2 * AlertPolicy::kRepeatMs, "a")));
     // Time going backwards (a clock step) never silences alerts for good.
     QVERIFY(p.onEvent(makeEvent(EventKind::Burst429Start, kT0 - 3'600'000, "a")));
   }
