@@ -57,19 +57,18 @@ QString TranslationLoader::install(const QString& choice) {
   const QLocale locale = localeFor(choice);
   QLocale::setDefault(locale);
   // QTranslator::load(QLocale, ...) tries the locale's UI languages in order (zh_Hans_CN, zh_CN, zh, ...), so a
-  // system in any Simplified Chinese locale finds tollgate_zh_CN; English has nothing to load (the source).
+  // system in any Simplified Chinese locale finds tollgate_zh_CN. English is the source text, but its plural forms
+  // ("1 group", "3 groups" for "%n group(s)") are in tollgate_en.
   QString spoken = QStringLiteral("en");
-  if (locale.language() != QLocale::English) {
-    auto* app = new QTranslator(this);
-    if (app->load(locale, QStringLiteral("tollgate"), QStringLiteral("_"), kResourceDir)) {
-      QCoreApplication::installTranslator(app);
-      app_ = app;
-      spoken = app->language();
-    } else {
-      delete app;
-    }
+  auto* app = new QTranslator(this);
+  if (app->load(locale, QStringLiteral("tollgate"), QStringLiteral("_"), kResourceDir)) {
+    QCoreApplication::installTranslator(app);
+    app_ = app;
+    spoken = app->language();
+  } else {
+    delete app;
   }
-  if (app_) {
+  if (app_ && locale.language() != QLocale::English) {  // Qt's own words are English already
     auto* qt = new QTranslator(this);
     if (qt->load(locale, QStringLiteral("qtbase"), QStringLiteral("_"),
                  QLibraryInfo::path(QLibraryInfo::TranslationsPath))) {

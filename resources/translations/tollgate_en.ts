@@ -249,9 +249,9 @@
     </message>
     <message numerus="yes">
         <source>Engine started (%n group(s))</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>Engine started (%n group)</numerusform>
+            <numerusform>Engine started (%n groups)</numerusform>
         </translation>
     </message>
     <message>
@@ -296,9 +296,9 @@
     </message>
     <message numerus="yes">
         <source>%n request(s) shed: %1</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>%n request shed: %1</numerusform>
+            <numerusform>%n requests shed: %1</numerusform>
         </translation>
     </message>
     <message>
@@ -758,23 +758,23 @@
     </message>
     <message numerus="yes">
         <source>429s on %1 and %n more group(s)</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>429s on %1 and %n more group</numerusform>
+            <numerusform>429s on %1 and %n more groups</numerusform>
         </translation>
     </message>
     <message numerus="yes">
         <source>breaker open on %1 and %n more group(s)</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>breaker open on %1 and %n more group</numerusform>
+            <numerusform>breaker open on %1 and %n more groups</numerusform>
         </translation>
     </message>
     <message numerus="yes">
         <source>quota exhausted on %1 and %n more group(s)</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>quota exhausted on %1 and %n more group</numerusform>
+            <numerusform>quota exhausted on %1 and %n more groups</numerusform>
         </translation>
     </message>
 </context>

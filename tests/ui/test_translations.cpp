@@ -201,6 +201,11 @@ class TestTranslations : public QObject {
 
     QCOMPARE(loader.install(QStringLiteral("en")), QStringLiteral("en"));  // replaces, not adds
     QCOMPARE(QCoreApplication::translate("tg::ui::MainWindow", "Groups"), QStringLiteral("Groups"));
+    // English plurals come from tollgate_en ("3 more groups", not "3 more group(s)").
+    QCOMPARE(QCoreApplication::translate("tg::ui::AlertTray", "429s on %1 and %n more group(s)", nullptr, 3),
+             QStringLiteral("429s on %1 and 3 more groups"));
+    QCOMPARE(QCoreApplication::translate("tg::ui::AlertTray", "429s on %1 and %n more group(s)", nullptr, 1),
+             QStringLiteral("429s on %1 and 1 more group"));
     QCOMPARE(QCoreApplication::translate("QPlatformTheme", "Cancel"), QStringLiteral("Cancel"));
     QVERIFY(!loader.qtTranslationLoaded());
   }
