@@ -71,10 +71,11 @@ struct GroupState {
   // One error line a second for each class of failure (5xx and network; 4xx and requests the upstream will never
   // take), the rest counted and told by the sweep: a flood of 401s no longer buries the 500s.
   struct ErrorLog {
+    const char* what;  // the class, as the "+N suppressed" line names it
     TimePoint last{};
     int suppressed = 0;
   };
-  ErrorLog serverErrors, clientErrors;
+  ErrorLog serverErrors{"5xx, network"}, clientErrors{"4xx, refused requests"};
   // Origins of base_url and allowed_hosts: an absolute request URL must name one of them, since the
   // group's keys go with every request.
   std::vector<std::string> origins;

@@ -44,6 +44,14 @@ void logLimited(GroupState::ErrorLog& l, const std::string& scope, TimePoint now
   }
 }
 
+// The lines logLimited held back, once their class's second is past.
+void logSuppressed(GroupState::ErrorLog& l, const std::string& scope, TimePoint now) {
+  if (l.suppressed == 0 || now - l.last <= std::chrono::seconds(1)) return;
+  logError(scope, "+" + std::to_string(l.suppressed) + " similar errors (" + l.what + ") suppressed");
+  l.suppressed = 0;
+  l.last = now;
+}
+
 }  // namespace
 
 // A fleet's shared bucket holds what the limit leaves room for beyond the paced rate, and no more than
@@ -306,15 +314,8 @@ void Scheduler::sweep(TimePoint now, EpochMs nowEpoch) {
       emit(end->kind, end->severity, g.cfg.name, std::move(end->message), std::move(end->detail), nowEpoch);
       logInfo(g.cfg.name, end->logLine);
     }
-    for (GroupState::ErrorLog* l : {&g.serverErrors, &g.clientErrors}) {
-      if (l->suppressed > 0 && now - l->last > std::chrono::seconds(1)) {
-        logError(g.cfg.name, "+" + std::to_string(l->suppressed) +
-                                 (l == &g.serverErrors ? " similar errors (5xx, network) suppressed"
-                                                       : " similar errors (4xx, refused requests) suppressed"));
-        l->suppressed = 0;
-        l->last = now;
-      }
-    }
+    logSuppressed(g.serverErrors, g.cfg.name, now);
+    logSuppressed(g.clientErrors, g.cfg.name, now);
   }
 }
 

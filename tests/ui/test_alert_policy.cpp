@@ -1,6 +1,7 @@
 // AlertPolicy with hand-set times: the worst state over groups, which events notify, the per-kind switches,
 // one notice per incident (a minute quiet before the same kind and group is news again), notices close together
 // folded into the first, and an exhausted quota that lapses at the time it named.
+#include "alert_events.h"
 #include "alert_policy.h"
 
 #include <QtTest>
@@ -10,20 +11,9 @@ using namespace tg::ui;
 
 namespace {
 
-constexpr EpochMs kT0 = 1'800'000'000'000;
-
-Event makeEvent(EventKind kind, EpochMs ts, const std::string& group, nlohmann::json detail = nlohmann::json::object()) {
-  Event e;
-  e.kind = kind;
-  e.tsMs = ts;
-  e.group = group;
-  e.detail = std::move(detail);
-  return e;
-}
-
-Event breaker(EpochMs ts, const std::string& group, const char* from, const char* to) {
-  return makeEvent(EventKind::BreakerTransition, ts, group, {{"from", from}, {"to", to}});
-}
+constexpr EpochMs kT0 = tgtest::kAlertT0;
+using tgtest::makeEvent;
+using tgtest::breaker;
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 // freedesktop spec says (ActionInvoked with the "default" action). Two notifications on screen, the older one
 // clicked: the dashboard is asked for the older one's moment. (With QSystemTrayIcon's messageClicked, which names
 // no notification, it was the newest one's.)
+#include "alert_events.h"
 #include "alert_tray.h"
 #include "desktop_notifier.h"
 
@@ -17,7 +18,8 @@ using namespace tg::ui;
 
 namespace {
 
-constexpr EpochMs kT0 = 1'800'000'000'000;
+constexpr EpochMs kT0 = tgtest::kAlertT0;
+using tgtest::makeEvent;
 
 class FakeNotifications : public QObject {
   Q_OBJECT
@@ -39,15 +41,6 @@ class FakeNotifications : public QObject {
     return id;
   }
 };
-
-Event makeEvent(EventKind kind, EpochMs ts, const std::string& group, nlohmann::json detail = nlohmann::json::object()) {
-  Event e;
-  e.kind = kind;
-  e.tsMs = ts;
-  e.group = group;
-  e.detail = std::move(detail);
-  return e;
-}
 
 }  // namespace
 
