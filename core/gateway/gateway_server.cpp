@@ -3,6 +3,7 @@
 #include "disconnect_watcher.h"
 #include "error_answer.h"
 #include "gateway_metrics.h"
+#include "head_deadline.h"
 #include "json_text.h"
 #include "log.h"
 #include "request_policy.h"
@@ -165,13 +166,18 @@ void* uriTrampoline(void* cls, const char* uri, MHD_Connection* c) {
   return static_cast<GatewayServer*>(cls)->onUri(uri, c);
 }
 
+void connectionTrampoline(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificationCode code) {
+  static_cast<GatewayServer*>(cls)->onConnection(c, code == MHD_CONNECTION_NOTIFY_STARTED);
+}
+
 // libmicrohttpd's word on a client that went away (mid-request, while queued, mid-stream): the client's doing,
 // told at debug level. At WARN, 500 clients leaving were 500 lines that read as Tollgate's faults. The same words
 // follow the gateway's own failures (no response could be made: logged as errors where they happen) and an
 // upstream stream that broke off (the engine logs the transfer's error).
 bool isClientGoneMessage(std::string_view s) {
   for (std::string_view m : {"closed by remote side", "Application reported internal error",
-                             "application error generating response", "Connection reset by peer", "Broken pipe"})
+                             "application error generating response", "Connection reset by peer", "Broken pipe",
+                             "detected connection closure"})
     if (s.find(m) != std::string_view::npos) return true;
   return false;
 }
@@ -284,6 +290,14 @@ void GatewayServer::start() {
     }
     if (h) engine_.cancel(h, "the gateway client disconnected");
   });
+  // libmicrohttpd's timeout is an idle one, which a client dribbling its head a byte at a time never meets.
+  const int idleS = cfg_.idleTimeoutS, headS = cfg_.requestHeadTimeoutS;
+  headDeadline_ = std::make_unique<HeadDeadline>(
+      std::chrono::seconds(idleS), std::chrono::seconds(headS), [idleS, headS](int n) {
+        logInfo("gateway", "closed " + std::to_string(n) + " connection(s) whose request head was not whole in time (" +
+                               std::to_string(headS) + " s after the request line, request_head_timeout_s; " +
+                               std::to_string(idleS + headS) + " s after connecting or the last answer)");
+      });
   errno = 0;
   daemon_ = MHD_start_daemon(
       flags, static_cast<uint16_t>(cfg_.port), nullptr, nullptr, &accessTrampoline, this,
@@ -299,10 +313,12 @@ void GatewayServer::start() {
       MHD_OPTION_STRICT_FOR_CLIENT, 1,
       MHD_OPTION_NOTIFY_COMPLETED, &completedTrampoline, this,
       MHD_OPTION_URI_LOG_CALLBACK, &uriTrampoline, this,
+      MHD_OPTION_NOTIFY_CONNECTION, &connectionTrampoline, this,
       MHD_OPTION_END);
   if (!daemon_) {
     const int e = errno;
     watcher_.reset();
+    headDeadline_.reset();
     throw std::runtime_error("gateway: cannot listen on " + listenAddress() + ": " +
                              (e ? std::strerror(e) : "libmicrohttpd refused to start"));
   }
@@ -351,10 +367,22 @@ void GatewayServer::stop() {
   daemon_ = nullptr;
   if (listen != MHD_INVALID_SOCKET) close(listen);
   watcher_.reset();
+  headDeadline_.reset();
   logInfo("gateway", "stopped");
 }
 
+void GatewayServer::onConnection(MHD_Connection* c, bool opened) {
+  if (!headDeadline_) return;
+  if (!opened) {
+    headDeadline_->closed(c);
+    return;
+  }
+  if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD))
+    headDeadline_->opened(c, info->connect_fd);
+}
+
 void* GatewayServer::onUri(const char* uri, MHD_Connection* c) {
+  if (headDeadline_) headDeadline_->requestLine(c);
   auto* h = new Holder{std::make_shared<Exchange>(), this};
   h->x->id = nextId_.fetch_add(1);
   h->x->conn = c;
@@ -427,6 +455,7 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
 
   if (!x->started) {  // headers complete, body (if any) not read yet
     x->started = true;
+    if (headDeadline_) headDeadline_->headDone(c);
     x->method = method ? method : "";
     // RFC 9112 3.2.2: a server accepts the absolute-form ("POST http://127.0.0.1:8088/openai/v1/..."), sent by a
     // client that was given the gateway as its HTTP proxy. Routed by its path, as the origin-form is, when it names
@@ -733,7 +762,8 @@ long GatewayServer::readBody(Exchange& x, char* out, std::size_t max) {
   return n;
 }
 
-void GatewayServer::onCompleted(MHD_Connection*, void** cls, int why) {
+void GatewayServer::onCompleted(MHD_Connection* c, void** cls, int why) {
+  if (headDeadline_) headDeadline_->answered(c);  // a keep-alive connection waits for its next head
   auto* holder = static_cast<Holder*>(*cls);
   if (!holder) return;
   *cls = nullptr;

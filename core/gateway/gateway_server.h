@@ -24,6 +24,7 @@ namespace tg::gateway {
 
 class DisconnectWatcher;
 class GatewayMetrics;
+class HeadDeadline;
 struct Exchange;
 
 class GatewayServer {
@@ -53,6 +54,7 @@ class GatewayServer {
   int onRequest(MHD_Connection* c, const char* method, const char* upload, std::size_t* uploadSize, void** cls);
   void onCompleted(MHD_Connection* c, void** cls, int why);
   void* onUri(const char* uri, MHD_Connection* c);
+  void onConnection(MHD_Connection* c, bool opened);
   long readBody(Exchange& x, char* out, std::size_t max);  // the relay's content reader
 
  private:
@@ -74,6 +76,7 @@ class GatewayServer {
   GatewayMetrics* metrics_;
   MHD_Daemon* daemon_ = nullptr;
   std::unique_ptr<DisconnectWatcher> watcher_;
+  std::unique_ptr<HeadDeadline> headDeadline_;  // before daemon_ starts, gone after it stops
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> nextId_{1};

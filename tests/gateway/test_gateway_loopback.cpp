@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <thread>
 
 using namespace tgtest;
@@ -112,6 +113,27 @@ void expectRelayedStream(const std::string& url, std::string* all = nullptr) {
   const double spread = cap.pieces.back().atS - cap.pieces.front().atS;
   QVERIFY2(spread >= 0.3, std::to_string(spread).c_str());
   if (all) *all = std::move(bytes);
+}
+
+// Sends `raw` a piece of `step` bytes every `everyMs` (from the start again when it ends) until the gateway
+// closes the connection; the seconds that took, or -1 after `maxS`.
+double dribbleUntilClosed(int port, const std::string& raw, std::size_t step, int everyMs, double maxS) {
+  const int fd = connectTo(port);
+  if (fd < 0) return -2;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  std::size_t at = 0;
+  while (elapsed() < maxS) {
+    if (::send(fd, raw.data() + at, std::min(step, raw.size() - at), MSG_NOSIGNAL) < 0) break;
+    at = (at + step) % raw.size();
+    std::this_thread::sleep_for(std::chrono::milliseconds(everyMs));
+    char c;
+    const ssize_t n = ::recv(fd, &c, 1, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) break;
+  }
+  const double s = elapsed();
+  ::close(fd);
+  return s < maxS ? s : -1;
 }
 
 nlohmann::json streamingSim() {
@@ -222,6 +244,42 @@ class TestGatewayLoopback : public QObject {
     for (int c; (c = std::fgetc(log)) != EOF;) text += static_cast<char>(c);
     std::fclose(log);
     QVERIFY2(text.find("remote side") == std::string::npos, text.c_str());
+  }
+
+  // libmicrohttpd's timeout is an idle one: a client that dribbles its request head a byte at a time never meets
+  // it, and one such client per connection slot shuts the gateway (slowloris). The head has a deadline of its own.
+  void aDribbledRequestHeadIsCutAtItsDeadline() {
+    auto cfg = engineConfig();
+    cfg["gateway"]["request_head_timeout_s"] = 1;
+    cfg["gateway"]["idle_timeout_s"] = 2;
+    GatewayUnderTest g(simConfig(), cfg);
+    // Headers after the request line, a piece every 200 ms: cut 1 s after the request line (the sweep is a second).
+    const std::string head = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(200, 's');
+    const double headS = dribbleUntilClosed(g.port(), head, 4, 200, 8);
+    QVERIFY2(headS >= 0.9 && headS <= 3.5, std::to_string(headS).c_str());
+    // The request line itself, a byte every 250 ms: no request line yet, so idle + head (3 s) after connecting.
+    const double lineS = dribbleUntilClosed(g.port(), "GET /" + std::string(300, 'a'), 1, 250, 10);
+    QVERIFY2(lineS >= 2.9 && lineS <= 5.5, std::to_string(lineS).c_str());
+    // A whole head sent slowly within its time is served, on a connection kept alive past the idle timeout's
+    // length in total (each piece is activity, and the answer starts the next head's time afresh).
+    const int fd = connectTo(g.port());
+    QVERIFY(fd >= 0);
+    const std::string slow = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    for (int round = 0; round < 2; ++round) {
+      for (char ch : slow) {
+        QVERIFY(::send(fd, &ch, 1, MSG_NOSIGNAL) == 1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      std::string got;  // the whole answer, so the next round reads only its own
+      char buf[4096];
+      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+      QVERIFY2(got.rfind("HTTP/1.1 200", 0) == 0, got.substr(0, 200).c_str());
+      std::this_thread::sleep_for(std::chrono::milliseconds(1300));  // idle, past the head's 1 s, under 3 s
+    }
+    ::close(fd);
+    QTRY_COMPARE_WITH_TIMEOUT(g.gateway().openConnections(), 0, 5000);
+    QCOMPARE(call(g.url("/healthz"), "GET", {}).status, 200L);
   }
 
   void refusesWhatItCannotServe() {

@@ -60,6 +60,7 @@ class TestGatewayPolicy : public QObject {
     QCOMPARE(c.listenHost, std::string("127.0.0.1"));
     QCOMPARE(c.port, 8088);
     QCOMPARE(c.maxBodyBytes, std::int64_t(32) * 1024 * 1024);
+    QCOMPARE(c.requestHeadTimeoutS, 30);
     auto v6 = loadGatewayConfig({{"listen", "[::1]:0"}, {"routes", {{{"prefix", "/a"}, {"group", "openai"}}}}},
                                 engineWith({"openai"}), "f");
     QCOMPARE(v6.listenHost, std::string("::1"));
@@ -85,6 +86,7 @@ class TestGatewayPolicy : public QObject {
     QVERIFY(configError({{"routes", {{{"prefix", "/x"}, {"group", "openai"}, {"default_tier", "P9"}}}}})
                 .startsWith("/gateway/routes/0/default_tier"));
     QVERIFY(configError({{"routes", {route}}, {"typo", 1}}).contains("typo"));
+    QVERIFY(configError({{"routes", {route}}, {"request_head_timeout_s", 0}}).startsWith("/gateway/request_head_timeout_s"));
     QVERIFY(configError({{"routes", {{{"prefix", "/x"}, {"group", "openai"}, {"auth", "own"}}}}})
                 .startsWith("/gateway/routes/0/auth"));
     QVERIFY(configError({{"routes", {route}}, {"clients", {{{"name", "a"}, {"token_env", "TOLLGATE_TEST_UNSET_X"}}}}})
