@@ -6,10 +6,15 @@
 #include "json_text.h"
 #include "session.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <fstream>
 #include <thread>
@@ -35,6 +40,53 @@ void onSignal(int) {
     (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
     ::_exit(kExitFailed);
   }
+}
+
+// The same file, by its inode when both exist, else by its absolute path.
+bool samePath(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  std::error_code e1, e2;
+  const auto ca = std::filesystem::weakly_canonical(a, e1), cb = std::filesystem::weakly_canonical(b, e2);
+  return !e1 && !e2 && ca == cb;
+}
+
+// --report and --history must not be the job or its results (a report over the results file lost every result,
+// and the next run sent them all again; a history over it was cut as a torn line, then appended to). Empty when
+// they are apart, else what is wrong.
+std::string outputsClash(const CommandLine& a, const std::string& historyPath) {
+  std::vector<std::pair<std::string, std::string>> job;  // what, path
+  if (auto w = a.value("--workload")) {
+    job.emplace_back("the job (--workload)", *w);
+    job.emplace_back("the job's results", a.value("--results").value_or(*w + ".results.jsonl"));
+    job.emplace_back("the job's rejects", a.value("--rejects").value_or(*w + ".rejects.jsonl"));
+  }
+  std::vector<std::pair<std::string, std::string>> outs;
+  if (auto r = a.value("--report")) outs.emplace_back("--report", *r);
+  if (!historyPath.empty()) outs.emplace_back("the history file", historyPath);
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    for (const auto& [what, path] : job)
+      if (samePath(outs[i].second, path)) return outs[i].first + " " + outs[i].second + " is " + what;
+    for (std::size_t k = i + 1; k < outs.size(); ++k)
+      if (samePath(outs[i].second, outs[k].second))
+        return outs[i].first + " " + outs[i].second + " is " + outs[k].first;
+  }
+  return {};
+}
+
+// Whether the report can be written there, asked before the run (it was found only after the whole job).
+std::string reportProblem(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return "is a directory";
+    if (::access(path.c_str(), W_OK) != 0) return std::strerror(errno);
+    return {};
+  }
+  if (::access(dir.c_str(), W_OK) != 0) return "cannot create it in " + dir.string() + ": " + std::strerror(errno);
+  return {};
 }
 
 std::string fmt(double v, const char* f = "%.0f") {
@@ -102,8 +154,21 @@ int runCommand(const std::vector<std::string>& argv) {
     return kExitUsage;
   }
   applyHistoryFlag(*session, a.value("--history"));
+  if (std::string clash = outputsClash(a, session->historyPath()); !clash.empty()) {
+    std::fprintf(stderr, "tollgate run: %s: it would be overwritten\n", clash.c_str());
+    return kExitUsage;
+  }
+  if (auto r = a.value("--report")) {
+    if (std::string why = reportProblem(*r); !why.empty()) {
+      std::fprintf(stderr, "tollgate run: --report %s: %s\n", r->c_str(), why.c_str());
+      return kExitUsage;
+    }
+  }
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
+  // A results pipe whose reader left (`--results /dev/stdout | head`) is a write error like a full disk (named, the
+  // job's queue cancelled, exit 1), not a silent death mid-job with what was in flight unwritten.
+  std::signal(SIGPIPE, SIG_IGN);
   const bool quiet = a.isSet("--quiet");
   const auto job = a.value("--workload");
   try {
@@ -155,6 +220,15 @@ int runCommand(const std::vector<std::string>& argv) {
     }
   }
   const double elapsed = session->elapsedS();
+  // An orderly stop (a signal, --duration): the job reads no more, nothing more is sent, and what is in flight is
+  // answered and written; what is still queued is cancelled by the stop and left to the resume. (Stopping at once
+  // aborted 8 requests in flight: sent and paid for, then sent again by the resume.)
+  if (JsonlJob* j = session->job()) j->cancel();
+  const int inFlight = session->engine().latestSnapshot()->globalInFlight;
+  if (inFlight > 0 && !quiet)
+    std::fprintf(stderr, "tollgate run: stopping: waiting for the requests in flight (%d) to be answered; a second "
+                 "signal leaves them to the resume\n", inFlight);
+  session->engine().finishInFlight(session->config().engine.requestTimeoutS + 1);
   session->stop();
   nlohmann::json report = session->report().toJson(*session->engine().latestSnapshot(), elapsed);
   std::string writeError;
@@ -162,6 +236,7 @@ int runCommand(const std::vector<std::string>& argv) {
     const JobProgress& jp = *done;
     report["job"] = {{"lines", jp.lines},         {"skipped", jp.skipped},     {"rejected", jp.rejected},
                      {"submitted", jp.submitted}, {"succeeded", jp.succeeded}, {"failed", jp.failed},
+                     {"cancelled", jp.cancelled},
                      {"finished", jp.complete()}};
     // Results that could not be written are lost to the resume too: the run did not do its job.
     if (!jp.writeError.empty()) report["job"]["write_error"] = writeError = jp.writeError;
@@ -171,7 +246,7 @@ int runCommand(const std::vector<std::string>& argv) {
     out << dumpJson(report, 2) << "\n";
     out.close();  // a full disk shows at the flush, not at the <<
     if (!out) {
-      std::fprintf(stderr, "tollgate run: cannot write the report to %s\n", path->c_str());
+      std::fprintf(stderr, "tollgate run: cannot write the report to %s: %s\n", path->c_str(), std::strerror(errno));
       return kExitFailed;
     }
   }
@@ -186,6 +261,11 @@ int runCommand(const std::vector<std::string>& argv) {
                  "resumes it\n", static_cast<long long>(done->lines));
     return kExitFailed;
   }
+  // --duration ended it first: what was asked, but not the job's end.
+  if (const auto& done = session->finalJobProgress(); done && !done->complete())
+    std::fprintf(stderr, "tollgate run: --duration ended the run with the job unfinished (%lld lines read, %lld "
+                 "requests cancelled); the same command resumes it\n", static_cast<long long>(done->lines),
+                 static_cast<long long>(done->cancelled));
   return kExitOk;
 }
 

@@ -38,6 +38,7 @@ class Session {
   // is refused (corrupt, foreign, newer schema) is left untouched and the session runs without history;
   // historyError() says why.
   void setHistoryPath(std::string path) { historyPath_ = std::move(path); }
+  const std::string& historyPath() const { return historyPath_; }
   HistoryStore* history() { return history_.get(); }
   const std::string& historyError() const { return historyError_; }
   static std::string defaultHistoryPath();  // $XDG_DATA_HOME/tollgate/history.db (or ~/.local/share/...)

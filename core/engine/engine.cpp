@@ -73,6 +73,14 @@ class EngineLoop {
     closeQueue(Clock::now());  // never started: answer what was queued
   }
 
+  // Thread-safe: whether the loop holds its sends (finishInFlight) and has nothing in flight, as of its last turn.
+  bool settled() const { return settled_.load(); }
+  bool running() const { return thread_.joinable(); }
+  void holdSends() {  // loop thread only (through post)
+    holding_ = true;
+    scheduler_.holdSends();
+  }
+
   // Thread-safe. Runs fn on the loop thread within one turn.
   void post(std::function<void()> fn) { post(Command{std::move(fn), nullptr}); }
   // Thread-safe. A submitted request, built on the caller's thread: no closure to allocate per request.
@@ -181,6 +189,8 @@ class EngineLoop {
   bool closed_ = false;  // under cmdMutex_: the loop has exited (or never ran and stop() was called)
   std::atomic<bool> wakePending_{false};  // a wakeup is written and the loop has not taken commands since
   std::atomic<RequestHandle> nextHandle_{1};
+  bool holding_ = false;              // loop thread: finishInFlight asked
+  std::atomic<bool> settled_{false};  // holding_, and nothing in flight at the end of the last turn
   std::thread thread_;
 
   mutable std::mutex snapMutex_;
@@ -310,6 +320,7 @@ void EngineLoop::run() {
     const EpochMs doneEpoch = nowEpochMs();
     transport_.takeFinished([&](Response r) { finished_.push_back(std::move(r)); });
     judge(doneAt, doneEpoch, false);
+    if (holding_) settled_ = scheduler_.inFlight() == 0 && held_.empty();
   }
 
   const TimePoint now = Clock::now();
@@ -326,6 +337,17 @@ void EngineLoop::run() {
 // ---------------------------------------------------------------------------------------------------
 
 Engine::Engine(EngineConfig config) : loop_(std::make_unique<EngineLoop>(std::move(config))) {}
+
+bool Engine::finishInFlight(double maxS) {
+  if (!loop_->running()) return true;
+  loop_->post([this] { loop_->holdSends(); });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, maxS));
+  while (!loop_->settled()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
 Engine::~Engine() { stop(); }
 
 void Engine::onSnapshot(std::function<void(SnapshotPtr)> fn) { loop_->listeners().addSnapshot(std::move(fn)); }

@@ -24,6 +24,10 @@ constexpr long long kMaxJobTokens = 100'000'000;
 // A request may wait at most a week for its first send (the longest tier max_wait_s); longer overflows the
 // engine's clock arithmetic.
 constexpr double kMaxJobDeadlineS = 7 * 86400.0;
+// A group's answer rate is counted over this long (capFor).
+constexpr auto kRateWindow = std::chrono::seconds(10);
+// Of a tier's max_wait_s, the queue wait the feeder aims at (capFor).
+constexpr double kQueueWaitShare = 0.5;
 
 // Outside bytes kept exactly: as text when they are UTF-8, else base64 under `<field>_base64`.
 void putBytes(nlohmann::json& j, const std::string& field, const std::string& bytes) {
@@ -148,6 +152,17 @@ std::optional<Request> parseJobLine(const std::string& line, std::string* error)
       return std::nullopt;
     }
     r.maxTokens = m->get<int>();
+  } else if (auto b = j.find("body"); b != j.end() && b->is_object()) {
+    // The body's own output limit (OpenAI's max_tokens or max_completion_tokens, the Responses API's
+    // max_output_tokens), so the token reservation and a --max-tpm ceiling see the request's size: without it a
+    // 500-token request was reserved as its ~30 bytes of body.
+    for (const char* k : {"max_tokens", "max_completion_tokens", "max_output_tokens"}) {
+      auto m = b->find(k);
+      if (m != b->end() && m->is_number_unsigned() && m->get<unsigned long long>() <= kMaxJobTokens) {
+        r.maxTokens = m->get<int>();
+        break;
+      }
+    }
   }
   if (auto d = j.find("deadline"); d != j.end()) {
     const double v = d->is_number() ? d->get<double>() : 0;
@@ -322,26 +337,79 @@ void JsonlJob::feed() {
       }
       const auto tier = static_cast<std::size_t>(req->tier);
       auto& inQueue = s.inEngine[req->group][tier];  // a map node: stays put while the lock is released
-      s.cv.wait(lock, [&] {
-        return (s.outstanding < opts_.maxOutstanding && inQueue < tierCap_[tier] && !s.paused) || s.cancel ||
-               s.writeFailed;
-      });
+      // Woken by every result (a slot, and a new answer rate), and at least once a second (the rate decays).
+      while (!((s.outstanding < opts_.maxOutstanding && inQueue < capFor(req->group, tier) && !s.paused) ||
+               s.cancel || s.writeFailed))
+        s.cv.wait_for(lock, std::chrono::seconds(1));
       if (s.cancel || s.writeFailed) break;
       ++s.outstanding;
       ++inQueue;
       ++s.progress.submitted;
+      s.handles.emplace(req->id, 0);
+      if (Shared::Pace& p = s.pace[req->group]; p.firstSent == std::chrono::steady_clock::time_point{})
+        p.firstSent = std::chrono::steady_clock::now();
     }
-    engine_.submit(std::move(*req), [shared = s_](const Result& r) { shared->onResult(r); });
+    std::string id = req->id;
+    const RequestHandle h = engine_.submit(std::move(*req), [shared = s_](const Result& r) { shared->onResult(r); });
+    std::lock_guard lock(s.mutex);
+    if (auto it = s.handles.find(id); it != s.handles.end()) it->second = h;  // else answered already
   }
-  // Every result sent from now on would be paid for and then lost (the resume sends it again).
-  if (s.writeFailed)
-    logError("job", "stopped reading " + opts_.input + " after line " + std::to_string(lineNo) +
-                        ": its results cannot be written; what is in flight finishes, the resume does the rest");
-  std::lock_guard lock(s.mutex);
-  s.progress.inputDone = true;
-  s.progress.readToEnd = readToEnd;
-  s.finishIfDone();
-  s.cv.notify_all();
+  {
+    std::lock_guard lock(s.mutex);
+    s.progress.inputDone = true;
+    s.progress.readToEnd = readToEnd;
+    s.finishIfDone();
+    s.cv.notify_all();
+  }
+  // The results file may fail after the whole input is read: this thread stays until the job ends, so the failure
+  // reaches the engine from here (the writer thread's callback may outlive the engine).
+  std::unique_lock lock(s.mutex);
+  s.cv.wait(lock, [&] { return s.progress.finished || s.cancel || s.writeFailed; });
+  if (!s.writeFailed) return;
+  lock.unlock();
+  // Every result from now on would be paid for and then lost (the resume sends it again): what the engine still
+  // holds of the job is cancelled, never sent (a full disk had the 1,646 queued requests after it sent and lost).
+  logError("job", "stopped reading " + opts_.input + " after line " + std::to_string(lineNo) +
+                      ": its results cannot be written; the job's requests still in the engine are cancelled, the "
+                      "resume does them");
+  cancelInEngine("the job's results file cannot be written");
+}
+
+std::int64_t JsonlJob::capFor(const std::string& group, std::size_t tier) {
+  const EngineConfig& ec = engine_.config();
+  const GroupConfig* g = ec.findGroup(group);
+  std::int64_t cap = g ? std::max(1, g->concurrency) : 1;  // an unknown group is refused at once, one at a time
+  // Before any answer, no more than a requests/s ceiling sends in that half of max_wait_s either.
+  for (const double rps : {g ? g->rateCeiling.requestsPerS : 0.0, ec.rateCeiling.requestsPerS})
+    if (rps > 0)
+      cap = std::min<std::int64_t>(
+          cap, std::max<std::int64_t>(1, static_cast<std::int64_t>(rps * kQueueWaitShare * ec.tiers[tier].maxWaitS)));
+  auto it = s_->pace.find(group);
+  if (it != s_->pace.end()) {
+    auto& at = it->second.answeredAt;
+    const auto now = std::chrono::steady_clock::now();
+    while (!at.empty() && at.front() + kRateWindow <= now) at.pop_front();
+    if (!at.empty()) {
+      // Over the window, or since the job's first request to the group when that is shorter: answers come in
+      // batches of the concurrency, and counted from the first answer, two batches 3 s apart read as twice the rate.
+      const double spanS = std::clamp(std::chrono::duration<double>(now - it->second.firstSent).count(), 0.5,
+                                      std::chrono::duration<double>(kRateWindow).count());
+      const double rate = static_cast<double>(at.size()) / spanS;
+      const double waitS = it->second.latencyS + kQueueWaitShare * engine_.config().tiers[tier].maxWaitS;
+      cap = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(rate * waitS)));
+    }
+  }
+  return std::min(cap, tierCap_[tier]);
+}
+
+void JsonlJob::cancelInEngine(const std::string& why) {
+  std::vector<RequestHandle> hs;
+  {
+    std::lock_guard lock(s_->mutex);
+    for (const auto& [id, h] : s_->handles)
+      if (h) hs.push_back(h);
+  }
+  for (RequestHandle h : hs) engine_.cancel(h, why);
 }
 
 void JsonlJob::Shared::onResult(const Result& r) {
@@ -349,6 +417,14 @@ void JsonlJob::Shared::onResult(const Result& r) {
   {
     std::lock_guard lock(mutex);
     --inEngine[r.group][static_cast<std::size_t>(r.tier)];
+    handles.erase(r.id);
+    if (r.error != ErrorKind::Cancelled) {
+      Pace& p = pace[r.group];
+      p.answeredAt.push_back(std::chrono::steady_clock::now());
+      if (p.answeredAt.size() > 100000) p.answeredAt.pop_front();  // bounded, whatever the rate
+      const double latencyS = r.latencyMs / 1000.0;
+      p.latencyS = p.latencyS > 0 ? 0.875 * p.latencyS + 0.125 * latencyS : latencyS;
+    }
     cv.notify_all();
   }
   // A result cancelled by an engine stop is not written: the next run redoes it.

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -26,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace tg {
@@ -96,6 +98,17 @@ class JsonlJob {
     std::int64_t outstanding = 0;  // submitted and not yet written (or cancelled)
     // Per group and tier (each has its own queue), submitted and not yet answered.
     std::map<std::string, std::array<std::int64_t, kTierCount>> inEngine;
+    // Per group, how fast it answers: when its results of the last seconds came, and its smoothed latency. They
+    // size how much of the job waits in its queue (JsonlJob::capFor).
+    struct Pace {
+      std::deque<std::chrono::steady_clock::time_point> answeredAt;
+      std::chrono::steady_clock::time_point firstSent{};  // the job's first request to the group
+      double latencyS = 0;
+    };
+    std::map<std::string, Pace> pace;
+    // Id -> engine handle (0 until submit returns) of every request still in the engine: a results file that
+    // cannot be written cancels them (sent, each would be paid for and lost).
+    std::unordered_map<std::string, RequestHandle> handles;
     bool finishing = false;
     std::atomic<bool> cancel{false};
     std::atomic<bool> paused{false};
@@ -106,6 +119,13 @@ class JsonlJob {
     void finishIfDone();
   };
   void feed();
+  // Caller holds s_->mutex. At most this many of the job's requests in the engine for the group's tier: what the
+  // group answers in its requests' round trip plus half the tier's max_wait_s (its queue's wait stays well
+  // inside the deadline that would shed them), no more than the queue takes; before any answer, its concurrency.
+  // A job of 200 lines fed at once to a group answering 10/s had 150 shed after 5 s queued (max_wait_s 5),
+  // written as failures that every resume skipped.
+  std::int64_t capFor(const std::string& group, std::size_t tier);
+  void cancelInEngine(const std::string& why);  // every request of the job still in the engine
 
   Engine& engine_;
   Options opts_;

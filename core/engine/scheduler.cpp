@@ -390,6 +390,7 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
     gp->tierWait.fill(TierWait{});
     gp->sentThisRound.clear();
   }
+  if (holdSends_) return wake;  // stopping: what is queued stays for the stop to cancel
   std::vector<bool> blocked(groups_.size(), false);  // a higher tier of this group is waiting
   std::vector<TierWait> blockedBy(groups_.size());   // on what: the lower tiers wait on the same
   for (int ti = 0; ti < kTierCount; ++ti) {
@@ -774,6 +775,9 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     if (used < p->tokenCost) {  // the operator's tokens/min ceiling counts what was used
       g.rateCeiling.refundTokens(p->tokenCost - static_cast<double>(used), now);
       globalRate_.refundTokens(p->tokenCost - static_cast<double>(used), now);
+    } else if (used > p->tokenCost) {  // both ways: requests that used more than reserved went 12x past it
+      g.rateCeiling.chargeTokens(static_cast<double>(used) - p->tokenCost, now);
+      globalRate_.chargeTokens(static_cast<double>(used) - p->tokenCost, now);
     }
     g.counters.tokensUsed += static_cast<std::uint64_t>(used);
     p->last.tokensUsed = used;

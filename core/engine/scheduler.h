@@ -72,6 +72,10 @@ class Scheduler {
                              const std::function<bool(Ticket)>& held) const;
   // Answers everything queued or backing off with Cancelled (`why`).
   void cancelAll(const std::string& why, TimePoint now);
+  // An orderly stop's first step: dispatch sends nothing more (retries included); what is in flight finishes.
+  // No operator action and nothing told to the fleet: only this process is stopping.
+  void holdSends() { holdSends_ = true; }
+  int inFlight() const { return globalInFlight_; }
   // Answers an in-flight ticket the transport aborted with Cancelled (`why`).
   void cancelInFlight(Ticket t, const std::string& why, TimePoint now);
   // A caller gave up on one request (Request handle from Pending::handle). Queued or backing off: removed
@@ -190,6 +194,7 @@ class Scheduler {
   SharedHint sharedHint(const QuotaTracker& q, Dimension d) const;
   int globalLimit_ = 64;
   int globalInFlight_ = 0;
+  bool holdSends_ = false;
   RateCeiling globalRate_;
   std::array<bool, kTierCount> globalTierPaused_{};
   // Per tier, the group dispatch tries first: the one after the last that sent. In config order every round,

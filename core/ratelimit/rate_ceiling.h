@@ -28,6 +28,8 @@ class RateCeiling {
   // Gives back what the estimate overstated once the response says what was used, so the tokens part
   // counts the tokens really spent.
   void refundTokens(double tokens, TimePoint now) { tokens_.refund(tokens, now); }
+  // Charges what the estimate understated (borrowed: the sends after it wait the longer).
+  void chargeTokens(double tokens, TimePoint now) { tokens_.charge(tokens, now); }
 
  private:
   RateCeilingConfig cfg_;

@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sys/resource.h>
@@ -230,6 +231,37 @@ class TestCli : public QObject {
                          nullptr, &reportErr),
              1);
     QVERIFY2(reportErr.contains("cannot write the report to /dev/full"), reportErr.constData());
+  }
+
+  // --report or --history naming the job or its results is refused before anything runs: a report written over
+  // the results file lost every result (the next run sent them all again), and a job file became the report.
+  void outputsThatWouldOverwriteTheJobAreRefused() {
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json"), job = dir.filePath("job.jsonl"), results = dir.filePath("r.jsonl");
+    writeFile(cfg, slowConfig());
+    const std::string line = json{{"id", "r0"}, {"group", "batch"}, {"url", "/v1/x"}}.dump() + "\n";
+    writeFile(job, line);
+    writeFile(results, "{\"id\":\"old\"}\n");
+    const QStringList base{"run", "--headless", "--quiet", "--config", cfg, "--workload", job};
+    QByteArray err;
+    QCOMPARE(runTollgate(base + QStringList{"--results", results, "--report", results, "--history", "off"}, nullptr,
+                         &err),
+             2);
+    QVERIFY2(err.contains("is the job's results: it would be overwritten"), err.constData());
+    QCOMPARE(runTollgate(base + QStringList{"--results", results, "--history", results}, nullptr, &err), 2);
+    QVERIFY2(err.contains("the history file"), err.constData());
+    QCOMPARE(runTollgate(base + QStringList{"--report", job, "--history", "off"}, nullptr, &err), 2);
+    QVERIFY2(err.contains("is the job (--workload)"), err.constData());
+    QCOMPARE(runTollgate(base + QStringList{"--report", dir.filePath("none/r.json"), "--history", "off"}, nullptr,
+                         &err),
+             2);
+    QVERIFY2(err.contains("cannot create it in"), err.constData());
+    std::ifstream in(results.toStdString());
+    std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    QCOMPARE(kept, std::string("{\"id\":\"old\"}\n"));
+    std::ifstream inJob(job.toStdString());
+    std::string keptJob((std::istreambuf_iterator<char>(inJob)), std::istreambuf_iterator<char>());
+    QCOMPARE(keptJob, line);
   }
 
   // Under a file-size limit (ulimit -f) a write past it raised SIGXFSZ, which killed the run mid-line with no

@@ -159,6 +159,43 @@ class TestJsonlJob : public QObject {
     QCOMPARE(rows, 400);
   }
 
+  // A group slower than its tier's deadline allows for the whole job: fed only what it answers within half of
+  // max_wait_s. Fed up to the queue's capacity, 200 lines to a group answering 10/s (max_wait_s 5) had 150 shed
+  // "deadline passed", written as failures that every resume skipped.
+  void aSlowGroupIsFedNoFasterThanItsDeadlineAllows() {
+    auto cfg = engineJson(4);  // 4 in flight at 200 ms: 20/s
+    cfg["tiers"] = {{"P1", {{"max_wait_s", 2}}}};
+    tgtest::EngineUnderTest eut(simJson(200), cfg);
+    QTemporaryDir dir;
+    const std::string input = writeJob(dir, 120);  // 6 s of work, three times the deadline
+    JsonlJob job(eut.engine(), JsonlJob::Options{input, {}, {}, 20000, {}});
+    job.start();
+    QTRY_VERIFY_WITH_TIMEOUT(job.progress().finished, 30000);
+    QCOMPARE(job.progress().failed, std::int64_t(0));
+    QCOMPARE(job.progress().succeeded, std::int64_t(120));
+  }
+
+  // An orderly stop (the first Ctrl-C, --duration): nothing more is sent and what is in flight is answered and
+  // written, so the resume sends nothing twice. Stopped at once, the requests in flight were aborted: sent and
+  // paid for, unwritten, and sent again by the resume.
+  void anOrderlyStopWritesWhatWasInFlight() {
+    tgtest::EngineUnderTest eut(simJson(500), engineJson(4));
+    QTemporaryDir dir;
+    const std::string input = writeJob(dir, 40);
+    JsonlJob job(eut.engine(), JsonlJob::Options{input, {}, {}, 20000, {}});
+    job.start();
+    QTRY_VERIFY_WITH_TIMEOUT(job.progress().done() >= 4, 5000);  // the first four answered, the next in flight
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    job.cancel();
+    QVERIFY(eut.engine().finishInFlight(5));
+    eut.engine().stop();
+    QVERIFY(job.waitFinished(5));
+    const std::int64_t sent = eut.sim().stats()["groups"]["g"]["requests"].get<std::int64_t>();
+    QVERIFY2(sent >= 8 && sent < 40, qPrintable(QString::number(sent)));
+    QCOMPARE(job.progress().done(), sent);  // every request sent has its result
+    QCOMPARE(job.progress().failed, std::int64_t(0));
+  }
+
   void anUnreadPipeDoesNotStallTheEngine() {
     tgtest::EngineUnderTest eut(simJson(1), engineJson(8));
     QTemporaryDir dir;
@@ -235,6 +272,40 @@ class TestJsonlJob : public QObject {
     const JobProgress p = job.progress();
     QVERIFY2(p.submitted <= 64, qPrintable(QString::number(p.submitted)));  // was 2,000
     QVERIFY(!p.writeError.empty());
+  }
+
+  // Results that cannot be written cancel what the engine still holds of the job: queued, it was sent and lost
+  // (a full disk after 354 rows: the upstream still got all 2,000 requests over the next 13 s).
+  // Here a pipe whose reader leaves after 100 rows, by which time the job has fed far more than that.
+  void aWriteFailureCancelsWhatIsQueued() {
+    std::signal(SIGPIPE, SIG_IGN);  // as `tollgate run` does: EPIPE, a write error
+    tgtest::EngineUnderTest eut(simJson(20), engineJson(8));
+    QTemporaryDir dir;
+    const std::string input = writeJob(dir, 3000);  // ~8 s at 8 in flight and 20 ms
+    const std::string fifo = dir.filePath("results.fifo").toStdString();
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    QVERIFY(reader >= 0);
+    JsonlJob job(eut.engine(), JsonlJob::Options{input, fifo, dir.filePath("rejects").toStdString(), 20000, {}});
+    job.start();
+    int rows = 0;
+    QElapsedTimer t;
+    t.start();
+    while (rows < 100 && t.elapsed() < 10000) {
+      pollfd p{reader, POLLIN, 0};
+      ::poll(&p, 1, 100);
+      char buf[512];
+      const ssize_t n = ::read(reader, buf, sizeof buf);
+      for (ssize_t i = 0; i < n; ++i) rows += buf[i] == '\n';
+    }
+    QVERIFY(job.progress().submitted > 300);  // fed ahead of what is written
+    ::close(reader);
+    QVERIFY(job.waitFinished(20));
+    const JobProgress p = job.progress();
+    QVERIFY2(p.writeError.find(std::strerror(EPIPE)) != std::string::npos, p.writeError.c_str());
+    const std::int64_t sent = eut.sim().stats()["groups"]["g"]["requests"].get<std::int64_t>();
+    QVERIFY2(sent < 1500, qPrintable(QString::number(sent)));  // all 3,000 without the cancel
+    QVERIFY2(p.cancelled > 0, qPrintable(QString::number(p.cancelled)));
   }
 
   // Two jobs on one results file each read it for their resume before either wrote, so each sent every request

@@ -137,6 +137,26 @@ class TestSchedulerCeiling : public QObject {
     QCOMPARE(h.dispatch(t0 + 450ms), 1);
   }
 
+  // A response that used more than its estimate is charged the rest: a job whose 10-token estimates used 1,000
+  // each went 12x past a --max-tpm ceiling (only what the estimate overstated was ever settled).
+  void tokenCeilingChargesWhatTheEstimateUnderstated() {
+    EngineConfig c = wideConfig();
+    c.groups[0].rateCeiling = {0, 600};  // 10 tokens/s, burst 10
+    c.rateCeiling = {0, 600};
+    Harness h(c);
+    for (int i = 0; i < 3; ++i) admitWithTokens(h, "t" + std::to_string(i), 2);  // 2.5 tokens each
+    QCOMPARE(h.dispatch(t0), 3);  // 7.5 of the 10
+    Response r;
+    r.ticket = h.sent[0].ticket;
+    r.status = 200;
+    r.body = R"({"usage": {"total_tokens": 53}})";
+    h.s.complete(std::move(r), t0, epochAt(t0));  // 50.5 more than reserved: the ceiling owes 48 tokens
+    admitWithTokens(h, "late", 2);
+    QCOMPARE(h.dispatch(t0), 0);
+    QCOMPARE(h.dispatch(t0 + 4500ms), 0);  // 48 + 2.5 owed at 10/s: about 5 s
+    QCOMPARE(h.dispatch(t0 + 5100ms), 1);
+  }
+
   void changingTheCeilingIsAuditedAndShown() {
     Harness h(wideConfig());
     h.s.setRateCeiling("g", {10, 60000}, "alice", t0, epochAt(t0));
