@@ -8,6 +8,7 @@
 
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 
 namespace tg {
 namespace {
@@ -59,7 +60,12 @@ int runHeadersCommand(const std::vector<std::string>& args, std::istream& in, st
     out << a.usage();
     return cli::kExitOk;
   }
-  out << describeResponseHead(in, o, now.value_or(static_cast<double>(nowEpochMs()) / 1000.0), err);
+  try {
+    out << describeResponseHead(in, o, now.value_or(static_cast<double>(nowEpochMs()) / 1000.0), err);
+  } catch (const std::invalid_argument& e) {
+    err << "tollgate headers: " << e.what() << "\n";
+    return cli::kExitUsage;
+  }
   return cli::kExitOk;
 }
 

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <istream>
 #include <optional>
+#include <stdexcept>
 #include <ostream>
 
 namespace tg {
@@ -39,44 +40,77 @@ bool isFieldName(std::string_view s) {
 struct Head {
   std::optional<int> status;
   HeaderList headers;
+  int lines = 0;  // read, blank ones included
 };
+
+// Input quoted in a diagnostic: one line, no escape sequences, valid UTF-8, at most 200 bytes of it.
+std::string shown(std::string_view t) {
+  constexpr std::size_t kMax = 200;
+  std::string out = toValidUtf8(escapeControlBytes(t.substr(0, kMax)));
+  if (t.size() > kMax) out += "...";
+  return out;
+}
 
 Head readHead(std::istream& in, std::ostream& err) {
   Head head;
   std::string line;
   int lineNo = 0;
+  // After a blank line, a line that is no header begins the head's body (`curl -i`): skipped up to the next status
+  // line (100 Continue, a redirect followed). Read as headers, a JSON body's indented lines were folded into the
+  // last header and spoilt it. Header lines after a blank one are still headers (pasted with gaps).
+  bool afterBlank = false, inBody = false;
+  int bodyFrom = 0;
+  auto endBody = [&](int upTo) {
+    if (inBody) err << "lines " << bodyFrom << "-" << upTo << ": the body after the head, skipped\n";
+    inBody = false;
+  };
   while (std::getline(in, line)) {
     ++lineNo;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string_view t = trim(line);
-    if (t.empty()) continue;
     if (t.rfind("HTTP/", 0) == 0) {
+      endBody(lineNo - 1);
+      afterBlank = false;
       const size_t sp = t.find(' ');
       const auto code = sp == std::string_view::npos ? std::nullopt : parseHttpStatus(trim(t.substr(sp + 1, 4)));
       if (!code) {
-        err << "line " << lineNo << ": bad status line '" << t << "', skipped\n";
+        err << "line " << lineNo << ": bad status line '" << shown(t) << "', skipped\n";
         continue;
       }
       head.status = code;
       head.headers.clear();
       continue;
     }
-    if ((line.front() == ' ' || line.front() == '\t') && !head.headers.empty()) {
+    if (inBody) continue;
+    if (t.empty()) {
+      afterBlank = head.status || !head.headers.empty();
+      continue;
+    }
+    const bool folded = line.front() == ' ' || line.front() == '\t';
+    const size_t colon = t.find(':');
+    const std::string_view name = colon == std::string_view::npos ? std::string_view() : trim(t.substr(0, colon));
+    if (afterBlank && (folded || !isFieldName(name))) {
+      inBody = true;
+      bodyFrom = lineNo;
+      continue;
+    }
+    afterBlank = false;
+    if (folded && !head.headers.empty()) {
       head.headers.back().second += " " + std::string(t);  // obsolete line folding
       continue;
     }
-    const size_t colon = t.find(':');
     if (colon == std::string_view::npos) {
-      err << "line " << lineNo << ": no ':' in '" << t << "', skipped\n";
+      err << "line " << lineNo << ": no ':' in '" << shown(t) << "', skipped\n";
       continue;
     }
-    const std::string_view name = trim(t.substr(0, colon));
     if (!isFieldName(name)) {
-      err << "line " << lineNo << ": '" << name << "' is not a header name, skipped\n";
+      err << "line " << lineNo << ": '" << shown(name) << "' is not a header name, skipped\n";
       continue;
     }
     head.headers.emplace_back(std::string(name), std::string(trim(t.substr(colon + 1))));
   }
+  endBody(lineNo);
+  head.lines = lineNo;
   return head;
 }
 
@@ -123,6 +157,10 @@ std::optional<int> parseHttpStatus(std::string_view s) {
 
 std::string describeResponseHead(std::istream& in, const HeadersOptions& o, double now, std::ostream& diag) {
   Head head = readHead(in, diag);
+  // Nothing to read and no --status (a bare 429 is worth asking about): an empty or unreadable stdin, not "ok".
+  if (head.lines == 0 && !o.status)
+    throw std::invalid_argument("no input: expected response header lines on standard input (curl -i's output), "
+                                "or --status N");
   const std::optional<int> status = o.status ? o.status : head.status;
   const QuotaReading reading = RateLimitHeaderParser::parse(head.headers, now);
   const QuotaVerdict verdict = decideVerdict(reading, status.value_or(0), now, o.maxWaitS);

@@ -23,8 +23,9 @@ std::optional<int> parseHttpStatus(std::string_view text);
 // CRLF, blank lines and folded continuation lines are accepted; a line that is not a header is reported
 // on `diag` with its line number and skipped. A later status line starts a new response (redirects,
 // 100 Continue), so the last response's headers are the ones read. `nowEpochS` is the local wall clock
-// (reset_at = now + reset_in_s). Returns the JSON report, indented, with a final newline. Never throws on
-// input bytes.
+// (reset_at = now + reset_in_s). A blank line ends a head: what follows is its body (`curl -i`), skipped up to
+// the next status line. Returns the JSON report, indented, with a final newline. Throws std::invalid_argument when
+// there is no input at all (an empty or unreadable stdin); never on input bytes.
 std::string describeResponseHead(std::istream& in, const HeadersOptions& options, double nowEpochS,
                                  std::ostream& diag);
 

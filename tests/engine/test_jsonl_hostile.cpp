@@ -166,6 +166,18 @@ class TestJsonlHostile : public QObject {
     QVERIFY2(err.find(error.toStdString()) != std::string::npos, err.c_str());
   }
 
+  // A malformed line's error quotes the end of what was read, not all of it: a 50 MB string ending in a byte that is
+  // not UTF-8 was copied whole into the error (100 MB on stderr, 227 MB of rejects for two lines).
+  void anErrorQuotesLittleOfAHugeLine() {
+    std::string err;
+    const std::string line = "{\"id\":\"x\",\"group\":\"g\",\"url\":\"/x\",\"body\":\"" + std::string(2000000, 'a') +
+                             "\xff\"}";
+    QVERIFY(!parseJobLine(line, &err));
+    QVERIFY2(err.size() < 400, err.substr(0, 400).c_str());
+    QVERIFY2(err.find("ill-formed UTF-8") != std::string::npos, err.c_str());
+    QVERIFY2(rejectLine(1, err, line).size() < line.size() * 2, "the reject keeps the raw line once, not twice");
+  }
+
   void theLargestAcceptedValuesStillParse() {
     std::string err;
     auto r = parseJobLine(R"({"id":18446744073709551615,"group":"g","url":"/x","max_tokens":100000000,"deadline":604800})",

@@ -122,7 +122,7 @@ class TestHeadersCommand : public QObject {
   }
 
   void nullsWhenNothingIsKnown() {
-    const Run r = runAtNow("");
+    const Run r = runAtNow("\r\n");
     QCOMPARE(r.code, 0);
     QCOMPARE(q(r.j), QString(R"({"status":null,"scopes":[],"retry_after_s":null,"retry_after_header":null,)"
                              R"("group":null,"server_date":null,"verdict":{"kind":"ok","wait_s":0.0,"until":null,)"
@@ -172,6 +172,26 @@ class TestHeadersCommand : public QObject {
                            "HTTP/1.1 429 Too Many Requests\nRetry-After: 3\n");
     QCOMPARE(r.j["status"].get<int>(), 429);
     QCOMPARE(r.j["retry_after_s"].get<double>(), 3.0);
+  }
+
+  // curl -i prints the body after the head's blank line: not headers (a JSON body's indented lines were folded
+  // into x-ratelimit-reset-tokens, whose value then failed: "throttled 0.12 s" for a 62 s token wait).
+  void theBodyAfterTheHeadIsSkipped() {
+    const Run r = runAtNow("HTTP/1.1 429 Too Many Requests\nretry-after: 3\nx-ratelimit-reset-tokens: 62s\n"
+                           "x-ratelimit-remaining-tokens: 0\nx-ratelimit-limit-tokens: 1000\n\n{\n"
+                           "    \"error\": {\"message\": \"Rate limit reached\"}\n}\n");
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.err.find("lines 7-9: the body after the head, skipped") != std::string::npos, r.err.c_str());
+    QCOMPARE(r.j["scopes"][0]["reset_in_s"].get<double>(), 62.0);
+    QCOMPARE(q(r.j["warnings"]), QString("[]"));
+    // Diagnostics quote the input safely: no escape sequence reaches the terminal, and at most 200 bytes of it.
+    const Run esc = runAtNow("\x1b[2J\x1b[31mFAKE" + std::string(5000, 'x') + "\n");
+    QVERIFY2(esc.err.find('\x1b') == std::string::npos, esc.err.c_str());
+    QVERIFY2(esc.err.size() < 400, esc.err.c_str());
+    // No input at all is an error, not an "ok" verdict.
+    const Run none = runAtNow("");
+    QCOMPARE(none.code, 2);
+    QVERIFY2(none.err.find("no input") != std::string::npos, none.err.c_str());
   }
 
   void laterValueWins() {
