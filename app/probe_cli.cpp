@@ -165,6 +165,10 @@ int probeCommand(const std::vector<std::string>& argv) {
     return kExitFailed;
   }
   std::fputs(formatProbeTable(r).c_str(), stdout);
+  if (r.failed) {  // no limit was measured: a script must not read the table's zeros as one
+    std::fprintf(stderr, "tollgate probe: no limit measured: %s\n", r.stopped.c_str());
+    return kExitFailed;
+  }
   return kExitOk;
 }
 

@@ -243,7 +243,7 @@ class Prober {
   void send(double sentS) {
     auto t = std::make_unique<Transfer>();
     t->index = outcomes_.size();
-    outcomes_.push_back({sentS, sentS, 0});
+    outcomes_.push_back({sentS, sentS, 0, {}});
     EasyPtr e = makeEasy(o_, url_, headers_.get(), t.get());
     t->easy = e.get();
     addHandle(multi_.get(), std::move(e));
@@ -268,6 +268,7 @@ class Prober {
       if (t && t->index < outcomes_.size()) {
         ProbeOutcome& out = outcomes_[t->index];
         out.status = static_cast<int>(status);
+        if (status == 0) out.error = curl_easy_strerror(m->data.result);
         curl_off_t totalUs = 0;  // libcurl's own send-to-answer time: not delayed by this loop's polling
         out.doneS = curl_easy_getinfo(e, CURLINFO_TOTAL_TIME_T, &totalUs) == CURLE_OK
                         ? out.sentS + static_cast<double>(totalUs) / 1e6
@@ -328,6 +329,10 @@ ProbeStep summarizeProbeStep(double rate, double seconds, const std::vector<Prob
     s.ok += ok;
     s.r429 += refused;
     s.other += !ok && !refused;
+    if (!ok && !refused) {
+      ++s.otherByStatus[status];
+      if (status == 0 && s.noAnswerError.empty()) s.noAnswerError = o[i].error;
+    }
     if (o[i].sentS >= seconds / 2) {
       ++s.tailSent;
       s.tailOk += ok;
@@ -493,7 +498,7 @@ ProbeReport runProbe(const ProbeOptions& o) {
     return report;
   };
   double lastClean = 0, refused = 0;
-  char why[200];
+  char why[600];
   for (double rate : o.rates) {
     const ProbeStep s = prober.step(rate, false);
     report.steps.push_back(s);
@@ -509,9 +514,20 @@ ProbeReport runProbe(const ProbeOptions& o) {
       break;
     }
     if (s.sent > 0 && s.other * 2 > s.sent) {  // a refusal that is not a rate limit: nothing to learn here
-      std::snprintf(why, sizeof why,
-                    "%ld of %ld answers were neither 2xx nor 429 (a wrong --method, --path or --body?)", s.other, s.sent);
+      // What they were: a wrong method (405), a server failing (500) and nothing listening read the same.
+      std::string what;
+      for (const auto& [status, n] : s.otherByStatus) {
+        if (!what.empty()) what += ", ";
+        what += std::to_string(n) + " x " +
+                (status ? "HTTP " + std::to_string(status)
+                        : "no answer" + (s.noAnswerError.empty() ? "" : " (" + s.noAnswerError + ")"));
+      }
+      const bool wrongAsk = s.otherByStatus.count(400) || s.otherByStatus.count(404) || s.otherByStatus.count(405) ||
+                            s.otherByStatus.count(415) || s.otherByStatus.count(422);
+      std::snprintf(why, sizeof why, "%ld of %ld answers were neither 2xx nor 429: %s%s", s.other, s.sent,
+                    what.c_str(), wrongAsk ? " (a wrong --method, --path or --body?)" : "");
       report.stopped = why;
+      report.failed = true;
       return finish();
     }
     if (s.clean()) lastClean = rate;

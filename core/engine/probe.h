@@ -23,6 +23,7 @@
 
 #include "engine_config.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,7 @@ struct ProbeOutcome {
   double sentS = 0;
   double doneS = 0;
   int status = 0;
+  std::string error;  // no answer: libcurl's word for why
 };
 
 struct ProbeStep {
@@ -59,6 +61,8 @@ struct ProbeStep {
   double waitedS = 0;       // waited before this step on the upstream's word
   double seconds = 0;       // the span requests were offered over
   long sent = 0, ok = 0, r429 = 0, other = 0;
+  std::map<int, long> otherByStatus;  // the answers neither 2xx nor 429, by status (0: none came)
+  std::string noAnswerError;          // the first of those with no answer: why
   long skipped = 0;         // due while maxInFlight were open: not sent
   long tailSent = 0, tailOk = 0, tail429 = 0;  // sent in the step's second half: its steady part
   double sustainedPerS = 0;  // accepted rate between the first and last refusal-then-acceptance; 0: none
@@ -88,6 +92,7 @@ struct ProbeReport {
   double latencyS = 0;       // median latency of accepted requests at the in-flight limit
   std::string measured;      // what the limits are, in words
   std::string stopped;       // why the rising steps ended
+  bool failed = false;       // ended on answers that say nothing of a limit (errors, no answer): no limits found
   long sent() const;         // requests the probe cost
   double seconds = 0;        // wall time, waits included
 };

@@ -382,10 +382,23 @@ class TestCli : public QObject {
     QByteArray out, err;
     // The simulator's control endpoint answers a GET 405: no rate can be learnt, and the probe says why
     // instead of reporting "0 req/s".
+    // It exits 1 (it exited 0 with limits of 0 req/s a script would take for measured) and names the answers.
     QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "batch", "--rates", "5,10", "--step-s", "0.5", "--method",
-                          "GET", "--path", "/__sim/control"}, &out, &err), 0);
+                          "GET", "--path", "/__sim/control"}, &out, &err), 1);
     QVERIFY2(out.contains("neither 2xx nor 429") && out.contains("--method"), out.constData());
+    QVERIFY2(err.contains("no limit measured") && err.contains("x HTTP 405"), err.constData());
     QCOMPARE(out.count(" rise "), 1);
+    // Nothing listening is told apart from a refused method: no answer, and libcurl's reason.
+    int port = 0;
+    const int held = listeningLoopbackSocket(&port);
+    ::close(held);  // a port that was free a moment ago, now closed
+    json down = json::parse(slowConfig());
+    down.erase("simulator");
+    down["groups"][0]["base_url"] = "http://127.0.0.1:" + std::to_string(port);
+    writeFile(cfg, down.dump());
+    QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "batch", "--rates", "5", "--step-s", "0.5"}, &out,
+                         &err), 1);
+    QVERIFY2(err.contains("x no answer (") && !err.contains("--method"), err.constData());
   }
 };
 

@@ -21,7 +21,7 @@ std::vector<ProbeOutcome> schedule(double rate, double seconds, double latencyS,
   std::vector<ProbeOutcome> out;
   for (long i = 0; i < static_cast<long>(rate * seconds); ++i) {
     const double t = static_cast<double>(i) / rate;
-    out.push_back({t, t + latencyS, answer(i, t)});
+    out.push_back({t, t + latencyS, answer(i, t), {}});
   }
   return out;
 }
