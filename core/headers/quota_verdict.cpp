@@ -43,9 +43,16 @@ std::string seconds(double s) {
 bool isRateLimited(const QuotaReading& r, int status) {
   if (status == http::kTooManyRequests) return true;
   if (status == http::kServiceUnavailable) return r.retryAfterS.has_value();
-  if (status == http::kForbidden)
-    return std::any_of(r.scopes.begin(), r.scopes.end(),
+  // GitHub's 403 is a rate limit when a scope it states is spent (the primary limit), or when it comes with a
+  // Retry-After (a secondary limit: "wait 60 s", with the primary quota far from spent). A 403 from anywhere else
+  // is an error, Retry-After or not.
+  if (status == http::kForbidden) {
+    const bool github = std::any_of(r.scopes.begin(), r.scopes.end(),
+                                    [](const QuotaScope& s) { return s.dialect == kDialectGithub; });
+    return (github && r.retryAfterS.has_value()) ||
+           std::any_of(r.scopes.begin(), r.scopes.end(),
                        [](const QuotaScope& s) { return s.dialect == kDialectGithub && isExhausted(s); });
+  }
   return false;
 }
 

@@ -101,6 +101,11 @@ class TestQuotaVerdict : public QObject {
     QTest::newRow("github 403 with quota left is an error")
         << "X-RateLimit-Remaining: 12\nX-RateLimit-Resource: core\nX-RateLimit-Reset: " + n(kNow + 90) << 403 << kCap
         << "ok" << 0.0 << "error" << "HTTP 403, not rate-limited";
+    // A secondary rate limit: 403 with Retry-After, the primary quota far from spent (GitHub's docs: wait it out).
+    QTest::newRow("github 403 secondary limit")
+        << "Retry-After: 60\nX-RateLimit-Remaining: 4000\nX-RateLimit-Resource: core\nX-RateLimit-Reset: " +
+               n(kNow + 900)
+        << 403 << kCap << "throttled" << 60.0 << "burst" << "Retry-After until";
     QTest::newRow("403 without GitHub headers is an error") << "Retry-After: 10" << 403 << kCap << "ok" << 0.0 << "error"
                                                             << "HTTP 403";
     QTest::newRow("github 403 remaining 0 beyond the cap")
