@@ -108,6 +108,11 @@ int runHistoryCommand(const std::vector<std::string>& argv, std::ostream& out, s
   const HistoryOutcome outcome = runHistoryAction(r, out);
   for (const auto& note : outcome.notes) err << note << "\n";
   if (!outcome.error.empty()) err << outcome.error << "\n";
+  // What went to standard output must have arrived (`> /dev/full` exited 0 with nothing written).
+  if (outcome.error.empty() && !out.flush()) {
+    err << label << ": cannot write to standard output\n";
+    return cli::kExitFailed;
+  }
   return exitCode(outcome.status);
 }
 

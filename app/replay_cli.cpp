@@ -11,8 +11,10 @@
 #include "session.h"
 #include "what_if_runner.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <fstream>
 
@@ -28,7 +30,8 @@ std::string cell(double v, int prec = 0) {
 }
 
 void printRow(const std::string& name, const Headline& a, const Headline& b) {
-  std::printf("%-14s %9lld %9lld %8lld %8lld %9s %9s %9s %9s %9s %9s\n", name.c_str(), (long long)a.r429,
+  std::printf("%-14s %9lld %9lld %8lld %8lld %9s %9s %9s %9s %9s %9s\n",
+              toValidUtf8(escapeControlBytes(name)).c_str(), (long long)a.r429,
               (long long)b.r429, (long long)a.shed, (long long)b.shed, cell(a.completionS, 1).c_str(),
               cell(b.completionS, 1).c_str(), cell(a.p0P50Ms).c_str(), cell(b.p0P50Ms).c_str(), cell(a.p0P95Ms).c_str(),
               cell(b.p0P95Ms).c_str());
@@ -84,6 +87,13 @@ int replayCommand(const std::vector<std::string>& args) {
   const std::string db = a.value("--db").value_or(Session::defaultHistoryPath());
   HistoryReaderOptions ro;
   ro.strict = a.isSet("--strict");
+  // The report may not land on the history file (it exited 0 with the database replaced by the report).
+  if (auto out = a.value("--report")) {
+    if (std::string clash = historyFileClash(*out, db); !clash.empty()) {
+      std::fprintf(stderr, "tollgate replay: --report %s: refusing to overwrite %s\n", out->c_str(), clash.c_str());
+      return kExitUsage;
+    }
+  }
   auto reader = HistoryReader::open(db, ro, &err);
   if (!reader) {
     std::fprintf(stderr, "tollgate replay: %s: %s\n", db.c_str(), err.c_str());
@@ -133,11 +143,16 @@ int replayCommand(const std::vector<std::string>& args) {
   if (auto out = a.value("--report")) {
     std::ofstream f(*out);
     f << dumpJson(r.toJson(*sc), 2) << "\n";  // group names and messages come from the history file
+    f.close();  // a full disk shows at the close
     if (!f) {
-      std::fprintf(stderr, "tollgate replay: cannot write %s\n", out->c_str());
+      std::fprintf(stderr, "tollgate replay: cannot write %s: %s\n", out->c_str(), std::strerror(errno));
       return kExitFailed;
     }
     std::printf("\nreport: %s\n", out->c_str());
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {  // `> /dev/full` exited 0 with nothing written
+    std::fprintf(stderr, "tollgate replay: cannot write to standard output: %s\n", std::strerror(errno));
+    return kExitFailed;
   }
   return kExitOk;
 }

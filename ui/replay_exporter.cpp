@@ -3,6 +3,7 @@
 #include "chart_panel_widget.h"
 #include "history_sample_source.h"
 #include "incident_report.h"
+#include "json_text.h"
 #include "time_chart_widget.h"
 #include "time_text.h"
 
@@ -49,7 +50,7 @@ bool ReplayExporter::exportCsv(HistorySampleSource& source, EpochMs fromMs, Epoc
          "queue_p0,queue_p1,queue_p2,sends,ok,r429,r5xx,retries,shed,arrivals_p0,arrivals_p1,arrivals_p2,p50_ms,"
          "p95_ms,breaker,interval_s\n";
   for (const auto& s : rows.value) {
-    out << s.tsMs << ',' << QString::fromStdString(s.group) << ',' << num(s.reqRemaining) << ',' << num(s.reqLimit)
+    out << s.tsMs << ',' << QString::fromStdString(csvCell(s.group)) << ',' << num(s.reqRemaining) << ',' << num(s.reqLimit)
         << ',' << num(s.tokRemaining) << ',' << num(s.tokLimit) << ',' << s.resetAtMs << ',' << s.inFlight << ','
         << s.concurrencyLimit << ',' << s.queueDepth[0] << ',' << s.queueDepth[1] << ',' << s.queueDepth[2] << ','
         << s.sends << ',' << s.ok << ',' << s.r429 << ',' << s.r5xx << ',' << s.retries << ',' << s.shed << ','

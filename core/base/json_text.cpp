@@ -138,6 +138,16 @@ namespace {
 bool isControlByte(unsigned char c) { return c < 0x20 || c == 0x7f; }
 }  // namespace
 
+std::string csvCell(std::string_view text) {
+  std::string s = toValidUtf8(text);
+  const bool formula = !s.empty() && std::string_view("=+-@\t\r").find(s.front()) != std::string_view::npos;
+  if (formula) s.insert(0, "'");
+  if (!formula && s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
 bool hasControlBytes(std::string_view bytes, bool allowTab) {
   return std::any_of(bytes.begin(), bytes.end(), [allowTab](char ch) {
     const auto c = static_cast<unsigned char>(ch);

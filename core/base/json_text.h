@@ -36,6 +36,10 @@ std::string toValidUtf8(std::string_view bytes);
 // Control bytes (below 0x20, and 0x7f) as \xNN, everything else as it is: text from outside for one line of a
 // log or an error message, which a CR, LF or escape sequence would otherwise split or rewrite on a terminal.
 std::string escapeControlBytes(std::string_view bytes);
+// Text for one CSV cell (RFC 4180): valid UTF-8, quoted when it holds a comma, quote, CR or LF; and one that begins
+// with = + - @ or a tab or CR, which a spreadsheet would run as a formula (a group named =HYPERLINK(...)), is
+// prefixed with ' (OWASP's advice on CSV injection) and quoted.
+std::string csvCell(std::string_view text);
 // Whether the text holds a byte escapeControlBytes() escapes. `allowTab`: a horizontal tab is not one (an HTTP
 // field value may hold it). Names and values that go into a header line, a log line or a tab-separated message
 // are checked with it.

@@ -6,10 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <tuple>
@@ -45,13 +50,6 @@ std::string num(double v, int decimals = 1) {
   return buf;
 }
 
-std::string csvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 std::string csvNum(double v) {
   if (std::isnan(v)) return "";
   char buf[32];
@@ -59,9 +57,13 @@ std::string csvNum(double v) {
   return buf;
 }
 
+// Text from the history file on a terminal line: a crafted or copied file's names and messages may hold escape
+// sequences (a group named ESC[2J cleared the screen) or bytes that are not UTF-8.
+std::string shown(const std::string& text) { return toValidUtf8(escapeControlBytes(text)); }
+
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+  for (const auto& x : v) s += (s.empty() ? "" : ",") + shown(x);
   return s;
 }
 
@@ -107,7 +109,7 @@ HistoryOutcome cmdIncidents(const HistoryRequest& a, std::ostream& out) {
         << joined(i.reasons) << "\n  peak 429/s " << num(i.peak429PerS) << ", total 429s " << i.total429 << ", shed "
         << i.shed << "\n  operator actions: " << i.operatorActions.size() << "\n";
     for (const auto& e : i.operatorActions)
-      out << "    " << iso(e.tsMs) << " " << e.message << " " << dumpJson(e.detail) << "\n";
+      out << "    " << iso(e.tsMs) << " " << shown(e.message) << " " << dumpJson(e.detail) << "\n";
     return outcome;
   }
   auto res = r->incidents();
@@ -157,7 +159,7 @@ HistoryOutcome cmdShow(const HistoryRequest& a, std::ostream& out) {
   if (!series.ok() || !events.ok())
     return failed(std::move(outcome), "history: " + a.db + ": " + (series.ok() ? events.error : series.error));
   for (const auto& s : series.value) {
-    out << "group " << s.group << " (bucket " << duration(s.bucketMs) << ", " << s.buckets.size() << " points)\n";
+    out << "group " << shown(s.group) << " (bucket " << duration(s.bucketMs) << ", " << s.buckets.size() << " points)\n";
     out << "time\tsends/s\tok/s\t429/s max\t5xx/s max\tshed\tin_flight max\tqueue max\tp95_ms max\tbreaker max\n";
     for (const auto& b : s.buckets) {
       out << iso(b.startMs) << (b.fromRollup ? "*" : "") << "\t" << num(b[Metric::Sends].avg) << "\t"
@@ -170,7 +172,7 @@ HistoryOutcome cmdShow(const HistoryRequest& a, std::ostream& out) {
   out << events.value.size() << " event(s)\n";
   for (const auto& e : events.value)
     out << iso(e.tsMs) << "\t" << eventKindName(e.kind) << "\t" << severityName(e.severity) << "\t"
-        << (e.group.empty() ? "-" : e.group) << "\t" << e.message << "\n";
+        << (e.group.empty() ? "-" : shown(e.group)) << "\t" << shown(e.message) << "\n";
   if (std::any_of(series.value.begin(), series.value.end(), [](const SampleSeries& s) {
         return std::any_of(s.buckets.begin(), s.buckets.end(), [](const SampleBucket& b) { return b.fromRollup; });
       }))
@@ -185,7 +187,7 @@ void writeSampleCsvHeader(std::ostream& o) {
 }
 
 void writeSampleCsv(std::ostream& o, const Sample& s) {
-  o << s.tsMs << "," << csvField(s.group) << "," << csvNum(s.reqRemaining) << "," << csvNum(s.reqLimit) << ","
+  o << s.tsMs << "," << csvCell(s.group) << "," << csvNum(s.reqRemaining) << "," << csvNum(s.reqLimit) << ","
     << csvNum(s.tokRemaining) << "," << csvNum(s.tokLimit) << "," << s.resetAtMs << "," << s.inFlight << ","
     << s.concurrencyLimit << "," << s.queueDepth[0] << "," << s.queueDepth[1] << "," << s.queueDepth[2] << "," << s.sends
     << "," << s.ok << "," << s.r429 << "," << s.r5xx << "," << s.retries << "," << s.shed << "," << csvNum(s.p50Ms) << ","
@@ -218,16 +220,29 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
   if (!r) return outcome;
   std::ofstream file;
   std::ostream* o = &out;
+  // A file is written beside its name and renamed over it once whole: a failure part-way (a corrupt page, a full
+  // disk) left a 12 KB export cut to 228 bytes. A device or pipe (not a regular file) is written as it is.
+  struct Partial {
+    std::string path;  // removed unless kept
+    bool keep = false;
+    ~Partial() {
+      if (!keep && !path.empty()) ::unlink(path.c_str());
+    }
+  } partial;
   if (a.out) {
     const auto& path = *a.out;
-    std::error_code ec;
-    if (std::filesystem::equivalent(path, a.db, ec)) {
+    if (std::string clash = historyFileClash(path, a.db); !clash.empty()) {
       outcome.status = Status::BadRequest;
-      outcome.error = "history export: --out: refusing to overwrite the database itself";
+      outcome.error = "history export: --out: refusing to overwrite " + clash;
       return outcome;
     }
-    file.open(path, std::ios::binary | std::ios::trunc);
-    if (!file) return failed(std::move(outcome), "history export: --out: cannot write '" + path + "'");
+    struct stat st {};
+    const bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+    const std::string target = special ? path : path + ".partial";
+    file.open(target, std::ios::binary | std::ios::trunc);
+    if (!file)
+      return failed(std::move(outcome), "history export: --out: cannot write '" + target + "': " + std::strerror(errno));
+    if (!special) partial.path = target;
     o = &file;
   }
   const bool csv = format == "csv";
@@ -251,8 +266,8 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
     if (csv) *o << "ts_ms,kind,severity,group,message,detail\n";
     for (const auto& e : res.value) {
       if (csv)
-        *o << e.tsMs << "," << eventKindName(e.kind) << "," << severityName(e.severity) << "," << csvField(e.group) << ","
-           << csvField(toValidUtf8(e.message)) << "," << csvField(dumpJson(e.detail)) << "\n";
+        *o << e.tsMs << "," << eventKindName(e.kind) << "," << severityName(e.severity) << "," << csvCell(e.group) << ","
+           << csvCell(toValidUtf8(e.message)) << "," << csvCell(dumpJson(e.detail)) << "\n";
       else {
         auto j = toJson(e);
         j["type"] = "event";
@@ -266,8 +281,8 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
     if (csv) *o << "minute_ms,group,key_fingerprint,endpoint,client,requests,r429,r5xx,net_errors,retries,avg_latency_ms,p95_latency_ms\n";
     for (const auto& q : res.value) {
       if (csv)
-        *o << q.minuteMs << "," << csvField(q.group) << "," << csvField(q.keyFingerprint) << "," << csvField(q.endpoint) << ","
-           << csvField(q.client) << "," << q.requests << "," << q.r429 << "," << q.r5xx << "," << q.netErrors << "," << q.retries << ","
+        *o << q.minuteMs << "," << csvCell(q.group) << "," << csvCell(q.keyFingerprint) << "," << csvCell(q.endpoint) << ","
+           << csvCell(q.client) << "," << q.requests << "," << q.r429 << "," << q.r5xx << "," << q.netErrors << "," << q.retries << ","
            << csvNum(q.avgLatencyMs) << "," << csvNum(q.p95LatencyMs) << "\n";
       else
         *o << dumpJson(nlohmann::json{{"type", "requests"}, {"minute_ms", q.minuteMs}, {"group", q.group},
@@ -279,7 +294,16 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
     rows = res.value.size();
   }
   o->flush();
-  if (!*o) return failed(std::move(outcome), "history export: write failed");
+  if (o == &file) file.close();  // a full disk shows at the close
+  if (!*o)
+    return failed(std::move(outcome), "history export: cannot write " +
+                                          (a.out ? "'" + *a.out + "'" : std::string("to standard output")) + ": " +
+                                          std::strerror(errno ? errno : EIO));
+  if (!partial.path.empty()) {
+    if (std::rename(partial.path.c_str(), a.out->c_str()) != 0)
+      return failed(std::move(outcome), "history export: cannot write '" + *a.out + "': " + std::strerror(errno));
+    partial.keep = true;
+  }
   if (o != &out) outcome.notes.push_back("history export: " + std::to_string(rows) + " " + what + " rows written");
   return outcome;
 }

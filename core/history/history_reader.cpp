@@ -374,4 +374,19 @@ HistoryResult<std::vector<std::pair<std::string, std::int64_t>>> HistoryReader::
   });
 }
 
+std::string historyFileClash(const std::string& out, const std::string& db) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    const std::string part = db + suffix;
+    std::error_code ec, e1, e2;
+    bool same = std::filesystem::equivalent(out, part, ec);
+    if (ec) {  // one of them does not exist: the same path, as written?
+      const auto a = std::filesystem::weakly_canonical(out, e1), b = std::filesystem::weakly_canonical(part, e2);
+      same = !e1 && !e2 && a == b;
+    }
+    if (same) return *suffix ? "the history file's " + std::string(suffix + 1) + " file (" + part + ")"
+                             : "the history file itself (" + db + ")";
+  }
+  return {};
+}
+
 }  // namespace tg

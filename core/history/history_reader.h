@@ -63,4 +63,8 @@ class HistoryReader {
   std::unique_ptr<Impl> d_;
 };
 
+// What `out` would overwrite of the history file `db` (the file itself, or its -wal, -shm or -journal beside it,
+// where a killed writer's last samples may be all that holds them): a description, or empty when nothing.
+std::string historyFileClash(const std::string& out, const std::string& db);
+
 }  // namespace tg

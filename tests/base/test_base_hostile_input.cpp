@@ -262,6 +262,19 @@ class TestBaseHostileInput : public QObject {
     }
   }
 
+  // A CSV cell a spreadsheet would run as a formula is defused, quoting is RFC 4180, and the text is UTF-8.
+  void csvCellsAreNeitherFormulasNorBrokenColumns() {
+    QCOMPARE(csvCell("plain"), std::string("plain"));
+    QCOMPARE(csvCell("=HYPERLINK(\"http://evil\",\"x\")"), std::string("\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\""));
+    QCOMPARE(csvCell("@SUM(1+1)"), std::string("\"'@SUM(1+1)\""));
+    QCOMPARE(csvCell("+1"), std::string("\"'+1\""));
+    QCOMPARE(csvCell("-2"), std::string("\"'-2\""));
+    QCOMPARE(csvCell("a,b"), std::string("\"a,b\""));
+    QCOMPARE(csvCell("line\nbreak"), std::string("\"line\nbreak\""));
+    QVERIFY(isValidUtf8(csvCell("emb\xff")));
+    QCOMPARE(csvCell(""), std::string());
+  }
+
   void headersCommandSurvivesBytesThatAreNotUtf8() {
     std::istringstream in("HTTP/1.1 429 X\r\nRetry-After: \xFF\r\nX-RateLimit-Resource: \xFF\xFE\r\n"
                           "\xFF\xFE: junk\r\n");

@@ -304,6 +304,22 @@ class TestCliLimits : public QObject {
     QVERIFY2(err.contains("31 days"), err.constData());
   }
 
+  // The replay report may not land on the history file or its -wal: it exited 0 with the database replaced by the
+  // report ("not a SQLite database" after).
+  void replayReportNeverOverwritesTheHistory() {
+    QTemporaryDir dir;
+    const std::string db = historyFile(dir);
+    QByteArray err;
+    for (const std::string target : {db, db + "-wal"}) {
+      QCOMPARE(runTollgate({"replay", "--db", QString::fromStdString(db), "--incident", "1", "--report",
+                            QString::fromStdString(target)},
+                           nullptr, &err),
+               kExitUsage);
+      QVERIFY2(err.contains("refusing to overwrite the history file"), err.constData());
+    }
+    QCOMPARE(runTollgate({"history", "check", "--db", QString::fromStdString(db)}), 0);
+  }
+
   void replayPadIsCapped() {
     QTemporaryDir dir;
     const std::string db = historyFile(dir);

@@ -272,6 +272,54 @@ class TestHistoryCommand : public QObject {
     // The database itself is never an export target.
     QCOMPARE(run({"history", "export", "--db", db_, "--from", "-1h", "--to", "now", "--format", "csv", "--out", db_}, &out, &err),
              2);
+    // Nor its write-ahead log, where a killed writer's last samples may be all that holds them.
+    QCOMPARE(run({"history", "export", "--db", db_, "--from", "-1h", "--to", "now", "--format", "csv", "--out",
+                  db_ + "-wal"},
+                 &out, &err),
+             2);
+    QVERIFY2(err.find("wal file") != std::string::npos, err.c_str());
+    // A failed export leaves the file that was there as it was (written beside it, renamed once whole).
+    QFile keep(QString::fromStdString(csvPath));
+    QVERIFY(keep.open(QIODevice::ReadOnly));
+    const QByteArray before = keep.readAll();
+    keep.close();
+    QCOMPARE(run({"history", "export", "--db", dir_.filePath("missing.db").toStdString(), "--from", "-1h", "--to",
+                  "now", "--format", "csv", "--out", csvPath},
+                 &out, &err),
+             1);
+    QVERIFY(keep.open(QIODevice::ReadOnly));
+    QCOMPARE(keep.readAll(), before);
+    QVERIFY(!QFile::exists(QString::fromStdString(csvPath + ".partial")));
+    // A full disk names the file and why.
+    QCOMPARE(run({"history", "export", "--db", db_, "--from", std::to_string(kT0), "--to", std::to_string(kT0 + 601'000),
+                  "--format", "csv", "--out", "/dev/full"},
+                 &out, &err),
+             1);
+    QVERIFY2(err.find("cannot write '/dev/full': No space left on device") != std::string::npos, err.c_str());
+  }
+
+  // Names and messages from a crafted or copied history file reach a terminal without their escape sequences.
+  void textFromTheFileIsShownSafely() {
+    QTemporaryDir dir;
+    const std::string db = dir.filePath("esc.db").toStdString();
+    {
+      std::string error;
+      auto store = HistoryStore::open(db, HistoryOptions{}, &error);
+      QVERIFY2(store, error.c_str());
+      Event e;
+      e.tsMs = kT0 + 1000;
+      e.kind = EventKind::OperatorAction;
+      e.group = "\x1b[2J\x1b[31mFAKE\nline";
+      e.message = "ok\x1b[8m\rhidden";
+      store->append(e);
+      store->flush();
+    }
+    std::string out, err;
+    QCOMPARE(run({"history", "show", "--db", db, "--from", std::to_string(kT0), "--to", std::to_string(kT0 + 5000)},
+                 &out, &err),
+             0);
+    QVERIFY2(out.find('\x1b') == std::string::npos && out.find('\r') == std::string::npos, out.c_str());
+    QVERIFY2(out.find("\\x1b[2J") != std::string::npos, out.c_str());
   }
 
  private:
