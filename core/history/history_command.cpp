@@ -249,9 +249,17 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
   std::size_t rows = 0;
   if (what == "samples") {
     if (csv) writeSampleCsvHeader(*o);
-    // Hour by hour, so a long export never holds the whole range in memory.
-    for (EpochMs t = from; t < to; t += kExportChunkMs) {
-      auto res = r->rawSamples(t, std::min(to, t + kExportChunkMs), {});
+    // Hour by hour, so a long export never holds the whole range in memory; only over the hours the file holds
+    // (from 0 it walked 490,000 empty hours: 24 s of CPU for a 30 s recording, 70 minutes for 0000..9999).
+    EpochMs first = from, last = to;
+    if (auto range = r->timeRange(); range.ok() && !range.value.empty) {
+      first = std::max(from, range.value.fromMs);
+      last = std::min(to, range.value.toMs + 1);
+    } else if (range.ok()) {
+      last = first;  // nothing recorded
+    }
+    for (EpochMs t = first; t < last; t += kExportChunkMs) {
+      auto res = r->rawSamples(t, std::min(last, t + kExportChunkMs), {});
       if (!res.ok()) return failed(std::move(outcome), "history: " + a.db + ": " + res.error);
       std::stable_sort(res.value.begin(), res.value.end(), [](const Sample& x, const Sample& y) { return x.tsMs < y.tsMs; });
       for (const auto& s : res.value) {
