@@ -114,9 +114,22 @@ std::unique_ptr<HistoryReader> HistoryReader::open(const std::string& path, Hist
     const bool header = sql::hasSqliteHeader(path, &exists, &size);
     if (!exists) throw sql::Error(SQLITE_CANTOPEN, "no such history file: " + path);
     if (!header) throw sql::Error(SQLITE_NOTADB, "refusing " + path + ": not a SQLite database");
-    d->db.open(sql::readOnlyUri(path, opts.strict), SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
-    d->db.check(sqlite3_busy_timeout(d->db.handle(), opts.busyTimeoutMs), "busy timeout");
-    d->version = history::inspectOpen(d->db, path, opts.quickCheck);
+    auto openAs = [&](bool strict) {
+      d->db.open(sql::readOnlyUri(path, strict), SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+      d->db.check(sqlite3_busy_timeout(d->db.handle(), opts.busyTimeoutMs), "busy timeout");
+      d->version = history::inspectOpen(d->db, path, opts.quickCheck);
+    };
+    try {
+      openAs(opts.strict);
+    } catch (const sql::Error& e) {
+      // Read-only media (a mounted backup, a read-only bind): SQLite's read-only mode cannot make the -shm index
+      // beside the file, "unable to open database file". Read it as --strict would, and say so.
+      if (opts.strict || (e.code != SQLITE_CANTOPEN && e.code != SQLITE_READONLY)) throw;
+      d->db.close();
+      opts.strict = d->opts.strict = true;
+      openAs(true);
+      d->warning = path + ": nothing can be made beside it (read-only media?): read as --strict, without its -wal";
+    }
     std::error_code ec;
     const bool walHasRows =
         std::filesystem::exists(path + "-wal", ec) && std::filesystem::file_size(path + "-wal", ec) > 0;
@@ -125,7 +138,7 @@ std::unique_ptr<HistoryReader> HistoryReader::open(const std::string& path, Hist
                                           (opts.strict && walHasRows ? std::string(" (its rows may all be in ") + path +
                                                                            "-wal, which an immutable read ignores)"
                                                                      : std::string()));
-    if (opts.strict && walHasRows)
+    if (opts.strict && walHasRows && d->warning.empty())
       d->warning = "strict read-only: " + path + "-wal exists; rows not yet checkpointed into the file are not shown";
   } catch (const sql::Error& e) {
     if (error) *error = e.what();
