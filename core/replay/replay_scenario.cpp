@@ -58,6 +58,10 @@ std::optional<ReplayScenario> ReplayScenario::fromIncident(HistoryReader& reader
   return s;
 }
 
+namespace {
+constexpr EpochMs kConfigLookBackMs = 7LL * 86'400'000;
+}  // namespace
+
 std::optional<ReplayScenario> ReplayScenario::fromHistory(HistoryReader& reader, EpochMs fromMs, EpochMs toMs,
                                                           std::string* error) {
   if (std::string why = replaySpanProblem(fromMs, toMs); !why.empty()) {
@@ -77,6 +81,14 @@ std::optional<ReplayScenario> ReplayScenario::fromHistory(HistoryReader& reader,
   ReplayScenario sc;
   sc.fromMs = fromMs;
   sc.toMs = toMs;
+  // The engine that recorded it: its last start within a week before the range, else the first in it.
+  if (auto starts = reader.events(fromMs - kConfigLookBackMs, toMs, {}, {EventKind::EngineStart}); starts.ok()) {
+    for (const auto& e : starts.value) {
+      if (!e.detail.contains("config") || !e.detail["config"].is_object()) continue;
+      if (e.tsMs <= fromMs || sc.engineConfig.is_null()) sc.engineConfig = e.detail["config"];
+      if (e.tsMs > fromMs) break;
+    }
+  }
   sc.recorded = std::move(rows.value);
   sc.events = std::move(ev.value);
   sc.arrivalsKnown = reader.schemaVersion() >= 3;

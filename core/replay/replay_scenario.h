@@ -48,6 +48,9 @@ struct ReplayScenario {
   std::vector<Event> events;              // events of the range
   std::vector<double> retryAfterSeenS;    // from Burst429Start details
   bool arrivalsKnown = false;             // false for schema < 3 recordings (no workload to re-drive)
+  // The recorded engine's settings (EngineStart's "config": tiers, retries, limits), from its last start before
+  // the range (or the first in it); null for recordings older than that.
+  nlohmann::json engineConfig;
 
   double durationS() const { return (double(toMs) - double(fromMs)) / 1000.0; }  // no int64 overflow
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -36,6 +37,33 @@ EngineConfig WhatIfRunner::baseConfig(const ReplayScenario& sc, double speed) {
   c.retry.maxBackoffS /= speed;
   c.retry.maxServerWaitS /= speed;
   c.retry.default429WaitS /= speed;
+  // The recorded engine's settings where the recording has them (EngineStart's "config"), on the compressed clock.
+  const nlohmann::json& rec = sc.engineConfig;
+  auto num = [](const nlohmann::json& j, const char* k, double fallback) {
+    return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<double>() : fallback;
+  };
+  if (rec.is_object()) {
+    if (rec.contains("tiers") && rec["tiers"].is_array())
+      for (std::size_t t = 0; t < c.tiers.size() && t < rec["tiers"].size(); ++t) {
+        c.tiers[t].capacity = std::max(1, static_cast<int>(num(rec["tiers"][t], "capacity", c.tiers[t].capacity)));
+        c.tiers[t].maxWaitS = num(rec["tiers"][t], "max_wait_s", c.tiers[t].maxWaitS);
+      }
+    c.requestTimeoutS = num(rec, "request_timeout_s", c.requestTimeoutS * speed) / speed;
+    const nlohmann::json& r = rec.contains("retry") ? rec["retry"] : nlohmann::json();
+    c.retry.maxAttempts = std::max(1, static_cast<int>(num(r, "max_attempts", c.retry.maxAttempts)));
+    c.retry.budgetRatio = num(r, "budget_ratio", c.retry.budgetRatio);
+    c.retry.budgetMinRetries = static_cast<int>(num(r, "budget_min_retries", c.retry.budgetMinRetries));
+    c.retry.baseBackoffS = num(r, "base_backoff_s", c.retry.baseBackoffS * speed) / speed;
+    c.retry.maxBackoffS = num(r, "max_backoff_s", c.retry.maxBackoffS * speed) / speed;
+    c.retry.maxServerWaitS = num(r, "max_server_wait_s", c.retry.maxServerWaitS * speed) / speed;
+    c.retry.default429WaitS = num(r, "default_429_wait_s", c.retry.default429WaitS * speed) / speed;
+  }
+  // Rates on the compressed clock go `speed` times faster.
+  auto ceilingOf = [&](const nlohmann::json& j) {
+    const nlohmann::json& rc = j.is_object() && j.contains("rate_ceiling") ? j["rate_ceiling"] : nlohmann::json();
+    return RateCeilingConfig{num(rc, "requests_per_s", 0) * speed, num(rc, "tokens_per_min", 0) * speed};
+  };
+  c.rateCeiling = ceilingOf(rec);
   for (auto& t : c.tiers) t.maxWaitS /= speed;
   int total = 0;
   for (const auto& g : sc.groups) {
@@ -43,13 +71,22 @@ EngineConfig WhatIfRunner::baseConfig(const ReplayScenario& sc, double speed) {
     gc.name = g.name;
     gc.keys.push_back(KeyConfig{"k1", "", "what-if-key", "Authorization", "Bearer "});
     gc.concurrency = std::max(1, g.concurrency);
+    if (rec.is_object() && rec.contains("groups") && rec["groups"].is_object() && rec["groups"].contains(g.name)) {
+      const nlohmann::json& rg = rec["groups"][g.name];
+      if (rg.is_object() && rg.contains("adaptive") && rg["adaptive"].is_boolean()) gc.adaptive = rg["adaptive"].get<bool>();
+      // The operator's ceiling, where the samples (the limit in force each second) show none above it.
+      gc.concurrency = std::max(gc.concurrency, static_cast<int>(num(rg, "concurrency", gc.concurrency)));
+      gc.rateCeiling = ceilingOf(rg);
+    }
     gc.quotaWindowS = g.windowS / speed;  // the compressed simulator's window: its headers do not say
     gc.breaker.windowS /= speed;
     gc.breaker.openS /= speed;
     total += gc.concurrency;
     c.groups.push_back(std::move(gc));
   }
-  c.globalConcurrency = std::max(64, total);
+  c.globalConcurrency = rec.is_object() && rec.contains("global_concurrency")
+                            ? std::max(1, static_cast<int>(num(rec, "global_concurrency", 64)))
+                            : std::max(64, total);
   return c;
 }
 
@@ -151,6 +188,46 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
     for (int t = 0; t < kTierCount; ++t)
       if (o.pausedTiers[t]) engine->setTierPaused(Tier(t), true, name, "what-if");
 
+  // The operator's recorded actions (pausing a tier or group, changing concurrency), at their times: the recording
+  // with P2 paused at 10 s shed 450, its re-drive without the pause 0. Not where the overrides set the same thing
+  // for the whole re-drive (that is the what-if).
+  struct Replayed {
+    double atS;
+    std::function<void()> apply;
+  };
+  std::vector<Replayed> actions;
+  const bool tiersOverridden =
+      std::any_of(overrides.pausedTiers.begin(), overrides.pausedTiers.end(), [](bool b) { return b; }) ||
+      std::any_of(overrides.groups.begin(), overrides.groups.end(), [](const auto& kv) {
+        return std::any_of(kv.second.pausedTiers.begin(), kv.second.pausedTiers.end(), [](bool b) { return b; });
+      });
+  for (const Event& e : sc.events) {
+    if (e.kind != EventKind::OperatorAction || !e.detail.value("ok", false) || e.tsMs < sc.fromMs) continue;
+    const std::string action = e.detail.value("action", std::string());
+    const std::string target = e.detail.value("target", std::string());
+    const nlohmann::json after = e.detail.contains("after") ? e.detail["after"] : nlohmann::json();
+    const double atS = double(e.tsMs - sc.fromMs) / 1000.0 / speed;
+    Engine* eng = engine.get();
+    if ((action == "pause_tier" || action == "resume_tier") && after.is_boolean() && !tiersOverridden) {
+      const auto slash = target.rfind('/');
+      const auto tier = slash == std::string::npos ? std::nullopt : parseTier(target.substr(slash + 1));
+      if (!tier) continue;
+      const std::string group = target.rfind("*/", 0) == 0 ? std::string() : target.substr(0, slash);
+      actions.push_back({atS, [eng, t = *tier, p = after.get<bool>(), group] {
+                           eng->setTierPaused(t, p, group, "replayed");
+                         }});
+    } else if ((action == "pause_group" || action == "resume_group") && after.is_boolean()) {
+      actions.push_back({atS, [eng, p = after.get<bool>(), target] { eng->setGroupPaused(target, p, "replayed"); }});
+    } else if (action == "set_concurrency" && after.is_number_integer() && overrides.concurrencyScale == 1.0) {
+      if (target == "*" && !overrides.globalConcurrency)
+        actions.push_back({atS, [eng, n = after.get<int>()] { eng->setGlobalConcurrency(n, "replayed"); }});
+      else if (target != "*" && !(overrides.groups.count(target) && overrides.groups.at(target).concurrency))
+        actions.push_back({atS, [eng, n = after.get<int>(), target] { eng->setGroupConcurrency(target, n, "replayed"); }});
+    }
+  }
+  std::stable_sort(actions.begin(), actions.end(), [](const Replayed& a, const Replayed& b) { return a.atS < b.atS; });
+  std::size_t nextAction = 0;
+
   const auto start = std::chrono::steady_clock::now();
   const std::size_t total = arrivals.size();
   std::size_t next = 0;
@@ -160,6 +237,8 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
     const auto due = addSaturating(start, fromSeconds(arrivals[next].atS));
     std::this_thread::sleep_until(due);
     const auto now = std::chrono::steady_clock::now();
+    while (nextAction < actions.size() && start + std::chrono::duration<double>(actions[nextAction].atS) <= now)
+      actions[nextAction++].apply();
     while (next < total && start + std::chrono::duration<double>(arrivals[next].atS) <= now) {
       const Arrival& a = arrivals[next];
       Request r;

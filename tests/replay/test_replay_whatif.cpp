@@ -61,6 +61,29 @@ class TestReplayWhatIf : public QObject {
     QVERIFY2(dropTo8, sim.dump().c_str());
   }
 
+  // The re-drive runs the recorded engine's settings (EngineStart's "config"), on the compressed clock: on defaults
+  // (queues of 100,000, 600 s deadlines, 6 attempts) a recording that shed 361 was re-driven with none.
+  void redriveTakesTheRecordedEngineSettings() {
+    std::string err;
+    auto reader = HistoryReader::open(db_.toStdString(), {}, &err);
+    auto sc = ReplayScenario::fromIncident(*reader, incident_.id, 10'000, &err);
+    QVERIFY2(sc, err.c_str());
+    QVERIFY2(sc->engineConfig.is_object(), sc->engineConfig.dump().c_str());
+    QCOMPARE(sc->engineConfig["retry"]["max_attempts"].get<int>(), 3);  // recordIncident's
+    QVERIFY(sc->engineConfig.dump().find("k1") == std::string::npos);  // no key names, let alone keys
+    sc->engineConfig["tiers"][1]["max_wait_s"] = 8;
+    sc->engineConfig["tiers"][2]["capacity"] = 50;
+    sc->engineConfig["global_concurrency"] = 20;
+    sc->engineConfig["groups"]["chat"]["rate_ceiling"]["requests_per_s"] = 30;
+    const EngineConfig c = WhatIfRunner::baseConfig(*sc, 4);
+    QCOMPARE(c.retry.maxAttempts, 3);
+    QCOMPARE(c.tiers[1].maxWaitS, 2.0);  // 8 s at 4x
+    QCOMPARE(c.tiers[2].capacity, 50);
+    QCOMPARE(c.globalConcurrency, 20);
+    for (const auto& g : c.groups)
+      if (g.name == "chat") QCOMPARE(g.rateCeiling.requestsPerS, 120.0);  // 30/s at 4x
+  }
+
   void redriveReproducesTheRecordingAndTakesOverrides() {
     std::string err;
     auto reader = HistoryReader::open(db_.toStdString(), {}, &err);
