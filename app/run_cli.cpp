@@ -261,11 +261,19 @@ int runCommand(const std::vector<std::string>& argv) {
                  "resumes it\n", static_cast<long long>(done->lines));
     return kExitFailed;
   }
-  // --duration ended it first: what was asked, but not the job's end.
-  if (const auto& done = session->finalJobProgress(); done && !done->complete())
-    std::fprintf(stderr, "tollgate run: --duration ended the run with the job unfinished (%lld lines read, %lld "
-                 "requests cancelled); the same command resumes it\n", static_cast<long long>(done->lines),
-                 static_cast<long long>(done->cancelled));
+  if (const auto& done = session->finalJobProgress(); done && !done->complete()) {
+    // --duration ended it first: what was asked, but not the job's end.
+    if (duration && elapsed >= *duration) {
+      std::fprintf(stderr, "tollgate run: --duration ended the run with the job unfinished (%lld lines read, %lld "
+                   "requests cancelled); the same command resumes it\n", static_cast<long long>(done->lines),
+                   static_cast<long long>(done->cancelled));
+      return kExitOk;
+    }
+    // Else something cancelled requests of it (an operator draining the group, a fleet's drain action).
+    std::fprintf(stderr, "tollgate run: the job ended unfinished: %lld of its requests were cancelled (a group "
+                 "drained?); the same command resumes them\n", static_cast<long long>(done->cancelled));
+    return kExitFailed;
+  }
   return kExitOk;
 }
 

@@ -173,14 +173,18 @@ int hexValue(std::string_view text, std::size_t at, std::size_t n) {
 std::string escapeControlBytes(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());
-  for (char ch : bytes) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (isControlByte(c)) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    // C1 controls too, as UTF-8 spells them (U+0080..U+009F: 0xC2 0x80..0x9F): xterm runs U+009B as CSI.
+    const bool c1 = c == 0xC2 && i + 1 < bytes.size() && static_cast<unsigned char>(bytes[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(bytes[i + 1]) <= 0x9F;
+    if (isControlByte(c) || c1) {
+      char buf[16];
+      if (c1) std::snprintf(buf, sizeof buf, "\\xc2\\x%02x", static_cast<unsigned char>(bytes[++i]));
+      else std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;
     } else {
-      out += ch;
+      out += bytes[i];
     }
   }
   return out;

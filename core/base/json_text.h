@@ -33,14 +33,15 @@ bool isValidUtf8(std::string_view bytes);
 // The bytes with every invalid or truncated UTF-8 sequence replaced by U+FFFD; valid text is unchanged.
 std::string toValidUtf8(std::string_view bytes);
 
-// Control bytes (below 0x20, and 0x7f) as \xNN, everything else as it is: text from outside for one line of a
-// log or an error message, which a CR, LF or escape sequence would otherwise split or rewrite on a terminal.
+// Control bytes (below 0x20, and 0x7f) as \xNN, and the C1 controls as UTF-8 spells them (0xC2 0x80..0x9F, xterm runs
+// U+009B as CSI) as \xc2\xNN; everything else as it is: text from outside for one line of a log or an error message,
+// which a CR, LF or escape sequence would otherwise split or rewrite on a terminal.
 std::string escapeControlBytes(std::string_view bytes);
 // Text for one CSV cell (RFC 4180): valid UTF-8, quoted when it holds a comma, quote, CR or LF; and one that begins
 // with = + - @ or a tab or CR, which a spreadsheet would run as a formula (a group named =HYPERLINK(...)), is
 // prefixed with ' (OWASP's advice on CSV injection) and quoted.
 std::string csvCell(std::string_view text);
-// Whether the text holds a byte escapeControlBytes() escapes. `allowTab`: a horizontal tab is not one (an HTTP
+// Whether the text holds a control byte (below 0x20, or 0x7f). `allowTab`: a horizontal tab is not one (an HTTP
 // field value may hold it). Names and values that go into a header line, a log line or a tab-separated message
 // are checked with it.
 bool hasControlBytes(std::string_view bytes, bool allowTab = false);

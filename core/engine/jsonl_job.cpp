@@ -338,7 +338,8 @@ void JsonlJob::feed() {
       const auto tier = static_cast<std::size_t>(req->tier);
       auto& inQueue = s.inEngine[req->group][tier];  // a map node: stays put while the lock is released
       // Woken by every result (a slot, and a new answer rate), and at least once a second (the rate decays).
-      while (!((s.outstanding < opts_.maxOutstanding && inQueue < capFor(req->group, tier) && !s.paused) ||
+      while (!((s.outstanding < opts_.maxOutstanding && inQueue < capFor(req->group, tier, req->deadlineS) &&
+                !s.paused) ||
                s.cancel || s.writeFailed))
         s.cv.wait_for(lock, std::chrono::seconds(1));
       if (s.cancel || s.writeFailed) break;
@@ -375,15 +376,17 @@ void JsonlJob::feed() {
   cancelInEngine("the job's results file cannot be written");
 }
 
-std::int64_t JsonlJob::capFor(const std::string& group, std::size_t tier) {
+std::int64_t JsonlJob::capFor(const std::string& group, std::size_t tier, double lineDeadlineS) {
   const EngineConfig& ec = engine_.config();
+  const double maxWaitS =
+      lineDeadlineS > 0 ? std::min(lineDeadlineS, ec.tiers[tier].maxWaitS) : ec.tiers[tier].maxWaitS;
   const GroupConfig* g = ec.findGroup(group);
   std::int64_t cap = g ? std::max(1, g->concurrency) : 1;  // an unknown group is refused at once, one at a time
   // Before any answer, no more than a requests/s ceiling sends in that half of max_wait_s either.
   for (const double rps : {g ? g->rateCeiling.requestsPerS : 0.0, ec.rateCeiling.requestsPerS})
     if (rps > 0)
       cap = std::min<std::int64_t>(
-          cap, std::max<std::int64_t>(1, static_cast<std::int64_t>(rps * kQueueWaitShare * ec.tiers[tier].maxWaitS)));
+          cap, std::max<std::int64_t>(1, static_cast<std::int64_t>(rps * kQueueWaitShare * maxWaitS)));
   auto it = s_->pace.find(group);
   if (it != s_->pace.end()) {
     auto& at = it->second.answeredAt;
@@ -395,7 +398,7 @@ std::int64_t JsonlJob::capFor(const std::string& group, std::size_t tier) {
       const double spanS = std::clamp(std::chrono::duration<double>(now - it->second.firstSent).count(), 0.5,
                                       std::chrono::duration<double>(kRateWindow).count());
       const double rate = static_cast<double>(at.size()) / spanS;
-      const double waitS = it->second.latencyS + kQueueWaitShare * engine_.config().tiers[tier].maxWaitS;
+      const double waitS = it->second.latencyS + kQueueWaitShare * maxWaitS;
       cap = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(rate * waitS)));
     }
   }
@@ -418,7 +421,7 @@ void JsonlJob::Shared::onResult(const Result& r) {
     std::lock_guard lock(mutex);
     --inEngine[r.group][static_cast<std::size_t>(r.tier)];
     handles.erase(r.id);
-    if (r.error != ErrorKind::Cancelled) {
+    if (r.attempts > 0) {  // sent: a shed (never sent) says nothing of how fast the group answers
       Pace& p = pace[r.group];
       p.answeredAt.push_back(std::chrono::steady_clock::now());
       if (p.answeredAt.size() > 100000) p.answeredAt.pop_front();  // bounded, whatever the rate

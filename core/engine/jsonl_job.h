@@ -124,7 +124,8 @@ class JsonlJob {
   // inside the deadline that would shed them), no more than the queue takes; before any answer, its concurrency.
   // A job of 200 lines fed at once to a group answering 10/s had 150 shed after 5 s queued (max_wait_s 5),
   // written as failures that every resume skipped.
-  std::int64_t capFor(const std::string& group, std::size_t tier);
+  // A line with its own "deadline" shorter than max_wait_s is fed against that one.
+  std::int64_t capFor(const std::string& group, std::size_t tier, double lineDeadlineS = 0);
   void cancelInEngine(const std::string& why);  // every request of the job still in the engine
 
   Engine& engine_;

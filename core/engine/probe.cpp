@@ -527,6 +527,12 @@ ProbeReport runProbe(const ProbeOptions& o) {
       std::snprintf(why, sizeof why, "%ld of %ld answers were neither 2xx nor 429: %s%s", s.other, s.sent,
                     what.c_str(), wrongAsk ? " (a wrong --method, --path or --body?)" : "");
       report.stopped = why;
+      // After a clean step this is the upstream failing under the load (503s above 8/s): the rise ends there and
+      // what was measured below it stands. With none, nothing was measured.
+      if (lastClean > 0) {
+        refused = rate;
+        break;
+      }
       report.failed = true;
       return finish();
     }

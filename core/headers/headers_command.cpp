@@ -40,7 +40,7 @@ bool isFieldName(std::string_view s) {
 struct Head {
   std::optional<int> status;
   HeaderList headers;
-  int lines = 0;  // read, blank ones included
+  int lines = 0;  // read that are not blank (the status line and the body's aside)
 };
 
 // Input quoted in a diagnostic: one line, no escape sequences, valid UTF-8, at most 200 bytes of it.
@@ -69,6 +69,7 @@ Head readHead(std::istream& in, std::ostream& err) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string_view t = trim(line);
     if (t.rfind("HTTP/", 0) == 0) {
+      ++head.lines;
       endBody(lineNo - 1);
       afterBlank = false;
       const size_t sp = t.find(' ');
@@ -82,6 +83,7 @@ Head readHead(std::istream& in, std::ostream& err) {
       continue;
     }
     if (inBody) continue;
+    if (!t.empty()) ++head.lines;
     if (t.empty()) {
       afterBlank = head.status || !head.headers.empty();
       continue;
@@ -110,7 +112,6 @@ Head readHead(std::istream& in, std::ostream& err) {
     head.headers.emplace_back(std::string(name), std::string(trim(t.substr(colon + 1))));
   }
   endBody(lineNo);
-  head.lines = lineNo;
   return head;
 }
 

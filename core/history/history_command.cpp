@@ -220,6 +220,7 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
   if (!r) return outcome;
   std::ofstream file;
   std::ostream* o = &out;
+  std::string finalPath;  // --out, its symlinks resolved
   // A file is written beside its name and renamed over it once whole: a failure part-way (a corrupt page, a full
   // disk) left a 12 KB export cut to 228 bytes. A device or pipe (not a regular file) is written as it is.
   struct Partial {
@@ -237,12 +238,21 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
       return outcome;
     }
     struct stat st {};
-    const bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-    const std::string target = special ? path : path + ".partial";
+    const bool exists = ::stat(path.c_str(), &st) == 0;  // through a symlink: the file it names
+    const bool special = exists && !S_ISREG(st.st_mode);
+    std::error_code ec;
+    // A symlink's target is what gets replaced (not the link), keeping the mode it had (a 0600 export of client
+    // names and key fingerprints must not come back 0644); the partial file's name is this process's own.
+    finalPath = exists ? std::filesystem::canonical(path, ec).string() : path;
+    if (ec) finalPath = path;
+    const std::string target = special ? path : finalPath + ".partial-" + std::to_string(::getpid());
     file.open(target, std::ios::binary | std::ios::trunc);
     if (!file)
       return failed(std::move(outcome), "history export: --out: cannot write '" + target + "': " + std::strerror(errno));
-    if (!special) partial.path = target;
+    if (!special) {
+      partial.path = target;
+      if (exists) ::chmod(target.c_str(), st.st_mode & 07777);
+    }
     o = &file;
   }
   const bool csv = format == "csv";
@@ -308,7 +318,7 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
                                           (a.out ? "'" + *a.out + "'" : std::string("to standard output")) + ": " +
                                           std::strerror(errno ? errno : EIO));
   if (!partial.path.empty()) {
-    if (std::rename(partial.path.c_str(), a.out->c_str()) != 0)
+    if (std::rename(partial.path.c_str(), finalPath.c_str()) != 0)
       return failed(std::move(outcome), "history export: cannot write '" + *a.out + "': " + std::strerror(errno));
     partial.keep = true;
   }

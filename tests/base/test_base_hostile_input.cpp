@@ -273,6 +273,9 @@ class TestBaseHostileInput : public QObject {
     QCOMPARE(csvCell("line\nbreak"), std::string("\"line\nbreak\""));
     QVERIFY(isValidUtf8(csvCell("emb\xff")));
     QCOMPARE(csvCell(""), std::string());
+    // A C1 control as UTF-8 (U+009B, CSI on xterm) is escaped like the C0 ones; other two-byte letters are not.
+    QCOMPARE(escapeControlBytes("a\xc2\x9b" "2Jb\x1b"), std::string("a\\xc2\\x9b2Jb\\x1b"));
+    QCOMPARE(escapeControlBytes("\xc3\xbc\xc2\xa0"), std::string("\xc3\xbc\xc2\xa0"));
   }
 
   void headersCommandSurvivesBytesThatAreNotUtf8() {

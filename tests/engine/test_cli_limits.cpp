@@ -246,6 +246,18 @@ class TestCliLimits : public QObject {
     QVERIFY2(err.contains((db + ": not all of it could be read: ").c_str()), err.constData());
     QCOMPARE(runTollgate({"history", "check", "--db", QString::fromStdString(db)}, nullptr, &err), 1);
     QVERIFY2(err.contains(("history: " + db + ": ").c_str()), err.constData());
+    // An export that fails part-way leaves the file it would have replaced as it was (truncated at the open, a
+    // 12 KB export was cut to 228 bytes), and nothing beside it.
+    const QString keep = dir.filePath("keep.csv");
+    writeFile(keep, "the last good export\n");
+    QCOMPARE(runTollgate({"history", "export", "--db", QString::fromStdString(db), "--from", "0", "--to", "now",
+                          "--format", "csv", "--out", keep},
+                         nullptr, &err),
+             1);
+    QFile kept(keep);
+    QVERIFY(kept.open(QIODevice::ReadOnly));
+    QCOMPARE(kept.readAll(), QByteArray("the last good export\n"));
+    QCOMPARE(QDir(dir.path()).entryList({"keep.csv.partial*"}).size(), 0);
   }
 
   // A history file whose writer was killed (or still writes) holds its rows in FILE-wal, which an immutable read
@@ -310,7 +322,7 @@ class TestCliLimits : public QObject {
     QTemporaryDir dir;
     const std::string db = historyFile(dir);
     QByteArray err;
-    for (const std::string target : {db, db + "-wal"}) {
+    for (const std::string& target : {db, db + "-wal"}) {
       QCOMPARE(runTollgate({"replay", "--db", QString::fromStdString(db), "--incident", "1", "--report",
                             QString::fromStdString(target)},
                            nullptr, &err),

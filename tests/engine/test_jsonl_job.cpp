@@ -175,6 +175,25 @@ class TestJsonlJob : public QObject {
     QCOMPARE(job.progress().succeeded, std::int64_t(120));
   }
 
+  // The same with the deadline on each line ("deadline": 2) and the tier's at its 600 s default: fed against the
+  // line's (against the tier's, 22 of 30 such lines were shed).
+  void linesWithTheirOwnDeadlineAreFedAgainstIt() {
+    tgtest::EngineUnderTest eut(simJson(200), engineJson(4));
+    QTemporaryDir dir;
+    const std::string input = dir.filePath("job.jsonl").toStdString();
+    {
+      std::ofstream out(input);
+      for (int i = 0; i < 120; ++i)
+        out << nlohmann::json{{"id", "d" + std::to_string(i)}, {"group", "g"}, {"url", "/v1/x"}, {"deadline", 2}}.dump()
+            << "\n";
+    }
+    JsonlJob job(eut.engine(), JsonlJob::Options{input, {}, {}, 20000, {}});
+    job.start();
+    QTRY_VERIFY_WITH_TIMEOUT(job.progress().finished, 30000);
+    QCOMPARE(job.progress().failed, std::int64_t(0));
+    QCOMPARE(job.progress().succeeded, std::int64_t(120));
+  }
+
   // An orderly stop (the first Ctrl-C, --duration): nothing more is sent and what is in flight is answered and
   // written, so the resume sends nothing twice. Stopped at once, the requests in flight were aborted: sent and
   // paid for, unwritten, and sent again by the resume.

@@ -122,7 +122,7 @@ class TestHeadersCommand : public QObject {
   }
 
   void nullsWhenNothingIsKnown() {
-    const Run r = runAtNow("\r\n");
+    const Run r = runAtNow("Content-Type: text/plain\r\n");
     QCOMPARE(r.code, 0);
     QCOMPARE(q(r.j), QString(R"({"status":null,"scopes":[],"retry_after_s":null,"retry_after_header":null,)"
                              R"("group":null,"server_date":null,"verdict":{"kind":"ok","wait_s":0.0,"until":null,)"
@@ -189,9 +189,11 @@ class TestHeadersCommand : public QObject {
     QVERIFY2(esc.err.find('\x1b') == std::string::npos, esc.err.c_str());
     QVERIFY2(esc.err.size() < 400, esc.err.c_str());
     // No input at all is an error, not an "ok" verdict.
-    const Run none = runAtNow("");
-    QCOMPARE(none.code, 2);
-    QVERIFY2(none.err.find("no input") != std::string::npos, none.err.c_str());
+    for (const std::string empty : {"", "\n", "\r\n\r\n"}) {
+      const Run none = runAtNow(empty);
+      QCOMPARE(none.code, 2);
+      QVERIFY2(none.err.find("no input") != std::string::npos, none.err.c_str());
+    }
   }
 
   void laterValueWins() {

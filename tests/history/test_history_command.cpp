@@ -3,6 +3,9 @@
 #include "history_command.h"
 #include "history_store.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -278,18 +281,24 @@ class TestHistoryCommand : public QObject {
                  &out, &err),
              2);
     QVERIFY2(err.find("wal file") != std::string::npos, err.c_str());
-    // A failed export leaves the file that was there as it was (written beside it, renamed once whole).
-    QFile keep(QString::fromStdString(csvPath));
-    QVERIFY(keep.open(QIODevice::ReadOnly));
-    const QByteArray before = keep.readAll();
-    keep.close();
-    QCOMPARE(run({"history", "export", "--db", dir_.filePath("missing.db").toStdString(), "--from", "-1h", "--to",
-                  "now", "--format", "csv", "--out", csvPath},
+    // Written beside its name and renamed once whole (a failure part-way: test_cli_limits), the export keeps the
+    // mode of the file it replaces (client names and key fingerprints in a 0600 file stay 0600), and through a
+    // symlink it replaces the file the link names, not the link.
+    QVERIFY(::chmod(csvPath.c_str(), 0600) == 0);
+    const std::string link = dir_.filePath("link.csv").toStdString();
+    QVERIFY(::symlink(csvPath.c_str(), link.c_str()) == 0);
+    QCOMPARE(run({"history", "export", "--db", db_, "--from", std::to_string(kT0), "--to", std::to_string(kT0 + 2'000),
+                  "--format", "csv", "--out", link},
                  &out, &err),
-             1);
-    QVERIFY(keep.open(QIODevice::ReadOnly));
-    QCOMPARE(keep.readAll(), before);
-    QVERIFY(!QFile::exists(QString::fromStdString(csvPath + ".partial")));
+             0);
+    struct stat st {};
+    QVERIFY(::lstat(link.c_str(), &st) == 0 && S_ISLNK(st.st_mode));
+    QVERIFY(::stat(csvPath.c_str(), &st) == 0);
+    QCOMPARE(st.st_mode & 0777, 0600u);
+    QFile now(QString::fromStdString(csvPath));
+    QVERIFY(now.open(QIODevice::ReadOnly));
+    QCOMPARE(now.readAll().count('\n'), 2);  // header + the sample at kT0 + 1 s
+    QCOMPARE(QDir(dir_.path()).entryList({"out.csv.partial*"}).size(), 0);
     // A full disk names the file and why.
     QCOMPARE(run({"history", "export", "--db", db_, "--from", std::to_string(kT0), "--to", std::to_string(kT0 + 601'000),
                   "--format", "csv", "--out", "/dev/full"},
