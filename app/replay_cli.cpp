@@ -67,6 +67,14 @@ int replayCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "tollgate replay: expected --incident ID or --from MS --to MS\n%s", a.usage().c_str());
     return kExitUsage;
   }
+  if (incident && (from || to)) {  // --from/--to were silently ignored
+    std::fprintf(stderr, "tollgate replay: --incident ID or --from/--to, not both\n");
+    return kExitUsage;
+  }
+  if (incident && (*incident != std::floor(*incident) || *incident < 1)) {  // 1.5 re-drove incident 1
+    std::fprintf(stderr, "tollgate replay: --incident: expected an incident number (1 and up), got %g\n", *incident);
+    return kExitUsage;
+  }
   if (from && to && !replaySpanProblem(EpochMs(*from), EpochMs(*to)).empty()) {
     std::fprintf(stderr, "tollgate replay: --from/--to: %s\n", replaySpanProblem(EpochMs(*from), EpochMs(*to)).c_str());
     return kExitUsage;

@@ -2,6 +2,7 @@
 
 #include "json_text.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -115,6 +116,9 @@ void JsonObjectReader::finish() const {
 }
 
 nlohmann::json readJsonFile(const std::string& file) {
+  std::error_code ec;
+  // A directory opens as a stream that reads nothing: "invalid JSON: unexpected end of input" named no reason.
+  if (std::filesystem::is_directory(file, ec)) throw ConfigError(file, "", "a directory, not a JSON file");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ConfigError(file, "", "cannot open file");
   std::ostringstream text;

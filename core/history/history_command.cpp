@@ -94,10 +94,11 @@ HistoryOutcome cmdIncidents(const HistoryRequest& a, std::ostream& out) {
   if (a.id) {
     const auto& idText = *a.id;
     char* end = nullptr;
+    errno = 0;
     const long long id = std::strtoll(idText.c_str(), &end, 10);
-    if (idText.empty() || *end != '\0') {
+    if (idText.empty() || *end != '\0' || errno == ERANGE || id < 1) {  // 99999999999999999999 read as INT64_MAX
       outcome.status = Status::BadRequest;
-      outcome.error = "history incidents: --id: expected a number, got '" + idText + "'";
+      outcome.error = "history incidents: --id: expected an incident number (1 and up), got '" + shown(idText) + "'";
       return outcome;
     }
     auto res = r->incident(id);
@@ -153,7 +154,20 @@ HistoryOutcome cmdShow(const HistoryRequest& a, std::ostream& out) {
   auto r = openReader(a, &outcome);
   if (!r) return outcome;
   std::vector<std::string> groups;
-  if (a.group) groups.push_back(*a.group);
+  if (a.group) {
+    // A group the file has never seen is a typo, not a quiet range (it printed no series and exited 0).
+    auto known = r->groups();
+    if (!known.ok()) return failed(std::move(outcome), "history: " + a.db + ": " + known.error);
+    if (std::find(known.value.begin(), known.value.end(), *a.group) == known.value.end()) {
+      std::string names;
+      for (const auto& g : known.value) names += (names.empty() ? "" : ", ") + shown(g);
+      outcome.status = Status::BadRequest;
+      outcome.error = "history show: --group: no group '" + shown(*a.group) + "' in " + a.db + " (it has: " +
+                      (names.empty() ? "none" : names) + ")";
+      return outcome;
+    }
+    groups.push_back(*a.group);
+  }
   auto series = r->samples(from, to, groups, points);
   auto events = r->events(from, to, groups, {});
   if (!series.ok() || !events.ok())
@@ -404,6 +418,10 @@ std::optional<EpochMs> parseHistoryTime(const std::string& t, EpochMs nowMs) {
   }
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 60)
     return std::nullopt;
+  // The month's own length (2026-02-30 was read as 2 March).
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (d > kDays[mo - 1] + (mo == 2 && leap ? 1 : 0)) return std::nullopt;
   if (y < 0) return std::nullopt;
   return inRange(((daysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 24 + h) * 60 + mi) * 60'000LL +
                  s * 1000LL + ms);

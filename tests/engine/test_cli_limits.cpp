@@ -330,6 +330,18 @@ class TestCliLimits : public QObject {
       QVERIFY2(err.contains("refusing to overwrite the history file"), err.constData());
     }
     QCOMPARE(runTollgate({"history", "check", "--db", QString::fromStdString(db)}), 0);
+    // An incident number that is none (1.5 re-drove incident 1), --from/--to beside it (ignored), a directory
+    // as the overrides ("unexpected end of input").
+    QCOMPARE(runTollgate({"replay", "--db", QString::fromStdString(db), "--incident", "1.5"}, nullptr, &err), kExitUsage);
+    QVERIFY2(err.contains("--incident"), err.constData());
+    QCOMPARE(runTollgate({"replay", "--db", QString::fromStdString(db), "--incident", "1", "--from", "1", "--to", "2"},
+                         nullptr, &err),
+             kExitUsage);
+    QVERIFY2(err.contains("not both"), err.constData());
+    QCOMPARE(runTollgate({"replay", "--db", QString::fromStdString(db), "--incident", "1", "--override", dir.path()},
+                         nullptr, &err),
+             kExitUsage);
+    QVERIFY2(err.contains("a directory, not a JSON file"), err.constData());
   }
 
   void replayPadIsCapped() {

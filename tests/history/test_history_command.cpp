@@ -74,6 +74,9 @@ class TestHistoryCommand : public QObject {
     QTest::newRow("offset") << "2026-11-29T02:00:00+01:00" << qint64(-1);
     QTest::newRow("bad unit") << "-3w" << qint64(-1);
     QTest::newRow("month 13") << "2026-13-01T00:00:00Z" << qint64(-1);
+    QTest::newRow("30 February") << "2026-02-30" << qint64(-1);
+    QTest::newRow("29 February 2028") << "2028-02-29" << qint64(1'835'395'200'000);
+    QTest::newRow("31 April") << "2026-04-31T00:00:00Z" << qint64(-1);
     QTest::newRow("words") << "yesterday" << qint64(-1);
     QTest::newRow("empty") << "" << qint64(-1);
   }
@@ -215,6 +218,20 @@ class TestHistoryCommand : public QObject {
     std::string err;
     QCOMPARE(run(a, nullptr, &err), 2);
     QVERIFY2(QString::fromStdString(err).contains(mentions), err.c_str());
+  }
+
+  // Arguments that named nothing in the file: a group it never saw (no series, exit 0) and an id past int64 (read
+  // as 9223372036854775807).
+  void namesTheFileDoesNotHaveAreErrors() {
+    std::string err;
+    QCOMPARE(run({"history", "show", "--db", db_, "--from", std::to_string(kT0), "--to", std::to_string(kT0 + 5000),
+                  "--group", "nosuch"},
+                 nullptr, &err),
+             2);
+    QVERIFY2(err.find("no group 'nosuch'") != std::string::npos && err.find("interactive") != std::string::npos,
+             err.c_str());
+    QCOMPARE(run({"history", "incidents", "--db", db_, "--id", "99999999999999999999"}, nullptr, &err), 2);
+    QVERIFY2(err.find("--id") != std::string::npos, err.c_str());
   }
 
   void checkReportsASoundFile() {
