@@ -332,7 +332,8 @@ class TestCliLimits : public QObject {
     QCOMPARE(runTollgate({"history", "check", "--db", QString::fromStdString(db)}), 0);
     // An incident number that is none (1.5 re-drove incident 1), --from/--to beside it (ignored), a directory
     // as the overrides ("unexpected end of input").
-    QCOMPARE(runTollgate({"replay", "--db", QString::fromStdString(db), "--incident", "1.5"}, nullptr, &err), kExitUsage);
+    QCOMPARE(runTollgate({"replay", "--db", QString::fromStdString(db), "--incident", "1.5"}, nullptr, &err),
+             kExitUsage);
     QVERIFY2(err.contains("--incident"), err.constData());
     QCOMPARE(runTollgate({"replay", "--db", QString::fromStdString(db), "--incident", "1", "--from", "1", "--to", "2"},
                          nullptr, &err),
