@@ -30,9 +30,10 @@ std::string cell(double v, int prec = 0) {
 }
 
 void printRow(const std::string& name, const Headline& a, const Headline& b) {
-  std::printf("%-14s %9lld %9lld %8lld %8lld %9s %9s %9s %9s %9s %9s\n",
+  std::printf("%-14s %9lld %9lld %8lld %8lld %9lld %9lld %9s %9s %9s %9s %9s %9s\n",
               toValidUtf8(escapeControlBytes(name)).c_str(), (long long)a.r429,
-              (long long)b.r429, (long long)a.shed, (long long)b.shed, cell(a.completionS, 1).c_str(),
+              (long long)b.r429, (long long)a.shed, (long long)b.shed, (long long)a.unfinished(),
+              (long long)b.unfinished(), cell(a.completionS, 1).c_str(),
               cell(b.completionS, 1).c_str(), cell(a.p0P50Ms).c_str(), cell(b.p0P50Ms).c_str(), cell(a.p0P95Ms).c_str(),
               cell(b.p0P95Ms).c_str());
 }
@@ -141,8 +142,9 @@ int replayCommand(const std::vector<std::string>& args) {
     std::printf("incident %lld: %lld s, groups %zu, peak %.1f 429/s\n", (long long)sc->incident->id,
                 (long long)sc->incident->durationMs() / 1000, sc->incident->groups.size(), sc->incident->peak429PerS);
   std::printf("re-drive: %.1f s wall at %gx\n\n", r.wallS, r.speed);
-  std::printf("%-14s %9s %9s %8s %8s %9s %9s %9s %9s %9s %9s\n", "group", "429 rec", "429 new", "shed rec",
-              "shed new", "done rec", "done new", "p0p50rec", "p0p50new", "p0p95rec", "p0p95new");
+  std::printf("%-14s %9s %9s %8s %8s %9s %9s %9s %9s %9s %9s %9s %9s\n", "group", "429 rec", "429 new", "shed rec",
+              "shed new", "unfin rec", "unfin new", "done rec", "done new", "p0p50rec", "p0p50new", "p0p95rec",
+              "p0p95new");
   for (const auto& [name, h] : r.recorded.groups) {
     auto it = r.redriven.groups.find(name);
     printRow(name, h, it == r.redriven.groups.end() ? Headline{} : it->second);

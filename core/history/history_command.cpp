@@ -121,6 +121,15 @@ HistoryOutcome cmdIncidents(const HistoryRequest& a, std::ostream& out) {
         << num(i.peak429PerS) << "\t" << i.total429 << "\t" << i.shed << "\t" << i.operatorActions.size() << "\t"
         << joined(i.reasons) << "\n";
   out << res.value.size() << " incident(s)\n";
+  // What the writer has not scanned yet (killed before its next scan): found here, recorded by its next run.
+  if (auto fresh = r->unscannedIncidents(); fresh.ok() && !fresh.value.empty()) {
+    for (const auto& i : fresh.value)
+      out << "-\t" << iso(i.startMs) << "\t" << duration(i.durationMs()) << "\t" << joined(i.groups) << "\t"
+          << num(i.peak429PerS) << "\t" << i.total429 << "\t" << i.shed << "\t" << i.operatorActions.size() << "\t"
+          << joined(i.reasons) << "\n";
+    out << fresh.value.size() << " more in samples not yet scanned (the writer stopped before it scanned them, "
+        << "killed?): no id until a run records them\n";
+  }
   return outcome;
 }
 

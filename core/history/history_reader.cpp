@@ -1,7 +1,9 @@
 #include "history_reader.h"
 
 #include "epoch_floor.h"
+#include "history_meta.h"
 #include "history_schema.h"
+#include "incident_detector.h"
 #include "json_text.h"
 #include "sqlite_db.h"
 #include "sqlite_transaction.h"
@@ -354,6 +356,32 @@ HistoryResult<std::vector<Incident>> HistoryReader::incidents() {
     if (d_->version < 2) return out;  // v1 files had no incident table
     sql::Stmt st(d_->db, std::string(kIncidentColumns) + " ORDER BY start_ms, id");
     while (st.step()) out.push_back(readIncident(st));
+    return out;
+  });
+}
+
+HistoryResult<std::vector<Incident>> HistoryReader::unscannedIncidents() {
+  return d_->guarded<std::vector<Incident>>([&] {
+    std::vector<Incident> out;
+    if (d_->version < 2) return out;
+    EpochMs newest = std::numeric_limits<EpochMs>::min();
+    {
+      sql::Stmt mx(d_->db, "SELECT max(ts_ms) FROM samples");
+      if (mx.step() && !mx.isNull(0)) newest = mx.i64(0);
+    }
+    if (newest == std::numeric_limits<EpochMs>::min()) return out;
+    const auto scanned = history::readMetaMs(d_->db, history::kMetaIncidentsScannedTo, d_->path);
+    if (scanned && *scanned >= newest) return out;
+    const IncidentOptions opts;
+    const std::int64_t lookback = opts.mergeGapMs + std::max(opts.shareWindowMs, opts.queueGrowthWindowMs);
+    // A day of samples at most: a file never scanned at all is the writer's to walk, chunk by chunk.
+    const EpochMs from = std::max(scanned ? subSaturating(*scanned, lookback) : kMinHistoryMs,
+                                  subSaturating(newest, 86'400'000));
+    const IncidentDetector detector(opts);
+    for (Incident& inc : detector.detect(history::loadSamples(d_->db, d_->version, from, newest + 1, {}),
+                                         history::loadEvents(d_->db, from, newest + 1, {},
+                                                             {EventKind::OperatorAction})))
+      if (!scanned || inc.endMs > *scanned) out.push_back(std::move(inc));
     return out;
   });
 }

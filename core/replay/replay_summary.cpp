@@ -21,6 +21,7 @@ struct Acc {
 
 nlohmann::json Headline::toJson() const {
   return {{"arrivals", arrivals}, {"sends", sends}, {"ok", ok}, {"r429", r429}, {"shed", shed},
+          {"unfinished", unfinished()},
           {"completion_s", numberOrNull(completionS)}, {"p0_latency_p50_ms", numberOrNull(p0P50Ms)},
           {"p0_latency_p95_ms", numberOrNull(p0P95Ms)}};
 }
@@ -63,7 +64,9 @@ ReplaySummary ReplaySummary::fromSamples(const std::vector<Sample>& samples, Epo
         break;
       }
     }
-    if (a.h.arrivals == 0) a.h.completionS = kUnknown;
+    if (a.h.arrivals == 0 ||
+        static_cast<double>(a.h.unfinished()) > Headline::kUnfinishedShare * static_cast<double>(a.h.arrivals))
+      a.h.completionS = kUnknown;
     if (a.p0) {
       a.h.p0P50Ms = percentile(a.p50, 0.5);
       a.h.p0P95Ms = percentile(a.p95, 0.95);
