@@ -79,20 +79,24 @@ WhatIfDialog::WhatIfDialog(HistorySampleSource* source, EpochMs fromMs, EpochMs 
       auto* conc = new QSpinBox(groups_);
       conc->setRange(1, 100000);
       conc->setValue(g.concurrency);
+      conc->setProperty("shown", conc->value());
       groups_->setCellWidget(r, kConcurrency, conc);
       auto* bucket = new QDoubleSpinBox(groups_);
       bucket->setRange(0.05, 1.0);
       bucket->setSingleStep(0.05);
       bucket->setValue(GroupConfig{}.bucketFraction);
+      bucket->setProperty("shown", bucket->value());
       groups_->setCellWidget(r, kBucket, bucket);
       auto* share = new QDoubleSpinBox(groups_);
       share->setRange(0.01, 1.0);
       share->setSingleStep(0.05);
       share->setValue(BreakerConfig{}.failureShare);
+      share->setProperty("shown", share->value());
       groups_->setCellWidget(r, kFailureShare, share);
       auto* calls = new QSpinBox(groups_);
       calls->setRange(1, 1000000);
       calls->setValue(BreakerConfig{}.minCalls);
+      calls->setProperty("shown", calls->value());
       groups_->setCellWidget(r, kMinCalls, calls);
     }
   } else {
@@ -164,15 +168,23 @@ WhatIfOverrides WhatIfDialog::overrides() const {
   if (global_->value() > 0) o.globalConcurrency = global_->value();
   o.concurrencyScale = scale_->value();
   for (int t = 0; t < kTierCount; ++t) o.pausedTiers[t] = paused_[t]->isChecked();
+  // Only what the operator changed: a value left as shown is the recording's (every row set every group's
+  // concurrency, so the recorded concurrency changes were never re-driven).
   for (int r = 0; r < groups_->rowCount(); ++r) {
+    auto* conc = static_cast<QSpinBox*>(groups_->cellWidget(r, kConcurrency));
+    auto* bucket = static_cast<QDoubleSpinBox*>(groups_->cellWidget(r, kBucket));
+    auto* share = static_cast<QDoubleSpinBox*>(groups_->cellWidget(r, kFailureShare));
+    auto* calls = static_cast<QSpinBox*>(groups_->cellWidget(r, kMinCalls));
     GroupOverride g;
-    g.concurrency = static_cast<QSpinBox*>(groups_->cellWidget(r, kConcurrency))->value();
-    g.bucketFraction = static_cast<QDoubleSpinBox*>(groups_->cellWidget(r, kBucket))->value();
-    BreakerConfig b;
-    b.failureShare = static_cast<QDoubleSpinBox*>(groups_->cellWidget(r, kFailureShare))->value();
-    b.minCalls = static_cast<QSpinBox*>(groups_->cellWidget(r, kMinCalls))->value();
-    g.breaker = b;
-    o.groups[groups_->item(r, kName)->text().toStdString()] = g;
+    if (conc->value() != conc->property("shown").toInt()) g.concurrency = conc->value();
+    if (bucket->value() != bucket->property("shown").toDouble()) g.bucketFraction = bucket->value();
+    if (share->value() != share->property("shown").toDouble() || calls->value() != calls->property("shown").toInt()) {
+      BreakerConfig b;
+      b.failureShare = share->value();
+      b.minCalls = calls->value();
+      g.breaker = b;
+    }
+    if (g.concurrency || g.bucketFraction || g.breaker) o.groups[groups_->item(r, kName)->text().toStdString()] = g;
   }
   return o;
 }

@@ -127,8 +127,8 @@ HistoryOutcome cmdIncidents(const HistoryRequest& a, std::ostream& out) {
       out << "-\t" << iso(i.startMs) << "\t" << duration(i.durationMs()) << "\t" << joined(i.groups) << "\t"
           << num(i.peak429PerS) << "\t" << i.total429 << "\t" << i.shed << "\t" << i.operatorActions.size() << "\t"
           << joined(i.reasons) << "\n";
-    out << fresh.value.size() << " more in samples not yet scanned (the writer stopped before it scanned them, "
-        << "killed?): no id until a run records them\n";
+    out << fresh.value.size() << " more in samples the writer has not scanned yet (it scans every 30 s and at a "
+        << "clean stop; killed?): no id until a run records them\n";
   }
   return outcome;
 }

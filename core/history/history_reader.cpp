@@ -366,8 +366,13 @@ HistoryResult<std::vector<Incident>> HistoryReader::unscannedIncidents() {
     if (d_->version < 2) return out;
     EpochMs newest = std::numeric_limits<EpochMs>::min();
     {
-      sql::Stmt mx(d_->db, "SELECT max(ts_ms) FROM samples");
-      if (mx.step() && !mx.isNull(0)) newest = mx.i64(0);
+      // Per group, on the (group_id, ts_ms) key: max over the whole table scanned it (0.23 s on 3 M rows).
+      sql::Stmt mx(d_->db, "SELECT max(ts_ms) FROM samples WHERE group_id = ?1");
+      for (const auto& [id, name] : history::loadGroups(d_->db)) {
+        mx.bind(1, id);
+        if (mx.step() && !mx.isNull(0)) newest = std::max<EpochMs>(newest, mx.i64(0));
+        mx.reset();
+      }
     }
     if (newest == std::numeric_limits<EpochMs>::min()) return out;
     const auto scanned = history::readMetaMs(d_->db, history::kMetaIncidentsScannedTo, d_->path);
@@ -377,12 +382,34 @@ HistoryResult<std::vector<Incident>> HistoryReader::unscannedIncidents() {
     // A day of samples at most: a file never scanned at all is the writer's to walk, chunk by chunk.
     const EpochMs from = std::max(scanned ? subSaturating(*scanned, lookback) : kMinHistoryMs,
                                   subSaturating(newest, 86'400'000));
+    // Recorded incidents that may still have grown after the scan: what the detector finds within the merge gap of
+    // one is that one (listed with its id), not another.
+    std::vector<std::pair<EpochMs, EpochMs>> recorded;
+    {
+      sql::Stmt t(d_->db, "SELECT start_ms, end_ms FROM incidents WHERE end_ms >= ?1");
+      t.bind(1, static_cast<std::int64_t>(subSaturating(from, opts.mergeGapMs)));
+      while (t.step()) recorded.emplace_back(t.i64(0), t.i64(1));
+    }
     const IncidentDetector detector(opts);
     for (Incident& inc : detector.detect(history::loadSamples(d_->db, d_->version, from, newest + 1, {}),
                                          history::loadEvents(d_->db, from, newest + 1, {},
-                                                             {EventKind::OperatorAction})))
-      if (!scanned || inc.endMs > *scanned) out.push_back(std::move(inc));
+                                                             {EventKind::OperatorAction}))) {
+      const bool known = std::any_of(recorded.begin(), recorded.end(), [&](const auto& r) {
+        return inc.startMs <= addSaturating(r.second, opts.mergeGapMs) && r.first <= inc.endMs;
+      });
+      if (!known && (!scanned || inc.endMs > *scanned)) out.push_back(std::move(inc));
+    }
     return out;
+  });
+}
+
+HistoryResult<std::optional<Event>> HistoryReader::lastEvent(EventKind kind, EpochMs atMs) {
+  return d_->guarded<std::optional<Event>>([&]() -> std::optional<Event> {
+    sql::Stmt st(d_->db, "SELECT ts_ms, kind, severity, grp, message, detail FROM events WHERE kind = ?1 AND "
+                         "ts_ms <= ?2 ORDER BY ts_ms DESC, id DESC LIMIT 1");
+    st.bind(1, std::string(eventKindName(kind))).bind(2, static_cast<std::int64_t>(atMs));
+    if (!st.step()) return std::nullopt;
+    return history::readEvent(st, 0);
   });
 }
 

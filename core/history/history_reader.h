@@ -56,6 +56,8 @@ class HistoryReader {
   // kill -9 the last one was in no list until a later run). Found here in memory with the default thresholds,
   // id 0; the writer's next run records them. Empty when the file is scanned to its newest sample.
   HistoryResult<std::vector<Incident>> unscannedIncidents();
+  // The last event of `kind` at or before `atMs` (the kind's index: no walk through other events), if any.
+  HistoryResult<std::optional<Event>> lastEvent(EventKind kind, EpochMs atMs);
 
   // For `history check`: PRAGMA integrity_check lines ("ok" when sound), and row counts per table.
   HistoryResult<std::vector<std::string>> integrityCheck();

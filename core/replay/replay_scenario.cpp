@@ -58,10 +58,6 @@ std::optional<ReplayScenario> ReplayScenario::fromIncident(HistoryReader& reader
   return s;
 }
 
-namespace {
-constexpr EpochMs kConfigLookBackMs = 7LL * 86'400'000;
-}  // namespace
-
 std::optional<ReplayScenario> ReplayScenario::fromHistory(HistoryReader& reader, EpochMs fromMs, EpochMs toMs,
                                                           std::string* error) {
   if (std::string why = replaySpanProblem(fromMs, toMs); !why.empty()) {
@@ -81,17 +77,24 @@ std::optional<ReplayScenario> ReplayScenario::fromHistory(HistoryReader& reader,
   ReplayScenario sc;
   sc.fromMs = fromMs;
   sc.toMs = toMs;
-  // The engine that recorded it: its last start within a week before the range, else the first in it.
-  if (auto starts = reader.events(fromMs - kConfigLookBackMs, toMs, {}, {EventKind::EngineStart}); starts.ok()) {
-    for (const auto& e : starts.value) {
-      if (!e.detail.contains("config") || !e.detail["config"].is_object()) continue;
-      if (e.tsMs <= fromMs || sc.engineConfig.is_null()) sc.engineConfig = e.detail["config"];
-      if (e.tsMs > fromMs) break;
-    }
-  }
+
   sc.recorded = std::move(rows.value);
   sc.events = std::move(ev.value);
   sc.arrivalsKnown = reader.schemaVersion() >= 3;
+  // The engine that recorded it: the last start at or before the range's first sample (a run that started inside
+  // the range recorded it, not the one before), and the operator's actions between that start and the range, which
+  // were in force when it began.
+  if (!sc.recorded.empty()) {
+    EpochMs first = sc.recorded.front().tsMs;
+    for (const auto& smp : sc.recorded) first = std::min(first, smp.tsMs);
+    if (auto start = reader.lastEvent(EventKind::EngineStart, first); start.ok() && start.value) {
+      const nlohmann::json& d = start.value->detail;
+      if (d.is_object() && d.contains("config") && d["config"].is_object()) sc.engineConfig = d["config"];
+      if (start.value->tsMs < fromMs)
+        if (auto before = reader.events(start.value->tsMs, fromMs, {}, {EventKind::OperatorAction}); before.ok())
+          sc.actionsBefore = std::move(before.value);
+    }
+  }
   const std::size_t seconds = std::size_t((toMs - fromMs + 999) / 1000);
 
   std::map<std::string, std::vector<const Sample*>> byGroup;

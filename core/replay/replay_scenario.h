@@ -51,6 +51,7 @@ struct ReplayScenario {
   // The recorded engine's settings (EngineStart's "config": tiers, retries, limits), from its last start before
   // the range (or the first in it); null for recordings older than that.
   nlohmann::json engineConfig;
+  std::vector<Event> actionsBefore;  // operator actions between that start and the range: in force at its start
 
   double durationS() const { return (double(toMs) - double(fromMs)) / 1000.0; }  // no int64 overflow
 

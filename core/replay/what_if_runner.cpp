@@ -188,43 +188,62 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
     for (int t = 0; t < kTierCount; ++t)
       if (o.pausedTiers[t]) engine->setTierPaused(Tier(t), true, name, "what-if");
 
-  // The operator's recorded actions (pausing a tier or group, changing concurrency), at their times: the recording
-  // with P2 paused at 10 s shed 450, its re-drive without the pause 0. Not where the overrides set the same thing
-  // for the whole re-drive (that is the what-if).
+  // The operator's recorded actions (pausing a tier or group, concurrency, rate ceilings, a drain) at their times,
+  // and those between the recording engine's start and the range at once (in force when the range began): the
+  // recording with P2 paused at 10 s shed 450, its re-drive without the pause 0. Not where the overrides set the
+  // same thing for the whole re-drive (that is the what-if). A field of the wrong type skips the action.
   struct Replayed {
     double atS;
     std::function<void()> apply;
   };
   std::vector<Replayed> actions;
-  const bool tiersOverridden =
-      std::any_of(overrides.pausedTiers.begin(), overrides.pausedTiers.end(), [](bool b) { return b; }) ||
-      std::any_of(overrides.groups.begin(), overrides.groups.end(), [](const auto& kv) {
-        return std::any_of(kv.second.pausedTiers.begin(), kv.second.pausedTiers.end(), [](bool b) { return b; });
-      });
-  for (const Event& e : sc.events) {
-    if (e.kind != EventKind::OperatorAction || !e.detail.value("ok", false) || e.tsMs < sc.fromMs) continue;
-    const std::string action = e.detail.value("action", std::string());
-    const std::string target = e.detail.value("target", std::string());
-    const nlohmann::json after = e.detail.contains("after") ? e.detail["after"] : nlohmann::json();
-    const double atS = double(e.tsMs - sc.fromMs) / 1000.0 / speed;
-    Engine* eng = engine.get();
-    if ((action == "pause_tier" || action == "resume_tier") && after.is_boolean() && !tiersOverridden) {
+  auto text = [](const nlohmann::json& d, const char* k) {
+    return d.contains(k) && d[k].is_string() ? d[k].get<std::string>() : std::string();
+  };
+  auto tierOverridden = [&](Tier t, const std::string& group) {
+    if (overrides.pausedTiers[static_cast<std::size_t>(t)]) return true;
+    for (const auto& [name, o] : overrides.groups)
+      if ((group.empty() || name == group) && o.pausedTiers[static_cast<std::size_t>(t)]) return true;
+    return false;
+  };
+  Engine* eng = engine.get();
+  auto replay = [&](const Event& e, double atS) {
+    const nlohmann::json& d = e.detail;
+    if (e.kind != EventKind::OperatorAction || !d.is_object() || !(d.contains("ok") && d["ok"] == true)) return;
+    const std::string action = text(d, "action"), target = text(d, "target");
+    const nlohmann::json after = d.contains("after") ? d["after"] : nlohmann::json();
+    if ((action == "pause_tier" || action == "resume_tier") && after.is_boolean()) {
       const auto slash = target.rfind('/');
-      const auto tier = slash == std::string::npos ? std::nullopt : parseTier(target.substr(slash + 1));
-      if (!tier) continue;
+      if (slash == std::string::npos) return;
+      const std::optional<Tier> tier = parseTier(target.substr(slash + 1));
+      if (!tier.has_value()) return;
+      const Tier t = tier.value();
       const std::string group = target.rfind("*/", 0) == 0 ? std::string() : target.substr(0, slash);
-      actions.push_back({atS, [eng, t = *tier, p = after.get<bool>(), group] {
-                           eng->setTierPaused(t, p, group, "replayed");
-                         }});
+      if (!tierOverridden(t, group))
+        actions.push_back({atS, [eng, t, p = after.get<bool>(), group] { eng->setTierPaused(t, p, group, "replayed"); }});
     } else if ((action == "pause_group" || action == "resume_group") && after.is_boolean()) {
       actions.push_back({atS, [eng, p = after.get<bool>(), target] { eng->setGroupPaused(target, p, "replayed"); }});
-    } else if (action == "set_concurrency" && after.is_number_integer() && overrides.concurrencyScale == 1.0) {
+    } else if (action == "set_concurrency" && after.is_number_integer()) {
       if (target == "*" && !overrides.globalConcurrency)
         actions.push_back({atS, [eng, n = after.get<int>()] { eng->setGlobalConcurrency(n, "replayed"); }});
-      else if (target != "*" && !(overrides.groups.count(target) && overrides.groups.at(target).concurrency))
-        actions.push_back({atS, [eng, n = after.get<int>(), target] { eng->setGroupConcurrency(target, n, "replayed"); }});
+      else if (target != "*" && overrides.concurrencyScale == 1.0 &&
+               !(overrides.groups.count(target) && overrides.groups.at(target).concurrency))
+        actions.push_back({atS, [eng, n = after.get<int>(), target] {
+                             eng->setGroupConcurrency(target, n, "replayed");
+                           }});
+    } else if (action == "set_rate_ceiling" && after.is_object()) {
+      auto rate = [&](const char* k) { return after.contains(k) && after[k].is_number() ? after[k].get<double>() : 0.0; };
+      const RateCeilingConfig c{rate("requests_per_s") * speed, rate("tokens_per_min") * speed};
+      actions.push_back({atS, [eng, c, group = target == "*" ? std::string() : target] {
+                           eng->setRateCeiling(group, c, "replayed");
+                         }});
+    } else if (action == "drain") {
+      actions.push_back({atS, [eng, target] { eng->drainGroup(target, "replayed"); }});
     }
-  }
+  };
+  for (const Event& e : sc.actionsBefore) replay(e, 0);
+  for (const Event& e : sc.events)
+    if (e.tsMs >= sc.fromMs) replay(e, double(e.tsMs - sc.fromMs) / 1000.0 / speed);
   std::stable_sort(actions.begin(), actions.end(), [](const Replayed& a, const Replayed& b) { return a.atS < b.atS; });
   std::size_t nextAction = 0;
 
@@ -233,12 +252,16 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
   std::size_t next = 0;
   auto cancelled = [&] { return opts.cancel && opts.cancel->load(); };
   double lastProgress = -1;
-  while (next < total && !cancelled()) {
-    const auto due = addSaturating(start, fromSeconds(arrivals[next].atS));
-    std::this_thread::sleep_until(due);
-    const auto now = std::chrono::steady_clock::now();
+  auto applyDue = [&](std::chrono::steady_clock::time_point now) {
     while (nextAction < actions.size() && start + std::chrono::duration<double>(actions[nextAction].atS) <= now)
       actions[nextAction++].apply();
+  };
+  while (next < total && !cancelled()) {
+    auto due = addSaturating(start, fromSeconds(arrivals[next].atS));
+    if (nextAction < actions.size()) due = std::min(due, addSaturating(start, fromSeconds(actions[nextAction].atS)));
+    std::this_thread::sleep_until(due);
+    const auto now = std::chrono::steady_clock::now();
+    applyDue(now);
     while (next < total && start + std::chrono::duration<double>(arrivals[next].atS) <= now) {
       const Arrival& a = arrivals[next];
       Request r;
@@ -266,11 +289,16 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
   {
     std::unique_lock lock(mutex);
     const auto deadline = addSaturating(std::chrono::steady_clock::now(), fromSeconds(opts.drainCapS / speed));
-    while (done < std::int64_t(next) && !cancelled())
+    while (done < std::int64_t(next) && !cancelled()) {
+      // Actions after the last arrival (P2 resumed once the workload ended) still come at their times.
+      lock.unlock();
+      applyDue(std::chrono::steady_clock::now());
+      lock.lock();
       if (cv.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(100))) ==
               std::cv_status::timeout &&
           std::chrono::steady_clock::now() >= deadline)
         break;
+    }
   }
   // Let the sampler see the empty queues, then stop and pad the run to the end of the range.
   const auto settle = std::chrono::steady_clock::now() + std::chrono::milliseconds(2 * sampleEveryMs + 50);

@@ -260,7 +260,7 @@ class TestHistoryCommand : public QObject {
     std::string out, err;
     QCOMPARE(run({"history", "incidents", "--db", db}, &out, &err), 0);
     QVERIFY2(out.find("0 incident(s)") != std::string::npos, out.c_str());
-    QVERIFY2(out.find("1 more in samples not yet scanned") != std::string::npos, out.c_str());
+    QVERIFY2(out.find("1 more in samples the writer has not scanned yet") != std::string::npos, out.c_str());
     QVERIFY2(out.find("429_share") != std::string::npos, out.c_str());
   }
 

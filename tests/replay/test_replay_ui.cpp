@@ -197,9 +197,12 @@ class TestReplayUi : public QObject {
   void whatIfDialogRuns() {
     WhatIfDialog* d = panel_->openWhatIf();
     QVERIFY(d && d->scenario());
-    WhatIfOverrides o = d->overrides();
-    for (auto& [name, g] : o.groups) g.concurrency = std::max(1, *g.concurrency / 2);
+    // Untouched, the dialog overrides nothing of the groups (the recording's settings and actions stand).
+    QVERIFY(d->overrides().groups.empty());
+    WhatIfOverrides o;
+    for (const auto& g : d->scenario()->groups) o.groups[g.name].concurrency = std::max(1, g.concurrency / 2);
     d->setOverrides(o);
+    QCOMPARE(d->overrides().groups.size(), d->scenario()->groups.size());
     d->setSpeed(10);
     QSignalSpy done(d, &WhatIfDialog::finished);
     d->run();
