@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -265,17 +266,27 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
     const bool special = exists && !S_ISREG(st.st_mode);
     std::error_code ec;
     // A symlink's target is what gets replaced (not the link), keeping the mode it had (a 0600 export of client
-    // names and key fingerprints must not come back 0644); the partial file's name is this process's own.
+    // names and key fingerprints must not come back 0644). The partial file is made new and exclusively
+    // (mkstemp: no name another user could plant a link at); where none can be made (a writable file in a
+    // read-only folder) the file is written in place.
     finalPath = exists ? std::filesystem::canonical(path, ec).string() : path;
     if (ec) finalPath = path;
-    const std::string target = special ? path : finalPath + ".partial-" + std::to_string(::getpid());
+    std::string target = path;
+    if (!special) {
+      std::string name = finalPath + ".partial-XXXXXX";
+      if (const int fd = ::mkstemp(name.data()); fd >= 0) {
+        // mkstemp's 0600 for a new file would be a change: the mode a plain create gives (0666 less the umask).
+        const mode_t mask = ::umask(0);
+        ::umask(mask);
+        ::fchmod(fd, exists ? (st.st_mode & 07777) : (0666 & ~mask));
+        ::close(fd);
+        target = name;
+        partial.path = name;
+      }
+    }
     file.open(target, std::ios::binary | std::ios::trunc);
     if (!file)
       return failed(std::move(outcome), "history export: --out: cannot write '" + target + "': " + std::strerror(errno));
-    if (!special) {
-      partial.path = target;
-      if (exists) ::chmod(target.c_str(), st.st_mode & 07777);
-    }
     o = &file;
   }
   const bool csv = format == "csv";

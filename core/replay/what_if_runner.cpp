@@ -220,7 +220,9 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
       const Tier t = tier.value();
       const std::string group = target.rfind("*/", 0) == 0 ? std::string() : target.substr(0, slash);
       if (!tierOverridden(t, group))
-        actions.push_back({atS, [eng, t, p = after.get<bool>(), group] { eng->setTierPaused(t, p, group, "replayed"); }});
+        actions.push_back({atS, [eng, t, p = after.get<bool>(), group] {
+                             eng->setTierPaused(t, p, group, "replayed");
+                           }});
     } else if ((action == "pause_group" || action == "resume_group") && after.is_boolean()) {
       actions.push_back({atS, [eng, p = after.get<bool>(), target] { eng->setGroupPaused(target, p, "replayed"); }});
     } else if (action == "set_concurrency" && after.is_number_integer()) {
@@ -232,7 +234,9 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
                              eng->setGroupConcurrency(target, n, "replayed");
                            }});
     } else if (action == "set_rate_ceiling" && after.is_object()) {
-      auto rate = [&](const char* k) { return after.contains(k) && after[k].is_number() ? after[k].get<double>() : 0.0; };
+      auto rate = [&](const char* k) {
+        return after.contains(k) && after[k].is_number() ? after[k].get<double>() : 0.0;
+      };
       const RateCeilingConfig c{rate("requests_per_s") * speed, rate("tokens_per_min") * speed};
       actions.push_back({atS, [eng, c, group = target == "*" ? std::string() : target] {
                            eng->setRateCeiling(group, c, "replayed");

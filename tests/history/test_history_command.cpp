@@ -313,6 +313,12 @@ class TestHistoryCommand : public QObject {
     QCOMPARE(lines.size(), 601);  // header + 600
     QVERIFY(lines[0].startsWith("ts_ms,group,"));
     QVERIFY(lines[1].startsWith(QByteArray::number(kT0 + 1000) + ",interactive,,"));  // NaN -> empty field
+    // A new file gets the mode a plain create gives, not the 0600 of its exclusive partial file.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    struct stat created {};
+    QVERIFY(::stat(csvPath.c_str(), &created) == 0);
+    QCOMPARE(created.st_mode & 0777, 0666u & ~static_cast<unsigned>(mask));
     QCOMPARE(run({"history", "export", "--db", db_, "--from", std::to_string(kT0), "--to", std::to_string(kT0 + 601'000),
                   "--format", "jsonl", "--what", "events"},
                  &out, &err),
