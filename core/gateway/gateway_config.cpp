@@ -80,6 +80,7 @@ GatewayConfig loadGatewayConfig(const nlohmann::json& j, const EngineConfig& eng
   c.maxConnections = r.integer("max_connections", c.maxConnections, 1, 100000);
   c.idleTimeoutS = r.integer("idle_timeout_s", c.idleTimeoutS, 1, 86400);
   c.requestHeadTimeoutS = r.integer("request_head_timeout_s", c.requestHeadTimeoutS, 1, 3600);
+  c.requestBodyTimeoutS = r.integer("request_body_timeout_s", c.requestBodyTimeoutS, 1, 3600);
 
   std::set<std::string> names;
   if (const auto* cl = r.child("clients")) {

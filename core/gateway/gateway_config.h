@@ -50,6 +50,7 @@ struct GatewayConfig {
   int maxConnections = 4096;
   int idleTimeoutS = 120;           // an idle keep-alive connection is closed after this
   int requestHeadTimeoutS = 30;     // a request head must be whole this long after its request line
+  int requestBodyTimeoutS = 120;    // a request body must be whole this long after its head
   std::vector<ClientConfig> clients;  // empty: no token asked (allowed only on loopback)
   std::vector<RouteConfig> routes;
 };
@@ -57,7 +58,7 @@ struct GatewayConfig {
 // Reads the section (`j`, at JSON path "/gateway" of `file`) against the engine's groups: every route's
 // groups must exist. Tokens are read from their environment variables here; a missing one is an error.
 // {"listen": "127.0.0.1:8088", "allow_non_loopback": false, "max_body_bytes": 33554432,
-//  "max_connections": 4096, "idle_timeout_s": 120, "request_head_timeout_s": 30,
+//  "max_connections": 4096, "idle_timeout_s": 120, "request_head_timeout_s": 30, "request_body_timeout_s": 120,
 //  "clients": [{"name": "svc-a", "token_env": "TOLLGATE_TOKEN_SVC_A"}],
 //  "routes": [{"prefix": "/openai", "group": "openai", "groups": ["openai", "openai-batch"],
 //              "default_tier": "P1", "dialect": "openai" | "anthropic" | "generic",

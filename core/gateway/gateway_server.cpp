@@ -3,7 +3,7 @@
 #include "disconnect_watcher.h"
 #include "error_answer.h"
 #include "gateway_metrics.h"
-#include "head_deadline.h"
+#include "request_deadline.h"
 #include "json_text.h"
 #include "log.h"
 #include "request_policy.h"
@@ -290,13 +290,14 @@ void GatewayServer::start() {
     }
     if (h) engine_.cancel(h, "the gateway client disconnected");
   });
-  // libmicrohttpd's timeout is an idle one, which a client dribbling its head a byte at a time never meets.
-  const int idleS = cfg_.idleTimeoutS, headS = cfg_.requestHeadTimeoutS;
-  headDeadline_ = std::make_unique<HeadDeadline>(
-      std::chrono::seconds(idleS), std::chrono::seconds(headS), [idleS, headS](int n) {
-        logInfo("gateway", "closed " + std::to_string(n) + " connection(s) whose request head was not whole in time (" +
-                               std::to_string(headS) + " s after the request line, request_head_timeout_s; " +
-                               std::to_string(idleS + headS) + " s after connecting or the last answer)");
+  // libmicrohttpd's timeout is an idle one, which a client dribbling its request a byte at a time never meets.
+  const int idleS = cfg_.idleTimeoutS, headS = cfg_.requestHeadTimeoutS, bodyS = cfg_.requestBodyTimeoutS;
+  requestDeadline_ = std::make_unique<RequestDeadline>(
+      std::chrono::seconds(idleS), std::chrono::seconds(headS), std::chrono::seconds(bodyS), [=](int n) {
+        logInfo("gateway", "closed " + std::to_string(n) + " connection(s) whose request was not whole in time (head " +
+                               std::to_string(headS) + " s after the request line, request_head_timeout_s, or " +
+                               std::to_string(idleS + headS) + " s after connecting or the last answer; body " +
+                               std::to_string(bodyS) + " s after the head, request_body_timeout_s)");
       });
   errno = 0;
   daemon_ = MHD_start_daemon(
@@ -318,7 +319,7 @@ void GatewayServer::start() {
   if (!daemon_) {
     const int e = errno;
     watcher_.reset();
-    headDeadline_.reset();
+    requestDeadline_.reset();
     throw std::runtime_error("gateway: cannot listen on " + listenAddress() + ": " +
                              (e ? std::strerror(e) : "libmicrohttpd refused to start"));
   }
@@ -367,22 +368,22 @@ void GatewayServer::stop() {
   daemon_ = nullptr;
   if (listen != MHD_INVALID_SOCKET) close(listen);
   watcher_.reset();
-  headDeadline_.reset();
+  requestDeadline_.reset();
   logInfo("gateway", "stopped");
 }
 
 void GatewayServer::onConnection(MHD_Connection* c, bool opened) {
-  if (!headDeadline_) return;
+  if (!requestDeadline_) return;
   if (!opened) {
-    headDeadline_->closed(c);
+    requestDeadline_->closed(c);
     return;
   }
   if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD))
-    headDeadline_->opened(c, info->connect_fd);
+    requestDeadline_->opened(c, info->connect_fd);
 }
 
 void* GatewayServer::onUri(const char* uri, MHD_Connection* c) {
-  if (headDeadline_) headDeadline_->requestLine(c);
+  if (requestDeadline_) requestDeadline_->requestLine(c);
   auto* h = new Holder{std::make_shared<Exchange>(), this};
   h->x->id = nextId_.fetch_add(1);
   h->x->conn = c;
@@ -455,7 +456,7 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
 
   if (!x->started) {  // headers complete, body (if any) not read yet
     x->started = true;
-    if (headDeadline_) headDeadline_->headDone(c);
+    if (requestDeadline_) requestDeadline_->headDone(c);
     x->method = method ? method : "";
     // RFC 9112 3.2.2: a server accepts the absolute-form ("POST http://127.0.0.1:8088/openai/v1/..."), sent by a
     // client that was given the gateway as its HTTP proxy. Routed by its path, as the origin-form is, when it names
@@ -570,6 +571,7 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
   }
 
   // The body is complete, or the connection was resumed.
+  if (requestDeadline_) requestDeadline_->requestDone(c);  // no deadline while it is served
   std::unique_lock lk(x->mu);
   if (x->gone || x->queued) return !x->gone;
   if (x->own != Exchange::Own::None) {
@@ -763,7 +765,7 @@ long GatewayServer::readBody(Exchange& x, char* out, std::size_t max) {
 }
 
 void GatewayServer::onCompleted(MHD_Connection* c, void** cls, int why) {
-  if (headDeadline_) headDeadline_->answered(c);  // a keep-alive connection waits for its next head
+  if (requestDeadline_) requestDeadline_->answered(c);  // a keep-alive connection waits for its next head
   auto* holder = static_cast<Holder*>(*cls);
   if (!holder) return;
   *cls = nullptr;

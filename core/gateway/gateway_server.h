@@ -24,7 +24,7 @@ namespace tg::gateway {
 
 class DisconnectWatcher;
 class GatewayMetrics;
-class HeadDeadline;
+class RequestDeadline;
 struct Exchange;
 
 class GatewayServer {
@@ -76,7 +76,7 @@ class GatewayServer {
   GatewayMetrics* metrics_;
   MHD_Daemon* daemon_ = nullptr;
   std::unique_ptr<DisconnectWatcher> watcher_;
-  std::unique_ptr<HeadDeadline> headDeadline_;  // before daemon_ starts, gone after it stops
+  std::unique_ptr<RequestDeadline> requestDeadline_;  // before daemon_ starts, gone after it stops
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> nextId_{1};

@@ -117,9 +117,14 @@ void expectRelayedStream(const std::string& url, std::string* all = nullptr) {
 
 // Sends `raw` a piece of `step` bytes every `everyMs` (from the start again when it ends) until the gateway
 // closes the connection; the seconds that took, or -1 after `maxS`.
-double dribbleUntilClosed(int port, const std::string& raw, std::size_t step, int everyMs, double maxS) {
+// Sends `first` at once, then `raw` (over and over) `step` bytes every `everyMs`; the seconds until the gateway
+// closed the connection, or -1 if it was still open after `maxS`.
+double dribbleUntilClosed(int port, const std::string& raw, std::size_t step, int everyMs, double maxS,
+                          const std::string& first = {}) {
   const int fd = connectTo(port);
   if (fd < 0) return -2;
+  if (!first.empty() && ::send(fd, first.data(), first.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(first.size()))
+    return -3;
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   std::size_t at = 0;
@@ -246,13 +251,19 @@ class TestGatewayLoopback : public QObject {
     QVERIFY2(text.find("remote side") == std::string::npos, text.c_str());
   }
 
-  // libmicrohttpd's timeout is an idle one: a client that dribbles its request head a byte at a time never meets
-  // it, and one such client per connection slot shuts the gateway (slowloris). The head has a deadline of its own.
-  void aDribbledRequestHeadIsCutAtItsDeadline() {
+  // libmicrohttpd's timeout is an idle one: a client that dribbles its request a byte at a time never meets it,
+  // and one such client per connection slot shuts the gateway (slowloris). Head and body have deadlines of their own.
+  void aDribbledRequestIsCutAtItsDeadline() {
     auto cfg = engineConfig();
     cfg["gateway"]["request_head_timeout_s"] = 1;
     cfg["gateway"]["idle_timeout_s"] = 2;
+    cfg["gateway"]["request_body_timeout_s"] = 2;
     GatewayUnderTest g(simConfig(), cfg);
+    // A whole head, then its body a byte every 200 ms: cut 2 s after the head (it was only idle-bounded: never).
+    const std::string post = "POST /openai/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                             std::string(kToken) + "\r\nContent-Length: 4000\r\n\r\n";
+    const double bodyS = dribbleUntilClosed(g.port(), "{", 1, 200, 8, post);
+    QVERIFY2(bodyS >= 1.9 && bodyS <= 4.5, std::to_string(bodyS).c_str());
     // Headers after the request line, a piece every 200 ms: cut 1 s after the request line (the sweep is a second).
     const std::string head = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(200, 's');
     const double headS = dribbleUntilClosed(g.port(), head, 4, 200, 8);

@@ -87,6 +87,7 @@ class TestGatewayPolicy : public QObject {
                 .startsWith("/gateway/routes/0/default_tier"));
     QVERIFY(configError({{"routes", {route}}, {"typo", 1}}).contains("typo"));
     QVERIFY(configError({{"routes", {route}}, {"request_head_timeout_s", 0}}).startsWith("/gateway/request_head_timeout_s"));
+    QVERIFY(configError({{"routes", {route}}, {"request_body_timeout_s", 0}}).startsWith("/gateway/request_body_timeout_s"));
     QVERIFY(configError({{"routes", {{{"prefix", "/x"}, {"group", "openai"}, {"auth", "own"}}}}})
                 .startsWith("/gateway/routes/0/auth"));
     QVERIFY(configError({{"routes", {route}}, {"clients", {{{"name", "a"}, {"token_env", "TOLLGATE_TEST_UNSET_X"}}}}})

@@ -1,4 +1,4 @@
-#include "head_deadline.h"
+#include "request_deadline.h"
 
 #include <sys/socket.h>
 
@@ -6,12 +6,13 @@
 
 namespace tg::gateway {
 
-HeadDeadline::HeadDeadline(std::chrono::seconds idle, std::chrono::seconds head, std::function<void(int)> onCut)
-    : idle_(idle), head_(head), onCut_(std::move(onCut)) {
+RequestDeadline::RequestDeadline(std::chrono::seconds idle, std::chrono::seconds head, std::chrono::seconds body,
+                                 std::function<void(int)> onCut)
+    : idle_(idle), head_(head), body_(body), onCut_(std::move(onCut)) {
   thread_ = std::thread([this] { run(); });
 }
 
-HeadDeadline::~HeadDeadline() {
+RequestDeadline::~RequestDeadline() {
   {
     std::lock_guard lk(mu_);
     stop_ = true;
@@ -20,7 +21,7 @@ HeadDeadline::~HeadDeadline() {
   if (thread_.joinable()) thread_.join();
 }
 
-void HeadDeadline::opened(const void* conn, int fd) {
+void RequestDeadline::opened(const void* conn, int fd) {
   {
     std::lock_guard lk(mu_);
     conns_[conn] = Entry{fd, Clock::now() + idle_ + head_};
@@ -28,28 +29,29 @@ void HeadDeadline::opened(const void* conn, int fd) {
   wake_.notify_all();
 }
 
-void HeadDeadline::setDue(const void* conn, Clock::time_point due, bool onlyEarlier) {
+void RequestDeadline::setDue(const void* conn, Clock::time_point due, bool onlyEarlier) {
   std::lock_guard lk(mu_);
   const auto it = conns_.find(conn);
   if (it == conns_.end()) return;  // opened before notifications were on, or already closed
   it->second.due = onlyEarlier ? std::min(it->second.due, due) : due;
 }
 
-void HeadDeadline::requestLine(const void* conn) { setDue(conn, Clock::now() + head_, true); }
-void HeadDeadline::headDone(const void* conn) { setDue(conn, Clock::time_point::max(), false); }
-void HeadDeadline::answered(const void* conn) { setDue(conn, Clock::now() + idle_ + head_, false); }
+void RequestDeadline::requestLine(const void* conn) { setDue(conn, Clock::now() + head_, true); }
+void RequestDeadline::headDone(const void* conn) { setDue(conn, Clock::now() + body_, false); }
+void RequestDeadline::requestDone(const void* conn) { setDue(conn, Clock::time_point::max(), false); }
+void RequestDeadline::answered(const void* conn) { setDue(conn, Clock::now() + idle_ + head_, false); }
 
-void HeadDeadline::closed(const void* conn) {
+void RequestDeadline::closed(const void* conn) {
   std::lock_guard lk(mu_);
   conns_.erase(conn);
 }
 
-std::uint64_t HeadDeadline::cut() const {
+std::uint64_t RequestDeadline::cut() const {
   std::lock_guard lk(mu_);
   return cut_;
 }
 
-void HeadDeadline::run() {
+void RequestDeadline::run() {
   std::unique_lock lk(mu_);
   while (!stop_) {
     // Idle while no connection is open; else a sweep a second (a deadline is seconds long: a second late is fine).
