@@ -24,9 +24,9 @@ namespace tg::cli {
 namespace {
 
 constexpr const char* kRunSynopsis =
-    "usage: tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--duration S]\n"
-    "                    [--report report.json] [--history FILE|off] [--max-rps [GROUP=]N] [--max-tpm [GROUP=]N]\n"
-    "                    [--quiet]\n";
+    "usage: tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--retry-failed]\n"
+    "                    [--duration S] [--report report.json] [--history FILE|off] [--max-rps [GROUP=]N]\n"
+    "                    [--max-tpm [GROUP=]N] [--quiet]\n";
 
 std::atomic<bool> gInterrupted{false};
 
@@ -122,6 +122,8 @@ int runCommand(const std::vector<std::string>& argv) {
                                 {"--config", "FILE", "upstream config (default: the embedded simulator demo)"},
                                 {"--workload", "JOB.jsonl", "requests to send, one JSON object a line"},
                                 {"--results", "FILE", "where the job's results go (default: next to the job)"},
+                                {"--retry-failed", "", "a resume sends again the lines whose last result was a "
+                                                       "failure another try may pass (shed, 429s, 5xx, network, ...)"},
                                 {"--rejects", "FILE", "where its malformed lines go (default: next to the job; for "
                                                       "a job from a pipe, next to the results)"},
                                 {"--duration", "S", "stop after S seconds"},
@@ -171,6 +173,10 @@ int runCommand(const std::vector<std::string>& argv) {
   std::signal(SIGPIPE, SIG_IGN);
   const bool quiet = a.isSet("--quiet");
   const auto job = a.value("--workload");
+  if (a.isSet("--retry-failed") && !job) {
+    std::fprintf(stderr, "tollgate run: --retry-failed resumes a job: it needs --workload\n");
+    return kExitUsage;
+  }
   try {
     session->start(/*startSyntheticWorkload=*/!job);
     if (job) {
@@ -178,6 +184,7 @@ int runCommand(const std::vector<std::string>& argv) {
       o.input = *job;
       if (auto r = a.value("--results")) o.results = *r;
       if (auto r = a.value("--rejects")) o.rejects = *r;
+      o.retryFailed = a.isSet("--retry-failed");
       session->startJob(std::move(o));
     } else if (!session->hasSyntheticProfile()) {
       std::fprintf(stderr, "tollgate run: nothing to do: no --workload and no \"workload\" section in the config\n");
@@ -212,6 +219,7 @@ int runCommand(const std::vector<std::string>& argv) {
                     static_cast<long long>(p.done()), static_cast<long long>(p.succeeded),
                     static_cast<long long>(p.failed), static_cast<long long>(p.skipped),
                     static_cast<long long>(p.rejected));
+        if (p.retried > 0) std::printf(", %lld retried", static_cast<long long>(p.retried));
       }
       std::printf("\n");
       printProgress(*snap, prev.get(), dt);
@@ -234,7 +242,8 @@ int runCommand(const std::vector<std::string>& argv) {
   std::string writeError;
   if (const auto& done = session->finalJobProgress()) {
     const JobProgress& jp = *done;
-    report["job"] = {{"lines", jp.lines},         {"skipped", jp.skipped},     {"rejected", jp.rejected},
+    report["job"] = {{"lines", jp.lines},         {"skipped", jp.skipped},     {"retried", jp.retried},
+                     {"rejected", jp.rejected},
                      {"submitted", jp.submitted}, {"succeeded", jp.succeeded}, {"failed", jp.failed},
                      {"cancelled", jp.cancelled},
                      {"finished", jp.complete()}};

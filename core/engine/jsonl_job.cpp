@@ -205,6 +205,20 @@ nlohmann::json resultToJson(const Result& r) {
   return j;
 }
 
+bool worthRetrying(const nlohmann::json& row) {
+  if (!row.is_object() || row.value("ok", true) != false) return false;
+  const auto e = row.find("error");
+  if (e == row.end() || !e->is_string()) return false;
+  const std::string& kind = e->get_ref<const std::string&>();
+  if (kind == "http") {
+    const auto st = row.find("status");
+    const long status = st != row.end() && st->is_number_integer() ? st->get<long>() : 0;
+    return status == 408 || status >= 500;
+  }
+  return kind == "shed" || kind == "circuit_open" || kind == "rate_limited" || kind == "quota_exhausted" ||
+         kind == "network" || kind == "timeout";
+}
+
 JsonlJob::JsonlJob(Engine& engine, Options opts)
     : engine_(engine), opts_(std::move(opts)), resultsGiven_(!opts_.results.empty()),
       rejectsGiven_(!opts_.rejects.empty()) {
@@ -264,9 +278,20 @@ void JsonlJob::start() {
     while (std::getline(in, line)) {
       ++n;
       const nlohmann::json j = parseJsonText(line).value;
-      if (j.is_object() && j.contains("id") && j["id"].is_string()) done_.insert(j["id"].get<std::string>());
-      else logWarn("job", opts_.results + ":" + std::to_string(n) + ": unreadable result row ignored");
+      if (!(j.is_object() && j.contains("id") && j["id"].is_string())) {
+        logWarn("job", opts_.results + ":" + std::to_string(n) + ": unreadable result row ignored");
+        continue;
+      }
+      const std::string& id = j["id"].get_ref<const std::string&>();
+      done_.insert(id);
+      if (!opts_.retryFailed) continue;
+      if (worthRetrying(j)) retry_.insert(id);  // the last row of an id decides
+      else retry_.erase(id);
     }
+    for (const auto& id : retry_) done_.erase(id);
+    if (!retry_.empty())
+      logInfo("job", opts_.results + ": " + std::to_string(retry_.size()) +
+                         " id(s) whose last result was a failure another try may pass are sent again (--retry-failed)");
   }
   // A resume rejects the same bad lines again: each row is written once (its line, error and bytes are the
   // same), and a row torn by a kill is cut first, or the next one would be glued to it.
@@ -335,6 +360,7 @@ void JsonlJob::feed() {
         ++s.progress.skipped;
         continue;
       }
+      if (retry_.count(req->id)) ++s.progress.retried;
       const auto tier = static_cast<std::size_t>(req->tier);
       auto& inQueue = s.inEngine[req->group][tier];  // a map node: stays put while the lock is released
       // Woken by every result (a slot, and a new answer rate), and at least once a second (the rate decays).

@@ -5,7 +5,10 @@
 // Result line: {"id", "group", "tier", "status", "ok", "attempts", "latency_ms", "wait_ms", "total_ms",
 //               "tokens", "body" (JSON when it parses, else text) | "error", "message"}
 //
-// Re-running the same job resumes: ids already in the results file are skipped. Results are appended one
+// Re-running the same job resumes: ids already in the results file are skipped; with `retryFailed`, an id whose
+// last row is a failure that may pass on another try (`worthRetrying`: shed, breaker, 429s or a daily quota, a
+// network error, a timeout, an HTTP 408 or 5xx) is sent again and its new row appended below the old one (the
+// last row of an id is its result). A 4xx or a config error would fail again and stays. Results are appended one
 // whole line per write(2) with O_APPEND by a writer thread of their own (the engine thread only queues
 // them, so a slow disk or an unread pipe never stalls it), and a torn last line left by a killed process is
 // cut off on the next start, so a kill -9 loses no result and duplicates none. A malformed input line is reported
@@ -36,6 +39,7 @@ struct JobProgress {
   std::int64_t totalLines = 0; // lines in the input file (counted at start; 0 for a pipe, read only once)
   std::int64_t lines = 0;      // input lines read so far
   std::int64_t skipped = 0;    // already in the results file (resume)
+  std::int64_t retried = 0;    // in the results file as a failure worth retrying, sent again (retryFailed)
   std::int64_t rejected = 0;   // malformed lines
   std::int64_t submitted = 0;
   std::int64_t succeeded = 0;
@@ -55,6 +59,9 @@ struct JobProgress {
 // Parses one input line. Returns the request or an error text naming the field.
 std::optional<Request> parseJobLine(const std::string& line, std::string* error);
 nlohmann::json resultToJson(const Result& r);
+// A result row (as resultToJson writes it) that was a failure another try may pass: shed, circuit_open,
+// rate_limited, quota_exhausted, network, timeout, or http with status 408 or >= 500.
+bool worthRetrying(const nlohmann::json& row);
 // The rejects-file line (redacted, no newline) for a bad input line: its number, the error, the raw bytes.
 std::string rejectLine(std::int64_t lineNo, const std::string& error, const std::string& line);
 
@@ -66,6 +73,7 @@ class JsonlJob {
     std::string rejects;         // default: <input>.rejects.jsonl; for a pipe, <results>.rejects.jsonl
     int maxOutstanding = 20000;  // submitted but unfinished; keeps queues bounded on huge inputs
     std::function<void(const Result&)> observer;  // every result (engine thread), e.g. a RunReport
+    bool retryFailed = false;    // a resume sends again the ids whose last result is worthRetrying
   };
 
   // Thread-safe after construction. The engine must outlive the job.
@@ -135,6 +143,7 @@ class JsonlJob {
   std::array<std::int64_t, kTierCount> tierCap_{};
   bool resultsGiven_, rejectsGiven_;  // not the defaults next to the input
   std::unordered_set<std::string> done_;
+  std::unordered_set<std::string> retry_;  // failed before and worth retrying (retryFailed): not skipped
   std::unordered_set<std::size_t> rejectedBefore_;  // hashes of the rejects file's rows at start
   std::shared_ptr<Shared> s_ = std::make_shared<Shared>();
   std::thread feeder_;

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <poll.h>
 #include <set>
@@ -413,6 +414,68 @@ class TestJsonlJob : public QObject {
       lines.push_back(j.at("line").get<int>());
     }
     QCOMPARE(lines, (std::vector<int>{4, 5}));
+  }
+
+  // After an outage a resume with retryFailed sends again the ids whose last row is a failure another try may pass
+  // (shed, 5xx, network, 429s), not those that would fail again (a 400) or have passed since; without it, none.
+  void aResumeRetriesWhatFailedForNowOnlyWhenAsked() {
+    QVERIFY(worthRetrying({{"ok", false}, {"error", "shed"}, {"status", 0}}));
+    QVERIFY(worthRetrying({{"ok", false}, {"error", "http"}, {"status", 503}}));
+    QVERIFY(worthRetrying({{"ok", false}, {"error", "http"}, {"status", 408}}));
+    QVERIFY(!worthRetrying({{"ok", false}, {"error", "http"}, {"status", 400}}));
+    QVERIFY(!worthRetrying({{"ok", false}, {"error", "config"}, {"status", 0}}));
+    QVERIFY(!worthRetrying({{"ok", true}, {"status", 200}}));
+    QVERIFY(!worthRetrying(nlohmann::json::array()));
+    tgtest::EngineUnderTest eut(simJson(1), engineJson(4));
+    QTemporaryDir dir;
+    const std::string input = writeJob(dir, 8);
+    const std::string results = input + ".results.jsonl";
+    {
+      std::ofstream out(results);
+      auto row = [&](const std::string& id, bool ok, const std::string& error, int status) {
+        nlohmann::json j{{"id", id}, {"group", "g"}, {"ok", ok}, {"status", status}};
+        if (!ok) j["error"] = error;
+        out << j.dump() << "\n";
+      };
+      row("j0", true, "", 200);
+      row("j1", false, "shed", 0);
+      row("j2", false, "http", 400);
+      row("j3", false, "http", 503);
+      row("j4", false, "rate_limited", 429);
+      row("j4", true, "", 200);  // passed since: done
+      row("j5", true, "", 200);
+      row("j5", false, "network", 0);  // the last row decides
+    }
+    auto sent = [&] { return eut.sim().stats()["groups"]["g"]["requests"].get<std::int64_t>(); };
+    auto run = [&](bool retry) {
+      JsonlJob::Options o{input, {}, {}, 20000, {}};
+      o.retryFailed = retry;
+      JsonlJob job(eut.engine(), o);
+      job.start();
+      if (!job.waitFinished(10)) return JobProgress{};
+      return job.progress();
+    };
+    const JobProgress plain = run(false);
+    QCOMPARE(plain.skipped, std::int64_t(6));  // j0-j5
+    QCOMPARE(plain.retried, std::int64_t(0));
+    QCOMPARE(sent(), std::int64_t(2));  // j6, j7
+    const JobProgress again = run(true);
+    QCOMPARE(again.retried, std::int64_t(3));  // j1, j3, j5
+    QCOMPARE(again.skipped, std::int64_t(5));
+    QCOMPARE(again.succeeded, std::int64_t(3));
+    QCOMPARE(sent(), std::int64_t(5));
+    std::ifstream in(results);
+    std::map<std::string, bool> last;
+    int rows = 0;
+    for (std::string l; std::getline(in, l); ++rows) {
+      const auto j = nlohmann::json::parse(l);
+      last[j["id"].get<std::string>()] = j["ok"].get<bool>();
+    }
+    QCOMPARE(rows, 8 + 2 + 3);  // appended below, nothing rewritten
+    for (const char* id : {"j0", "j1", "j3", "j4", "j5", "j6", "j7"}) QVERIFY2(last[id], id);
+    QVERIFY(!last["j2"]);
+    QCOMPARE(run(true).retried, std::int64_t(0));  // nothing left worth it
+    QCOMPARE(sent(), std::int64_t(5));
   }
 
   // A pipe (--workload /dev/stdin) is read once: it was read to its end to count its lines, and the job then
