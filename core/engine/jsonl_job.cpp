@@ -329,6 +329,11 @@ void JsonlJob::feed() {
       error = "duplicate id \"" + req->id + "\"";
       req.reset();
     }
+    // Its result row would carry the id scrubbed, so no resume could find it: sent again by every one.
+    if (req && SecretRegistry::redact(req->id) != req->id) {
+      error = "the id holds an API key (it is written scrubbed, and a resume could not find its result): use another";
+      req.reset();
+    }
     if (!req) {
       logWarn("job", opts_.input + ":" + std::to_string(lineNo) + ": " + error);
       std::string row = rejectLine(lineNo, error, line);

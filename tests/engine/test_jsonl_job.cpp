@@ -5,6 +5,7 @@
 #include "engine_fixture.h"
 #include "jsonl_job.h"
 #include "line_file_writer.h"
+#include "secret.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -476,6 +477,31 @@ class TestJsonlJob : public QObject {
     QVERIFY(!last["j2"]);
     QCOMPARE(run(true).retried, std::int64_t(0));  // nothing left worth it
     QCOMPARE(sent(), std::int64_t(5));
+  }
+
+  // An id holding an API key was written scrubbed to the results, so every resume sent that line again.
+  void anIdHoldingAKeyIsRejected() {
+    const std::string key = "sk-jsonl-test-key-7a1f93";
+    SecretRegistry::add(key);
+    tgtest::EngineUnderTest eut(simJson(1), engineJson(4));
+    QTemporaryDir dir;
+    const std::string input = writeJob(dir, 2);
+    {
+      std::ofstream out(input, std::ios::app);
+      out << nlohmann::json{{"id", "user-" + key}, {"group", "g"}, {"url", "/v1/x"}}.dump() << "\n";
+    }
+    for (int run = 0; run < 2; ++run) {
+      JsonlJob job(eut.engine(), JsonlJob::Options{input, {}, {}, 20000, {}});
+      job.start();
+      QVERIFY(job.waitFinished(10));
+      QCOMPARE(job.progress().rejected, std::int64_t(1));
+      QCOMPARE(job.progress().succeeded, std::int64_t(run == 0 ? 2 : 0));
+    }
+    QCOMPARE(eut.sim().stats()["groups"]["g"]["requests"].get<std::int64_t>(), std::int64_t(2));
+    std::ifstream in(input + ".rejects.jsonl");
+    const std::string rejects((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    QVERIFY2(rejects.find("holds an API key") != std::string::npos, rejects.c_str());
+    QVERIFY2(rejects.find(key) == std::string::npos, rejects.c_str());
   }
 
   // A pipe (--workload /dev/stdin) is read once: it was read to its end to count its lines, and the job then
