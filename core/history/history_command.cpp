@@ -6,10 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -18,10 +20,54 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <tuple>
 
 namespace tg {
 namespace {
+
+// The export's partial file while it is being written, for a signal to remove: Ctrl-C part-way left an
+// "out.csv.partial-XXXXXX" beside the export for good.
+char gPartialPath[4096];
+volatile std::sig_atomic_t gPartialArmed = 0;
+
+void removePartialThenDie(int sig) {
+  if (gPartialArmed) ::unlink(gPartialPath);  // async-signal-safe
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+// While armed, SIGINT, SIGTERM and SIGHUP remove the partial file and then end the process as they would have.
+class PartialFileSignals {
+ public:
+  explicit PartialFileSignals(const std::string& path) {
+    if (path.size() >= sizeof gPartialPath) return;  // not removed on a signal; never longer than PATH_MAX here
+    std::memcpy(gPartialPath, path.c_str(), path.size() + 1);
+    struct sigaction sa {};
+    sa.sa_handler = &removePartialThenDie;
+    sigemptyset(&sa.sa_mask);
+    gPartialArmed = 1;
+    for (std::size_t i = 0; i < kSignals.size(); ++i) {
+      struct sigaction old {};
+      ::sigaction(kSignals[i], nullptr, &old);
+      if (old.sa_handler == SIG_IGN) continue;  // ignored (nohup): stays ignored
+      ::sigaction(kSignals[i], &sa, &old_[i]);
+      set_[i] = true;
+    }
+  }
+  ~PartialFileSignals() {
+    gPartialArmed = 0;
+    for (std::size_t i = 0; i < kSignals.size(); ++i)
+      if (set_[i]) ::sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  PartialFileSignals(const PartialFileSignals&) = delete;
+  PartialFileSignals& operator=(const PartialFileSignals&) = delete;
+
+ private:
+  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
+  std::array<bool, 3> set_{};
+};
 
 constexpr std::int64_t kExportChunkMs = 3600 * 1000;
 
@@ -248,9 +294,11 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
   // A file is written beside its name and renamed over it once whole: a failure part-way (a corrupt page, a full
   // disk) left a 12 KB export cut to 228 bytes. A device or pipe (not a regular file) is written as it is.
   struct Partial {
-    std::string path;  // removed unless kept
+    std::string path;  // removed unless kept, on a signal too
     bool keep = false;
+    std::optional<PartialFileSignals> signals;
     ~Partial() {
+      signals.reset();
       if (!keep && !path.empty()) ::unlink(path.c_str());
     }
   } partial;
@@ -282,6 +330,7 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
         ::close(fd);
         target = name;
         partial.path = name;
+        partial.signals.emplace(name);
       }
     }
     file.open(target, std::ios::binary | std::ios::trunc);
@@ -354,6 +403,7 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
   if (!partial.path.empty()) {
     if (std::rename(partial.path.c_str(), finalPath.c_str()) != 0)
       return failed(std::move(outcome), "history export: cannot write '" + *a.out + "': " + std::strerror(errno));
+    partial.signals.reset();  // disarmed after the rename: a signal between the two unlinks a name now gone
     partial.keep = true;
   }
   if (o != &out) outcome.notes.push_back("history export: " + std::to_string(rows) + " " + what + " rows written");

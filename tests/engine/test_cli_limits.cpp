@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include <QTemporaryDir>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QFileInfo>
@@ -258,6 +259,46 @@ class TestCliLimits : public QObject {
     QVERIFY(kept.open(QIODevice::ReadOnly));
     QCOMPARE(kept.readAll(), QByteArray("the last good export\n"));
     QCOMPARE(QDir(dir.path()).entryList({"keep.csv.partial*"}).size(), 0);
+  }
+
+  // Ctrl-C (or a TERM, a HUP) part-way through an export left its partial file beside it for good; now the file
+  // it would have replaced stays as it was and nothing is left beside it, and the process still ends by the signal.
+  void anExportInterruptedLeavesNoPartialFile() {
+    QTemporaryDir dir;
+    const std::string db = historyFile(dir);
+    {
+      // 600,000 samples: an export long enough to be interrupted part-way (about a second here).
+      sqlite3* h = nullptr;
+      QCOMPARE(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+      const std::string sql =
+          "WITH RECURSIVE k(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM k WHERE x < 120000) "
+          "INSERT INTO samples(group_id, ts_ms, sends, ok, r429, interval_s) "
+          "SELECT s.group_id, s.ts_ms + 5000 * k.x, 4, 4, 0, 1.0 FROM samples s, k";
+      QCOMPARE(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+      sqlite3_close(h);
+    }
+    const QString keep = dir.filePath("keep.csv");
+    for (int sig : {SIGINT, SIGTERM}) {
+      writeFile(keep, "the last good export\n");
+      QProcess p;
+      p.start(bin(), {"history", "export", "--db", QString::fromStdString(db), "--from", "0", "--to", "now",
+                      "--format", "csv", "--out", keep});
+      QVERIFY(p.waitForStarted(5000));
+      bool seen = false;
+      for (int i = 0; i < 3000 && !seen && p.state() == QProcess::Running; ++i) {
+        seen = !QDir(dir.path()).entryList({"keep.csv.partial*"}).isEmpty();
+        if (!seen) QTest::qWait(2);
+      }
+      QVERIFY2(seen, "the export ended before it could be interrupted");
+      QTest::qWait(50);  // into its rows
+      QVERIFY(::kill(static_cast<pid_t>(p.processId()), sig) == 0);
+      QVERIFY(p.waitForFinished(10000));
+      QCOMPARE(p.exitStatus(), QProcess::CrashExit);  // ended by the signal, as before
+      QCOMPARE(QDir(dir.path()).entryList({"keep.csv.partial*"}).size(), 0);
+      QFile kept(keep);
+      QVERIFY(kept.open(QIODevice::ReadOnly));
+      QCOMPARE(kept.readAll(), QByteArray("the last good export\n"));
+    }
   }
 
   // A history file whose writer was killed (or still writes) holds its rows in FILE-wal, which an immutable read
