@@ -3,6 +3,7 @@
 #include "snapshot.h"
 #include "time_text.h"
 
+#include <QDateTime>
 #include <QCoreApplication>
 #include <QLocale>
 
@@ -170,7 +171,9 @@ QString dimensionText(Dimension d) {
 
 namespace {
 
-QString clockText(EpochMs ms) { return fromCore(formatUtc(ms, UtcStyle::Clock)); }
+// Local time, as the charts' axes and the event log show it: in UTC an operator east of Greenwich read
+// "resets at 00:47" beside an axis at 08:46 as hours away.
+QString clockText(EpochMs ms) { return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("HH:mm:ss")); }
 
 QString ceilingPartText(Dimension d, double amount) {
   RateCeilingConfig c;

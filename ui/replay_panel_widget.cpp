@@ -33,7 +33,15 @@ namespace tg::ui {
 
 namespace {
 
-QString utc(EpochMs ms) { return QString::fromStdString(formatUtc(ms, UtcStyle::DateTime)); }
+// Local time, as the charts under the panel and the event log show it (the fields and the playhead were UTC, the
+// charts right under them local). The playhead's label names the zone, for a file recorded elsewhere.
+QString localText(EpochMs ms) {
+  return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+QString playheadText(EpochMs ms) {
+  const QDateTime t = QDateTime::fromMSecsSinceEpoch(ms);
+  return t.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss ")) + t.timeZoneAbbreviation();
+}
 
 QString duration(std::int64_t ms) { return durationText(static_cast<double>(ms) / 1000); }
 
@@ -54,7 +62,7 @@ ReplayPanelWidget::ReplayPanelWidget(HistorySampleSource* source, ChartPanelWidg
   setObjectName(QStringLiteral("replayPanel"));
   table_->setObjectName(QStringLiteral("incidentTable"));
   table_->setColumnCount(8);
-  table_->setHorizontalHeaderLabels({tr("#"), tr("Start (UTC)"), tr("Duration"), tr("Groups"), tr("Peak 429/s"),
+  table_->setHorizontalHeaderLabels({tr("#"), tr("Start"), tr("Duration"), tr("Groups"), tr("Peak 429/s"),
                                      tr("429s"), tr("Shed"), tr("Operator actions")});
   table_->verticalHeader()->setVisible(false);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -65,7 +73,7 @@ ReplayPanelWidget::ReplayPanelWidget(HistorySampleSource* source, ChartPanelWidg
   table_->setMaximumHeight(120);
 
   for (auto* e : {fromEdit_, toEdit_}) {
-    e->setTimeSpec(Qt::UTC);
+    e->setTimeSpec(Qt::LocalTime);
     e->setDisplayFormat(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
   }
   auto* showRangeButton = new QPushButton(tr("Show range"), this);
@@ -140,7 +148,7 @@ ReplayPanelWidget::ReplayPanelWidget(HistorySampleSource* source, ChartPanelWidg
   });
   connect(source_, &HistorySampleSource::playheadChanged, this, [this](qint64 ts) {
     scrub_->setPlayhead(ts);
-    timeLabel_->setText(utc(ts) + QStringLiteral(" UTC"));
+    timeLabel_->setText(playheadText(ts));
   });
   connect(source_, &HistorySampleSource::rangeChanged, this, [this] { syncFromSource(); });
   connect(exportPng, &QPushButton::clicked, this, [this] {
@@ -168,7 +176,7 @@ ReplayPanelWidget::ReplayPanelWidget(HistorySampleSource* source, ChartPanelWidg
   fillIncidents();
   syncFromSource();
   scrub_->setPlayhead(source_->playheadMs());
-  timeLabel_->setText(utc(source_->playheadMs()) + QStringLiteral(" UTC"));
+  timeLabel_->setText(playheadText(source_->playheadMs()));
 }
 
 void ReplayPanelWidget::reload() {
@@ -186,7 +194,7 @@ void ReplayPanelWidget::fillIncidents() {
     const Incident& i = list[std::size_t(r)];
     QStringList groups;
     for (const auto& g : i.groups) groups << QString::fromStdString(g);
-    const QStringList cells = {QString::number(i.id), utc(i.startMs), duration(i.durationMs()), groups.join(", "),
+    const QStringList cells = {QString::number(i.id), localText(i.startMs), duration(i.durationMs()), groups.join(", "),
                                QString::number(i.peak429PerS, 'f', 1), QString::number(i.total429),
                                QString::number(i.shed), QString::number(i.operatorActions.size())};
     for (int c = 0; c < cells.size(); ++c) {
@@ -212,8 +220,8 @@ void ReplayPanelWidget::syncFromSource() {
   for (const auto& e : source_->events(from, to))
     if (e.kind == EventKind::OperatorAction) marks.push_back(e.tsMs);
   scrub_->setMarks(std::move(marks));
-  fromEdit_->setDateTime(QDateTime::fromMSecsSinceEpoch(from, Qt::UTC));
-  toEdit_->setDateTime(QDateTime::fromMSecsSinceEpoch(to, Qt::UTC));
+  fromEdit_->setDateTime(QDateTime::fromMSecsSinceEpoch(from));
+  toEdit_->setDateTime(QDateTime::fromMSecsSinceEpoch(to));
 }
 
 void ReplayPanelWidget::updateBudget() {

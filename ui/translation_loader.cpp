@@ -52,9 +52,10 @@ void TranslationLoader::removeTranslators() {
   qtLoaded_ = false;
 }
 
-QString TranslationLoader::install(const QString& choice) {
+QString TranslationLoader::install(const QString& choice) { return installFor(localeFor(choice)); }
+
+QString TranslationLoader::installFor(const QLocale& locale) {
   removeTranslators();
-  const QLocale locale = localeFor(choice);
   QLocale::setDefault(locale);
   // QTranslator::load(QLocale, ...) tries the locale's UI languages in order (zh_Hans_CN, zh_CN, zh, ...), so a
   // system in any Simplified Chinese locale finds tollgate_zh_CN. English is the source text, but its plural forms
@@ -65,6 +66,14 @@ QString TranslationLoader::install(const QString& choice) {
     QCoreApplication::installTranslator(app);
     app_ = app;
     spoken = app->language();
+  } else if (app->load(QStringLiteral("tollgate_en"), kResourceDir)) {
+    // No translation for this language (LANG=C, de_DE, ...): the English text, with its plural forms ("Engine
+    // started (2 group(s))" without them) and its number format (an English card read "90.000 tokens/min" under
+    // de_DE, beside "req/s 0.0").
+    QCoreApplication::installTranslator(app);
+    app_ = app;
+    QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+    return spoken;
   } else {
     delete app;
   }

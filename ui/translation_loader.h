@@ -35,6 +35,9 @@ class TranslationLoader : public QObject {
   // that language QLocale's default. Returns the locale Tollgate's strings are in: "zh_CN", or "en" when it
   // has no translation for the language (English is the source).
   QString install(const QString& choice);
+  // The same for a locale (what "system" gives): a language with no translation gets the English text, with its
+  // plural forms and English number formats.
+  QString installFor(const QLocale& locale);
   // Whether Qt's own translation for the language was found (never for English).
   bool qtTranslationLoaded() const { return qtLoaded_; }
 

@@ -210,6 +210,19 @@ class TestTranslations : public QObject {
     QVERIFY(!loader.qtTranslationLoaded());
   }
 
+  // A system language with no translation (LANG=C, de_DE): the English plurals ("Engine started (2 group(s))"
+  // without them) and English number formats (an English card read "90.000 tokens/min" beside "req/s 0.0").
+  void aLanguageWithoutTranslationGetsEnglishWhole() {
+    TranslationLoader loader;
+    for (const QLocale& l : {QLocale(QLocale::German, QLocale::Germany), QLocale::c()}) {
+      QCOMPARE(loader.installFor(l), QStringLiteral("en"));
+      QCOMPARE(QCoreApplication::translate("tg::ui::AlertTray", "429s on %1 and %n more group(s)", nullptr, 3),
+               QStringLiteral("429s on %1 and 3 more groups"));
+      QCOMPARE(QLocale().toString(90000.5, 'f', 1), QStringLiteral("90,000.5"));
+      QVERIFY(!loader.qtTranslationLoaded());
+    }
+  }
+
   void translatorsGoWithTheLoader() {
     {
       TranslationLoader loader;

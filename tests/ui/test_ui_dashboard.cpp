@@ -31,6 +31,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <ctime>
 #include <thread>
 
 using namespace tg;
@@ -187,6 +188,22 @@ class TestUiDashboard : public QObject {
   }
 
   void init() { QSettings().clear(); }
+
+  // A card's "until" is the wall clock of the charts and the event log: it was UTC, unmarked, so east of
+  // Greenwich "breaker open until 00:47:04" stood beside an axis at 08:46.
+  void waitTimesAreLocalTimeAsTheChartsAre() {
+    const QByteArray tz = qgetenv("TZ");
+    qputenv("TZ", "Asia/Shanghai");  // UTC+8, no daylight saving
+    ::tzset();
+    tg::WaitReason w;
+    w.code = tg::WaitCode::BreakerOpen;
+    w.untilMs = 1'764'000'000'000;  // 2025-11-24 16:00:00 UTC
+    const QString text = waitReasonText(w);
+    if (tz.isNull()) qunsetenv("TZ");
+    else qputenv("TZ", tz);
+    ::tzset();
+    QVERIFY2(text.contains(QStringLiteral("00:00:00")), qPrintable(text));
+  }
 
   void ringBufferIsBoundedAndRangeQueryWorks() {
     LiveSampleSource source(nullptr, 100);
