@@ -57,6 +57,7 @@ struct Marker {
   // A full-height line on every chart: operator actions and incidents (a breaker opening, a quota exhausted).
   // Otherwise (a 429 burst starting) a small tick in a thin lane at the top of the 429 chart only.
   bool lane = false;
+  bool breakerOpen = false;  // a breaker opening: a lane tick on the breaker chart too when they crowd (build())
 };
 
 struct ChartFrame {

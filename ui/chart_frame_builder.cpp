@@ -3,6 +3,7 @@
 #include "display_text.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -80,7 +81,12 @@ QColor ChartFrameBuilder::groupColor(int index) {
                                   QColor(0x76, 0xb7, 0xb2), QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
                                   QColor(0xb0, 0x7a, 0xa1), QColor(0xff, 0x9d, 0xa7), QColor(0x9c, 0x75, 0x5f),
                                   QColor(0xba, 0xb0, 0xac)};
-  return colors[(index % 10 + 10) % 10];
+  if (index >= 0 && index < 10) return colors[index];
+  // Past ten, hues a golden angle apart at two other saturations and values than Tableau's, so the eleventh group
+  // is not the first's colour again (with 40 groups every colour was used by four).
+  const int i = std::abs(index) - 10;
+  const int hue = static_cast<int>(std::fmod(15.0 + i * 137.508, 360.0));
+  return QColor::fromHsv(hue, i % 2 ? 120 : 220, i % 2 ? 230 : 170);
 }
 
 QColor ChartFrameBuilder::breakerColor(BreakerState state) {
@@ -156,7 +162,7 @@ std::vector<Marker> ChartFrameBuilder::markers(const std::vector<Event>& events)
     QString label = eventKindText(e.kind);
     if (!e.group.empty()) label += QStringLiteral(" [%1]").arg(QString::fromStdString(e.group));
     if (const QString text = eventMessageText(e); !text.isEmpty()) label += QStringLiteral(": ") + text;
-    out.push_back({e.tsMs, color, label, lane});
+    out.push_back({e.tsMs, color, label, lane, e.kind == EventKind::BreakerTransition});
   }
   return out;
 }
@@ -271,10 +277,19 @@ ChartFrames ChartFrameBuilder::build(const SampleSource& source, EpochMs fromMs,
     throughput.lines.push_back(std::move(line));
   }
 
-  const auto marks = markers(source.events(fromMs, toMs));
+  auto marks = markers(source.events(fromMs, toMs));
+  // Breakers opening across many groups (40 groups, a few flapping) covered every chart in red dashed lines that
+  // hid the data: past kMaxBreakerLines in the window they are ticks in the breaker chart's lane (its bands show
+  // which group), as 429 bursts are in the 429 chart's.
+  constexpr int kMaxBreakerLines = 12;
+  const auto breakerLines = std::count_if(marks.begin(), marks.end(), [](const Marker& m) { return m.breakerOpen; });
+  if (breakerLines > kMaxBreakerLines)
+    for (Marker& m : marks)
+      if (m.breakerOpen) m.lane = true;
   for (auto& f : frames)
     for (const Marker& m : marks)
-      if (!m.lane || f.kind == ChartKind::Rate429) f.markers.push_back(m);
+      if (!m.lane || (m.breakerOpen ? f.kind == ChartKind::Breaker : f.kind == ChartKind::Rate429))
+        f.markers.push_back(m);
   return frames;
 }
 

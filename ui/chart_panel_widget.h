@@ -58,8 +58,14 @@ class ChartPanelWidget : public QWidget {
   void windowMsChanged(qint64 ms);
   void chartVisibilityChanged();
 
+ protected:
+  // Watches the scroll area's viewport it is shown in (MainWindow installs it): one column of charts when two do
+  // not fit its width, where the panel scrolled sideways with half a column in view.
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
   void relayout();
+  int columns_ = 2;
 
   SampleSource* source_ = nullptr;
   std::array<TimeChartWidget*, kChartKindCount> charts_{};

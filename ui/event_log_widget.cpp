@@ -76,7 +76,14 @@ void EventLogWidget::setGroups(const QStringList& groups) {
   if (existing == groups) return;
   groupCombo_->blockSignals(true);
   while (groupCombo_->count() > 1) groupCombo_->removeItem(1);
-  for (const QString& g : groups) groupCombo_->addItem(g, g);
+  const QString header = view_->model()->headerData(EventLogModel::Group, Qt::Horizontal).toString();
+  int groupWidth = fontMetrics().horizontalAdvance(header);
+  for (const QString& g : groups) {
+    groupCombo_->addItem(g, g);
+    groupWidth = std::max(groupWidth, fontMetrics().horizontalAdvance(g));
+  }
+  // The longest group name, up to 40 characters' width ("embeddings-02" and "-10" both showed "embeddings-...").
+  view_->setColumnWidth(EventLogModel::Group, std::min(groupWidth, fontMetrics().averageCharWidth() * 40) + 16);
   const int idx = groupCombo_->findData(current);
   groupCombo_->setCurrentIndex(idx < 0 ? 0 : idx);
   groupCombo_->blockSignals(false);

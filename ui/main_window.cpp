@@ -64,6 +64,7 @@ MainWindow::MainWindow(QWidget* parent)
   chartsScroll->setWidgetResizable(true);
   chartsScroll->setFrameShape(QFrame::NoFrame);
   chartsScroll->setWidget(charts_);
+  chartsScroll->viewport()->installEventFilter(charts_);  // one column of charts when two do not fit
   setCentralWidget(chartsScroll);
 
   cardsLayout_->setContentsMargins(4, 4, 4, 4);

@@ -244,6 +244,7 @@ void TimeChartWidget::setBands(const std::vector<BandRow>& rows) {
     for (std::size_t r = 0; r < rows.size(); ++r) yBands_->append(rows[r].group, double(r + 1));
     yBands_->setRange(0, std::max<double>(1, double(rows.size())));
   }
+  fitBandLabels();
   bandRows_ = rows;
 
   static const BreakerState states[] = {BreakerState::Closed, BreakerState::HalfOpen, BreakerState::Open};
@@ -313,17 +314,30 @@ QString TimeChartWidget::valuesAt(EpochMs tsMs) const {
   QStringList parts;
   parts << QDateTime::fromMSecsSinceEpoch(tsMs).toString(QStringLiteral("hh:mm:ss"));
   constexpr int kMaxEntries = 8;
-  int entries = 0;
   if (kind_ == ChartKind::Breaker) {
+    // The groups whose breaker is not closed first (what the operator looks for among 40), then the closed ones
+    // counted: the list stopped at the eighth group, in config order, with no sign of the rest.
+    QStringList notClosed;
+    int closed = 0, unknown = 0;
     for (const BandRow& row : bandRows_) {
-      QString state = QStringLiteral("–");
+      const BandSpan* at = nullptr;
       for (const BandSpan& s : row.spans)
-        if (s.fromMs <= tsMs && tsMs < s.toMs) state = breakerStateText(s.state);
-      if (++entries > kMaxEntries) break;
-      parts << row.group + QLatin1Char(' ') + state;
+        if (s.fromMs <= tsMs && tsMs < s.toMs) at = &s;
+      if (!at) ++unknown;
+      else if (at->state == BreakerState::Closed) ++closed;
+      else notClosed << row.group + QLatin1Char(' ') + breakerStateText(at->state);
     }
+    const int shown = std::min<int>(kMaxEntries, static_cast<int>(notClosed.size()));
+    parts << notClosed.mid(0, shown);
+    if (notClosed.size() > shown)
+      parts << tr("%n more not closed", nullptr, static_cast<int>(notClosed.size()) - shown);
+    if (closed > 0) parts << tr("%n closed", nullptr, closed);
+    if (unknown > 0) parts << tr("%n without data", nullptr, unknown);
   } else {
+    // The largest values first, so the tooltip of a chart with 40 groups names the ones that matter; the list
+    // stopped at the eighth in config order.
     const double tolerance = std::max(2000.0, 2.0 * double(toMs_ - fromMs_) / std::max(1, plotWidthPx()));
+    std::vector<std::pair<double, QString>> values;
     for (const QString& name : poolOrder_) {
       const LinePool& pool = pools_.at(name);
       if (!pool.spec.inLegend || pool.drawn.empty()) continue;
@@ -332,14 +346,33 @@ QString TimeChartWidget::valuesAt(EpochMs tsMs) const {
       if (it == pool.drawn.end() || (it != pool.drawn.begin() && tsMs - (it - 1)->x() < it->x() - tsMs))
         --it;
       const double v = std::fabs(it->x() - tsMs) <= tolerance ? it->y() : std::nan("");
-      if (++entries > kMaxEntries) {
-        parts << QStringLiteral("…");
-        break;
-      }
-      parts << name + QLatin1Char(' ') + formatValue(v);
+      values.emplace_back(v, name);
     }
+    if (values.size() > std::size_t(kMaxEntries))
+      std::stable_sort(values.begin(), values.end(), [](const auto& a, const auto& b) {
+        if (std::isnan(a.first) != std::isnan(b.first)) return std::isnan(b.first);  // no value last
+        return a.first > b.first;
+      });
+    for (std::size_t i = 0; i < values.size() && i < std::size_t(kMaxEntries); ++i)
+      parts << values[i].second + QLatin1Char(' ') + formatValue(values[i].first);
+    if (values.size() > std::size_t(kMaxEntries))
+      parts << tr("%n more", nullptr, static_cast<int>(values.size()) - kMaxEntries);
   }
   return parts.join(QStringLiteral(" · "));
+}
+
+void TimeChartWidget::fitBandLabels() {
+  if (kind_ != ChartKind::Breaker) return;
+  // A label a row while each row is at least a line of text high; past that (12 groups on a chart 150 px high)
+  // every label came out "…" and took a third of the plot's width: none then, the tooltip names the rows.
+  const double rowPx = chart_->plotArea().height() / std::max<double>(1, double(bandRows_.size()));
+  const bool fit = bandRows_.empty() || rowPx >= fontMetrics().height();
+  if (yBands_->labelsVisible() != fit) yBands_->setLabelsVisible(fit);
+}
+
+void TimeChartWidget::resizeEvent(QResizeEvent* event) {
+  QChartView::resizeEvent(event);
+  fitBandLabels();
 }
 
 void TimeChartWidget::paintEvent(QPaintEvent* event) {

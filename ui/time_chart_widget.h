@@ -49,11 +49,13 @@ class TimeChartWidget : public QChartView {
 
  protected:
   void paintEvent(QPaintEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
   void drawForeground(QPainter* painter, const QRectF& rect) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void changeEvent(QEvent* event) override;
 
  private:
+  void fitBandLabels();  // the breaker chart's row labels only where each row is a line of text high
   struct LinePool {
     std::vector<QLineSeries*> series;
     LineData spec;                 // without points

@@ -1327,10 +1327,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Start (UTC)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Duration</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1442,6 +1438,10 @@
         <source>Reasons: %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Start</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::ReplayScrubWidget</name>
@@ -1459,6 +1459,37 @@
     <message>
         <source>no such profile: %1</source>
         <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::TimeChartWidget</name>
+    <message numerus="yes">
+        <source>%n more not closed</source>
+        <translation>
+            <numerusform>%n more not closed</numerusform>
+            <numerusform>%n more not closed</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n closed</source>
+        <translation>
+            <numerusform>%n closed</numerusform>
+            <numerusform>%n closed</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n without data</source>
+        <translation>
+            <numerusform>%n without data</numerusform>
+            <numerusform>%n without data</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n more</source>
+        <translation>
+            <numerusform>%n more</numerusform>
+            <numerusform>%n more</numerusform>
+        </translation>
     </message>
 </context>
 <context>

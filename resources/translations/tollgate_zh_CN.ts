@@ -1321,10 +1321,6 @@
         <translation>#</translation>
     </message>
     <message>
-        <source>Start (UTC)</source>
-        <translation>开始（UTC）</translation>
-    </message>
-    <message>
         <source>Duration</source>
         <translation>时长</translation>
     </message>
@@ -1436,6 +1432,10 @@
         <source>Reasons: %1</source>
         <translation>原因：%1</translation>
     </message>
+    <message>
+        <source>Start</source>
+        <translation>开始</translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::ReplayScrubWidget</name>
@@ -1453,6 +1453,33 @@
     <message>
         <source>no such profile: %1</source>
         <translation>没有这个负载：%1</translation>
+    </message>
+</context>
+<context>
+    <name>tg::ui::TimeChartWidget</name>
+    <message numerus="yes">
+        <source>%n more not closed</source>
+        <translation>
+            <numerusform>另有 %n 个未关闭</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n closed</source>
+        <translation>
+            <numerusform>%n 个关闭</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n without data</source>
+        <translation>
+            <numerusform>%n 个无数据</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n more</source>
+        <translation>
+            <numerusform>另有 %n 个</numerusform>
+        </translation>
     </message>
 </context>
 <context>

@@ -72,6 +72,9 @@ class TestReplayUi : public QObject {
     window_->setReplay(source_, panel_);
     window_->setReplayMode(true);
     window_->charts()->setRefreshIntervalMs(0);
+    // A desktop's size: the charts wide enough for a point a second over the 5-min window (raw samples, whose
+    // counts add up; narrower, they are min/max buckets of rates, for drawing).
+    window_->resize(1600, 1000);
     window_->show();
     QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
   }
@@ -148,6 +151,8 @@ class TestReplayUi : public QObject {
     std::map<std::string, std::int64_t> shown;
     for (const auto& g : source_->groups())
       source_->forEachSample(g, to - window, to, [&](const Sample& s) { shown[g] += s.r429; });
+    QVERIFY2(window_->charts()->chart(ChartKind::Rate429)->plotWidthPx() * 1000 >= window,
+             "charts too narrow for raw samples: the counts below would be of min/max buckets");
     for (const auto& [g, n] : recorded) QCOMPARE(shown[g], n);
     // And the 429 chart drew the chat line.
     window_->charts()->refresh();
