@@ -87,6 +87,8 @@ bool RedisConnection::ensureConnected() {
   if (!ctx_) return fail("redis " + where + ": out of memory");
   if (ctx_->err) return fail("redis " + where + ": " + ctx_->errstr);
   if (redisSetTimeout(ctx_, toTimeval(ep_.timeoutS)) != REDIS_OK) return fail("redis " + where + ": cannot set timeout");
+  // A peer gone without a word (a partition, a NAT that dropped the flow) is noticed by the kernel too.
+  (void)redisEnableKeepAlive(ctx_);
   RedisReply r;
   if (!ep_.password.empty()) {
     std::vector<std::string> auth{"AUTH"};
@@ -153,6 +155,24 @@ bool RedisConnection::eval(const std::string& script, const std::vector<std::str
     return true;
   }
   return fail("redis EVALSHA: NOSCRIPT after loading the script");
+}
+
+bool RedisConnection::send(const std::vector<std::string>& args) {
+  if (!ensureConnected()) return false;
+  std::vector<const char*> argv;
+  std::vector<size_t> lens;
+  for (const auto& a : args) {
+    argv.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  ++roundTrips_;
+  if (redisAppendCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data()) != REDIS_OK)
+    return fail("redis " + (args.empty() ? std::string() : args[0]) + ": cannot send");
+  for (int done = 0; !done;)  // bounded by the socket's send timeout
+    if (redisBufferWrite(ctx_, &done) != REDIS_OK)
+      return fail("redis " + (args.empty() ? std::string() : args[0]) + ": " +
+                  (ctx_->errstr[0] ? ctx_->errstr : "connection lost"));
+  return true;
 }
 
 bool RedisConnection::readPush(RedisReply& out, bool& timedOut) {

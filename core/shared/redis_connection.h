@@ -60,6 +60,9 @@ class RedisConnection {
 
   // The file descriptor of the socket, -1 when closed (a subscriber polls it).
   int fd() const;
+  // Subscriber use: sends a command without reading its reply (PING on a subscribed connection: the answer comes
+  // among the pushes). False on failure (closed).
+  bool send(const std::vector<std::string>& args);
   // Subscriber use: reads one pushed message, waiting at most the connection's timeout. False on timeout
   // (with timedOut set) or failure (closed).
   bool readPush(RedisReply& out, bool& timedOut);

@@ -301,6 +301,14 @@ void SharedQuotaClient::runSubscriber() {
   // Reads wait at most this long, so stop() is heard promptly.
   RedisConnection c(endpointOf(cfg_, 0.1));
   const std::string wordChannel = cfg_.ns + ":word", opsChannel = cfg_.ns + ":ops";
+  // A subscribed connection only reads, so a partition that left it open but dead (the server gone from the
+  // other end, a dropped NAT flow) read as a quiet fleet for good: after the worker reconnected, 2 subscribers
+  // were counted by Redis and the fleet's holds and operator actions reached neither. It PINGs every heartbeat
+  // and subscribes afresh when it has heard nothing, not even the answer, for three.
+  const auto pingEvery = fromSeconds(std::max(0.2, cfg_.heartbeatS));
+  const auto deafAfter = 3 * pingEvery;
+  auto lastHeard = Clock::now(), lastPing = Clock::now();
+  bool wasDeaf = false;
   while (!stopSub_) {
     if (!c.connected()) {
       RedisReply r;
@@ -310,6 +318,26 @@ void SharedQuotaClient::runSubscriber() {
         continue;
       }
       // The reply to SUBSCRIBE confirms the first channel; the second confirmation arrives as a push.
+      lastHeard = lastPing = Clock::now();
+      if (wasDeaf) logInfo(kScope, "subscribed to the fleet's holds and operator actions again");
+      wasDeaf = false;
+    }
+    const auto now = Clock::now();
+    if (now - lastHeard > deafAfter) {
+      char quiet[32];
+      std::snprintf(quiet, sizeof quiet, "%.1f", toSeconds(now - lastHeard));
+      logWarn(kScope, "heard nothing from Redis " + cfg_.host + ":" + std::to_string(cfg_.port) + " for " + quiet +
+                          " s on the subscription, not even its PING's answer: subscribing again");
+      c.close();
+      wasDeaf = true;
+      continue;
+    }
+    if (now - lastPing >= pingEvery) {
+      lastPing = now;
+      if (!c.send({"PING"})) {
+        std::this_thread::sleep_for(kRetryEvery);
+        continue;
+      }
     }
     RedisReply m;
     bool timedOut = false;
@@ -317,6 +345,7 @@ void SharedQuotaClient::runSubscriber() {
       if (!timedOut) std::this_thread::sleep_for(kRetryEvery);
       continue;
     }
+    lastHeard = Clock::now();  // a message, a confirmation or a pong
     if (m.type != RedisReply::Type::Array || m.elements.size() < 3 || m.elements[0].str != "message") continue;
     const std::string& channel = m.elements[1].str;
     const std::string& payload = m.elements[2].str;

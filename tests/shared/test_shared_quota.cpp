@@ -5,6 +5,7 @@
 #include "cli_process.h"
 #include "config_error.h"
 #include "config_loader.h"
+#include "freezable_proxy.h"
 #include "engine.h"
 #include "redis_connection.h"
 #include "redis_process.h"
@@ -382,6 +383,57 @@ class TestSharedQuota : public QObject {
     QVERIFY(fellBack);
     QCOMPARE(grants, 0);
     for (const auto& [mode, reason] : modes) QVERIFY(mode != tg::SharedMode::Shared);
+  }
+
+  // A partition that leaves the subscription's connection open but dead: the subscriber only read, so it heard
+  // a quiet fleet for good (Redis counted it subscribed, the fleet's holds and actions reached no one). It PINGs
+  // every heartbeat and subscribes again when nothing, not even the answer, came for three.
+  void aSubscriptionDeadWithoutAWordIsMadeAgain() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    FreezableProxy proxy(redis.port);
+    QVERIFY(proxy.port() > 0);
+    std::mutex m;
+    std::vector<std::string> heard;
+    tg::SharedQuotaCallbacks cb;
+    cb.post = [](std::function<void()> f) { f(); };
+    cb.grant = [](const tg::LeaseGrant&) {};
+    cb.mode = [](tg::SharedMode, int, const std::string&) {};
+    cb.hold = [&](const std::string&, const std::string&, double, const std::string&, const std::string& reason) {
+      std::lock_guard lk(m);
+      heard.push_back(reason);
+    };
+    cb.action = [](const nlohmann::json&) {};
+    cb.fleet = [](std::vector<tg::FleetMember>) {};
+    cb.stats = [] { return nlohmann::json::object(); };
+    tg::SharedQuotaConfig cfg;
+    cfg.enabled = true;
+    cfg.port = proxy.port();
+    cfg.ns = "deaf";
+    cfg.instance = "inst-deaf";
+    cfg.timeoutS = 0.2;
+    cfg.heartbeatS = 0.3;
+    tg::SharedQuotaClient client(cfg, cb);
+    client.start();
+    tg::RedisConnection pub(endpoint(redis.port));
+    // Published until heard: true once `reason` reached the client within `seconds`.
+    auto heardWithin = [&](const std::string& reason, double seconds) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+      while (std::chrono::steady_clock::now() < until) {
+        tg::RedisReply r;
+        if (!pub.call({"PUBLISH", "deaf:word", "g\tfp\t1000\tother\t" + reason}, r)) return false;
+        sleepMs(100);
+        std::lock_guard lk(m);
+        if (std::find(heard.begin(), heard.end(), reason) != heard.end()) return true;
+      }
+      return false;
+    };
+    QVERIFY(heardWithin("before", 5));
+    proxy.freeze();
+    // Three heartbeats of silence (0.9 s), then subscribed again through the proxy, which forwards new connections.
+    QVERIFY2(heardWithin("after", 6), "the subscription stayed deaf after the partition");
+    client.stop();
   }
 
   void wordHoldsTheScopeAndTellsTheFleet() {
