@@ -934,30 +934,76 @@ void Scheduler::sharedFleet(std::vector<FleetMemberSnapshot> members) {
 void Scheduler::publishAction(nlohmann::json a, const std::string& actor) {
   if (!shared_ || applyingFleetAction_ || !cfg_.sharedQuota.fleetActions || !sharedHooks_.action) return;
   a["actor"] = actor;
+  // The groups "all groups" means here: an instance of another config on the same namespace applies an action
+  // for all groups only to the groups both have.
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& g : cfg_.groups) groups.push_back(g.name);
+  a["groups"] = std::move(groups);
   sharedHooks_.action(a);
 }
 
 void Scheduler::sharedAction(const nlohmann::json& a, TimePoint now, EpochMs nowEpoch) {
   if (!cfg_.sharedQuota.fleetActions) return;
-  const std::string action = a.value("action", "");
-  const std::string actor = a.value("actor", "operator") + " on " + a.value("instance", "?");
-  const std::string group = a.value("group", "");
+  // Anyone who can publish on the namespace's channel reaches this: a field of the wrong type is refused here,
+  // not thrown on the engine thread.
+  auto text = [&](const char* k, const std::string& fallback) {
+    const auto it = a.find(k);
+    return it != a.end() && it->is_string() ? it->get<std::string>() : fallback;
+  };
+  auto number = [&](const char* k, double fallback) {
+    const auto it = a.find(k);
+    const double v = it != a.end() && it->is_number() ? it->get<double>() : fallback;
+    return std::isfinite(v) ? std::clamp(v, -1e9, 1e9) : fallback;  // cast to int below
+  };
+  auto flag = [&](const char* k) {
+    const auto it = a.find(k);
+    return it != a.end() && it->is_boolean() && it->get<bool>();
+  };
+  const std::string from = printable(text("instance", "?"));  // quoted in the log and the audit trail
+  const std::string action = text("action", "");
+  const std::string actor = printable(text("actor", "operator")) + " on " + from;
+  const std::string group = text("group", "");
+  if (!group.empty() && group != "*" && !findGroup(group)) return;  // a group this instance does not have
+  // Two configs on one namespace share their keys' quota, not all their controls: "pause P2 on all groups" from
+  // another deployment paused every group here (and `serve` has no control to resume it). An action for all
+  // groups applies to the groups the sender has too (all of them for an instance of the same config).
+  std::vector<std::string> common;
+  bool all = true;
+  if (const auto it = a.find("groups"); group.empty() && it != a.end() && it->is_array()) {
+    for (const auto& g : cfg_.groups)
+      for (const auto& theirs : *it)
+        if (theirs.is_string() && theirs.get<std::string>() == g.name) common.push_back(g.name);
+    all = common.size() == cfg_.groups.size();
+    if (common.empty()) {
+      if (std::find(foreignInstances_.begin(), foreignInstances_.end(), from) == foreignInstances_.end()) {
+        foreignInstances_.push_back(from);
+        logWarn("shared-quota", "operator actions of instance " + from + " name none of this config's groups and are " +
+                                    "not applied: two configs share shared_quota.namespace \"" + cfg_.sharedQuota.ns +
+                                    "\"; give each its own unless they spend the same keys");
+      }
+      return;
+    }
+  }
   applyingFleetAction_ = true;
   if (action == "pause_tier") {
-    const int t = a.value("tier", -1);
-    if (t >= 0 && t < kTierCount) setTierPaused(static_cast<Tier>(t), a.value("paused", false), group, actor, nowEpoch);
+    const int t = static_cast<int>(number("tier", -1));
+    if (t >= 0 && t < kTierCount) {
+      if (all) setTierPaused(static_cast<Tier>(t), flag("paused"), group, actor, nowEpoch);
+      else
+        for (const auto& g : common) setTierPaused(static_cast<Tier>(t), flag("paused"), g, actor, nowEpoch);
+    }
   } else if (action == "pause_group") {
-    setGroupPaused(group, a.value("paused", false), actor, nowEpoch);
+    setGroupPaused(group, flag("paused"), actor, nowEpoch);
   } else if (action == "group_concurrency") {
-    setGroupConcurrency(group, a.value("limit", 1), actor, nowEpoch);
-  } else if (action == "global_concurrency") {
-    setGlobalConcurrency(a.value("limit", 1), actor, nowEpoch);
+    setGroupConcurrency(group, static_cast<int>(number("limit", 1)), actor, nowEpoch);
+  } else if (action == "global_concurrency" && all) {  // another config's total is not ours
+    setGlobalConcurrency(static_cast<int>(number("limit", 1)), actor, nowEpoch);
   } else if (action == "drain_group") {
     drainGroup(group, actor, now, nowEpoch);
   } else if (action == "rate_ceiling") {
     RateCeilingConfig c;
-    c.requestsPerS = a.value("requests_per_s", 0.0);
-    c.tokensPerMin = a.value("tokens_per_min", 0.0);
+    c.requestsPerS = number("requests_per_s", 0.0);
+    c.tokensPerMin = number("tokens_per_min", 0.0);
     setRateCeiling(group, c, actor, now, nowEpoch);
   }
   applyingFleetAction_ = false;

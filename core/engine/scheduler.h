@@ -190,6 +190,7 @@ class Scheduler {
   SharedHooks sharedHooks_;
   SharedQuotaSnapshot sharedView_;
   bool applyingFleetAction_ = false;  // an action from another instance: not published again
+  std::vector<std::string> foreignInstances_;  // whose actions named none of our groups (warned once each)
   void publishAction(nlohmann::json a, const std::string& actor);
   SharedHint sharedHint(const QuotaTracker& q, Dimension d) const;
   int globalLimit_ = 64;

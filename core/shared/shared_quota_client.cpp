@@ -366,7 +366,10 @@ void SharedQuotaClient::runSubscriber() {
       });
     } else if (channel == opsChannel) {
       nlohmann::json a = nlohmann::json::parse(payload, nullptr, false);
-      if (a.is_discarded() || !a.is_object() || a.value("instance", "") == instance_) continue;
+      if (a.is_discarded() || !a.is_object()) continue;
+      // Not value(): an "instance" that is not a string (anyone may publish here) threw on this thread.
+      const auto from = a.find("instance");
+      if (from != a.end() && from->is_string() && from->get<std::string>() == instance_) continue;
       cb_.post([cb = cb_.action, a = std::move(a)] { cb(a); });
     }
   }

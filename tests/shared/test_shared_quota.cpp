@@ -594,6 +594,31 @@ class TestSharedQuota : public QObject {
     QVERIFY(a.latestSnapshot()->tierPaused[2]);
     // The fleet view has both, each from its own heartbeat.
     QTRY_COMPARE_WITH_TIMEOUT(b.latestSnapshot()->shared.members.size(), std::size_t{2}, 5000);
+
+    // Another config on the same namespace, with other groups: its "pause P1 on all groups" is not applied here
+    // (it paused every group of the first config). Nor is what anyone may publish that is not an action of the
+    // right shape: the engine lives on.
+    auto other = sharedEngine("inst-c", redis.port, "ops-test", "http://127.0.0.1:9");
+    other.groups[0].name = "batch";
+    tg::Engine c(other);
+    c.start();
+    QTRY_VERIFY_WITH_TIMEOUT(c.latestSnapshot()->shared.mode == "shared", 5000);
+    sleepMs(200);
+    tg::RedisConnection pub(endpoint(redis.port));
+    tg::RedisReply r;
+    for (const char* junk : {R"({"action": "pause_tier", "tier": "x", "paused": "yes", "instance": 7})",
+                             R"({"action": 5, "group": ["chat"], "limit": 1e308})", R"([1, 2])", "not json"})
+      QVERIFY(pub.call({"PUBLISH", "ops-test:ops", junk}, r));
+    c.setTierPaused(tg::Tier::P1, true, {}, "carol");
+    QTRY_VERIFY_WITH_TIMEOUT(c.latestSnapshot()->tierPaused[1], 5000);
+    c.setGroupConcurrency("batch", 2, "carol");
+    sleepMs(1000);
+    for (tg::Engine* e : {&a, &b}) {
+      QVERIFY(!e->latestSnapshot()->tierPaused[1]);
+      QVERIFY(!e->latestSnapshot()->find("chat")->tierPaused[1]);
+      QCOMPARE(e->latestSnapshot()->find("chat")->concurrencyCeiling, 3);
+    }
+    c.stop();
     a.stop();
     b.stop();
   }
