@@ -3,9 +3,9 @@
 #include "disconnect_watcher.h"
 #include "error_answer.h"
 #include "gateway_metrics.h"
-#include "request_deadline.h"
 #include "json_text.h"
 #include "log.h"
+#include "request_deadline.h"
 #include "request_policy.h"
 #include "request_safety.h"
 #include "secret.h"
@@ -435,6 +435,17 @@ int GatewayServer::answerNow(MHD_Connection* c, Exchange& x, int status, const H
   return ok == MHD_YES;
 }
 
+std::string GatewayServer::healthBody() const {
+  nlohmann::json h{{"status", stopping_ ? "stopping" : "ok"}};
+  // Serving either way (200): in fallback each instance paces its share locally. But a Redis that refuses this
+  // instance for good (a wrong password) looked the same as a healthy one here.
+  if (auto snap = engine_.latestSnapshot(); snap && snap->shared.enabled) {
+    h["shared_quota"] = snap->shared.mode;
+    if (!snap->shared.why.empty()) h["shared_quota_why"] = snap->shared.why;
+  }
+  return dumpJson(h);  // Redis's words may hold any bytes
+}
+
 std::string GatewayServer::metricsBody() const {
   auto snap = engine_.latestSnapshot();
   if (!metrics_ || !snap) return "";
@@ -578,8 +589,7 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
     lk.unlock();
     if (x->own == Exchange::Own::Metrics)
       return answerNow(c, *x, 200, {{"Content-Type", GatewayMetrics::kContentType}}, metricsBody());
-    return answerNow(c, *x, 200, {{"Content-Type", "application/json"}},
-                     stopping_ ? "{\"status\":\"stopping\"}" : "{\"status\":\"ok\"}");
+    return answerNow(c, *x, 200, {{"Content-Type", "application/json"}}, healthBody());
   }
   if (x->tooLarge) {
     lk.unlock();

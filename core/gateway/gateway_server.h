@@ -68,6 +68,7 @@ class GatewayServer {
   void park(Exchange& x);            // call with x.mu held
   void unpark(Exchange& x);          // call with x.mu held
   void finishCount(Exchange& x, int status);
+  std::string healthBody() const;  // {"status", and "shared_quota" with its why when Redis is used}
   std::string metricsBody() const;
 
   Engine& engine_;

@@ -97,6 +97,10 @@ bool RedisConnection::ensureConnected() {
     if (!call(auth, r)) return false;
     // The server's own words ("WRONGPASS invalid username-password pair") never hold the password.
     if (r.isError()) return fail("redis " + where + ": authentication refused: " + r.str);
+    // Anything else than +OK is not a Redis that took the password (an echo server passed here, then failed
+    // with an empty reason).
+    if (r.type != RedisReply::Type::String || r.str != "OK")
+      return fail("redis " + where + ": AUTH answered \"" + r.str.substr(0, 40) + "\", not OK: not a Redis server?");
   }
   if (ep_.database != 0) {
     if (!call({"SELECT", std::to_string(ep_.database)}, r)) return false;
@@ -120,7 +124,7 @@ bool RedisConnection::call(const std::vector<std::string>& args, RedisReply& out
       redisCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data())));
   if (!reply) {
     const bool timeout = ctx_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
-    return fail(std::string("redis ") + (args.empty() ? "" : args[0]) + ": " +
+    return fail("redis " + ep_.host + ":" + std::to_string(ep_.port) + " " + (args.empty() ? "" : args[0]) + ": " +
                 (timeout ? "timed out" : (ctx_->errstr[0] ? ctx_->errstr : "connection lost")));
   }
   out = convert(reply.get());
@@ -138,8 +142,12 @@ bool RedisConnection::eval(const std::string& script, const std::vector<std::str
       RedisReply loaded;
       if (!call({"SCRIPT", "LOAD", script}, loaded)) return false;
       // A proxy that refuses SCRIPT (LiteLLM #32232's trap) is an error to report, never a silent fallback.
+      if (loaded.isError() && loaded.str.rfind("NOAUTH", 0) == 0)
+        return fail("redis " + ep_.host + ":" + std::to_string(ep_.port) +
+                    " asks for a password: set shared_quota.password_env (" + loaded.str + ")");
       if (loaded.isError() || loaded.type != RedisReply::Type::String)
-        return fail("redis SCRIPT LOAD refused: " + loaded.str);
+        return fail("redis " + ep_.host + ":" + std::to_string(ep_.port) + " SCRIPT LOAD refused: " +
+                    (loaded.str.empty() ? "an answer that is not a script's id: not a Redis server?" : loaded.str));
       sha = loaded.str;
       loaded_.emplace_back(script, sha);
     }

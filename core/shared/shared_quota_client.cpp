@@ -118,12 +118,38 @@ std::string SharedQuotaClient::scopeKey(const std::string& group, const std::str
   return cfg_.ns + ":q:" + group + ":" + fp;
 }
 
+// A refusal that will not pass by itself: the password, the user, or something that is not Redis on the port.
+static bool misconfigured(const std::string& why) {
+  for (const char* s : {"WRONGPASS", "NOAUTH", "authentication", "NOPERM", "protocol error", "Protocol error",
+                        "not a Redis", "unknown command"})
+    if (why.find(s) != std::string::npos) return true;
+  return false;
+}
+
 void SharedQuotaClient::setMode(SharedMode m, const std::string& why) {
-  if (m == mode_) return;
+  const auto now = Clock::now();
+  if (m == mode_) {
+    // Still in fallback: said again every minute (one line at the start was all a wrong password left in the
+    // log of an instance that then served on, taking its share alone, for days).
+    if (m == SharedMode::Fallback && now - lastSaid_ >= std::chrono::minutes(1)) {
+      lastSaid_ = now;
+      const std::string text = "still not shared through Redis " + cfg_.host + ":" + std::to_string(cfg_.port) +
+                               ", each instance takes its share: " + why;
+      if (misconfigured(why)) logError(kScope, text + " (this will not pass by itself: check shared_quota)");
+      else logWarn(kScope, text);
+    }
+    return;
+  }
   mode_ = m;
-  if (m == SharedMode::Fallback)
-    logWarn(kScope, "Redis unreachable or refusing, each instance takes its share: " + why);
-  else logInfo(kScope, "shared with the fleet through Redis " + cfg_.host + ":" + std::to_string(cfg_.port));
+  lastSaid_ = now;
+  if (m == SharedMode::Fallback) {
+    const std::string text = "Redis unreachable or refusing (" + cfg_.host + ":" + std::to_string(cfg_.port) +
+                             "), each instance takes its share: " + why;
+    if (misconfigured(why)) logError(kScope, text + " (this will not pass by itself: check shared_quota)");
+    else logWarn(kScope, text);
+  } else {
+    logInfo(kScope, "shared with the fleet through Redis " + cfg_.host + ":" + std::to_string(cfg_.port));
+  }
   const int live = live_;
   cb_.post([cb = cb_.mode, m, live, why] { cb(m, live, why); });
 }

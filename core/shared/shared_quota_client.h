@@ -105,6 +105,7 @@ class SharedQuotaClient {
   // as when Redis is unreachable. Empty when it did not answer at all (the connection's lastError() says why).
   std::string refused_;
   SharedMode mode_ = SharedMode::Starting;
+  std::chrono::steady_clock::time_point lastSaid_{};  // the last log line about the mode
   int live_ = 1;
 };
 

@@ -266,6 +266,39 @@ class TestSharedQuota : public QObject {
     e.password = "the-right-one-42";
     tg::RedisConnection ok(e);
     QVERIFY2(ok.ensureConnected(), ok.lastError().c_str());
+    // No password at all: the first command says one is asked for, and where to set it.
+    e.password.clear();
+    tg::RedisConnection none(e);
+    tg::RedisReply r;
+    QVERIFY(!none.eval("return 1", {}, {}, r));
+    QVERIFY2(QString::fromStdString(none.lastError()).contains("set shared_quota.password_env"), none.lastError().c_str());
+    QVERIFY2(QString::fromStdString(none.lastError()).contains(QString("127.0.0.1:%1").arg(redis.port)),
+             none.lastError().c_str());
+  }
+
+  // Something on the port that echoes what it is sent passed AUTH (any answer but an error was taken), then
+  // failed with an empty reason.
+  void anEchoServerIsNotTakenForRedis() {
+    int port = 0;
+    const int fd = listeningLoopbackSocket(&port);
+    QVERIFY(port > 0);
+    std::atomic<bool> stop{false};
+    std::thread echo([&] {
+      const int c = ::accept(fd, nullptr, nullptr);
+      char buf[4096];
+      for (ssize_t n; !stop && c >= 0 && (n = ::recv(c, buf, sizeof buf, 0)) > 0;) (void)::send(c, buf, n, MSG_NOSIGNAL);
+      if (c >= 0) ::close(c);
+    });
+    tg::RedisEndpoint e = endpoint(port);
+    e.password = "pw-echo-1234";
+    tg::RedisConnection c(e);
+    const bool connected = c.ensureConnected();
+    stop = true;
+    ::shutdown(fd, SHUT_RDWR);
+    ::close(fd);
+    echo.join();
+    QVERIFY(!connected);
+    QVERIFY2(QString::fromStdString(c.lastError()).contains("not a Redis server"), c.lastError().c_str());
   }
 
   // A port taken between freePort() and the server's bind: something else answers there and redis-server exits.
