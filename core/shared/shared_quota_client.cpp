@@ -286,13 +286,24 @@ void SharedQuotaClient::runWorker() {
       batch.swap(jobs_);
     }
     const auto now = Clock::now();
+    // What is dropped: the ledger paces locally meanwhile and holds are applied locally already, but an operator
+    // action applied here reaches no other instance, and the operator is told so (it went without a word).
+    auto drop = [&](std::deque<Job>::const_iterator from) {
+      for (auto it = from; it != batch.cend(); ++it)
+        if (it->kind == Job::Kind::Action)
+          logWarn(kScope, "operator action " + it->action.value("action", std::string("?")) +
+                              " applied on this instance only: Redis is unreachable, the fleet did not hear it");
+      batch.clear();
+    };
     if (mode_ == SharedMode::Fallback && now < retryAt) {
-      batch.clear();  // the ledger paces locally meanwhile; holds are applied locally already
+      drop(batch.cbegin());
       continue;
     }
     bool ok = true;
     refused_.clear();
-    for (const Job& j : batch) {
+    auto failedAt = batch.cend();
+    for (auto it = batch.cbegin(); it != batch.cend(); ++it) {
+      const Job& j = *it;
       const auto sentAt = Clock::now();
       const bool lease = j.kind == Job::Kind::Ask && !j.ask.giveBack;
       // The fleet view rides on a lease call when one is due a little early, saving the heartbeat's round trip.
@@ -300,13 +311,14 @@ void SharedQuotaClient::runWorker() {
       bool viewed = false;
       if (!doJob(c, j, withView, viewed)) {
         ok = false;
+        failedAt = it;
         break;
       }
       // The lease script stamps the caller alive: a busy instance needs no separate heartbeat for that.
       if (lease) lastLife = sentAt;
       if (viewed) lastBeat = sentAt;
     }
-    batch.clear();
+    drop(failedAt);  // the rest of the batch after a failure (nothing when all went)
     const auto afterJobs = Clock::now();
     const bool beatDue = afterJobs - lastLife >= keepAlive || afterJobs - lastBeat >= viewEvery ||
                          mode_ != SharedMode::Shared;

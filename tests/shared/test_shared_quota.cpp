@@ -7,6 +7,7 @@
 #include "config_loader.h"
 #include "freezable_proxy.h"
 #include "engine.h"
+#include "log.h"
 #include "redis_connection.h"
 #include "redis_process.h"
 #include "secret.h"
@@ -274,6 +275,45 @@ class TestSharedQuota : public QObject {
     QVERIFY2(QString::fromStdString(none.lastError()).contains("set shared_quota.password_env"), none.lastError().c_str());
     QVERIFY2(QString::fromStdString(none.lastError()).contains(QString("127.0.0.1:%1").arg(redis.port)),
              none.lastError().c_str());
+  }
+
+  // An operator action while Redis is away was applied on the instance that issued it and dropped for the
+  // others without a word.
+  void anActionTheFleetCannotHearIsSaidSo() {
+    int port = 0;
+    const int fd = listeningLoopbackSocket(&port);  // taken, then closed: nothing listens there
+    ::close(fd);
+    QVERIFY(port > 0);
+    std::FILE* log = std::tmpfile();
+    QVERIFY(log);
+    tg::Log::setSink(log);
+    {
+      tg::SharedQuotaCallbacks cb;
+      cb.post = [](std::function<void()> f) { f(); };
+      cb.grant = [](const tg::LeaseGrant&) {};
+      cb.mode = [](tg::SharedMode, int, const std::string&) {};
+      cb.hold = [](const std::string&, const std::string&, double, const std::string&, const std::string&) {};
+      cb.action = [](const nlohmann::json&) {};
+      cb.fleet = [](std::vector<tg::FleetMember>) {};
+      cb.stats = [] { return nlohmann::json::object(); };
+      tg::SharedQuotaConfig cfg;
+      cfg.enabled = true;
+      cfg.port = port;
+      cfg.ns = "away";
+      cfg.instance = "inst-away";
+      tg::SharedQuotaClient client(cfg, cb);
+      client.start();
+      sleepMs(300);
+      client.publishAction({{"action", "pause_tier"}, {"tier", 2}, {"paused", true}});
+      sleepMs(600);
+      client.stop();
+    }
+    tg::Log::setSink(stderr);
+    std::rewind(log);
+    std::string text;
+    for (int ch; (ch = std::fgetc(log)) != EOF;) text += static_cast<char>(ch);
+    std::fclose(log);
+    QVERIFY2(text.find("operator action pause_tier applied on this instance only") != std::string::npos, text.c_str());
   }
 
   // Something on the port that echoes what it is sent passed AUTH (any answer but an error was taken), then
