@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <random>
 #include <cstdio>
 
 namespace tg {
@@ -53,6 +54,10 @@ RedisEndpoint endpointOf(const SharedQuotaConfig& c, double timeoutS) {
 
 SharedQuotaClient::SharedQuotaClient(SharedQuotaConfig cfg, SharedQuotaCallbacks cb)
     : cfg_(std::move(cfg)), cb_(std::move(cb)), instance_(cfg_.instance.empty() ? defaultInstance() : cfg_.instance) {
+  std::random_device rd;
+  char n[17];
+  std::snprintf(n, sizeof n, "%08x%08x", rd(), rd());
+  nonce_ = n;
   // Redis's password is a secret like an API key: redacted from every log line and event that might quote it.
   if (!cfg_.password.empty()) SecretRegistry::add(cfg_.password);
 }
@@ -238,11 +243,28 @@ bool SharedQuotaClient::doJob(RedisConnection& c, const Job& j, bool withView, b
 std::string SharedQuotaClient::statsJson() {
   nlohmann::json stats = cb_.stats ? cb_.stats() : nlohmann::json::object();
   stats["mode"] = std::string(sharedModeName(mode_ == SharedMode::Starting ? SharedMode::Shared : mode_));
+  stats["nonce"] = nonce_;  // this process: another one under the same id writes another
   return stats.dump();
 }
 
 bool SharedQuotaClient::heartbeat(RedisConnection& c) {
   RedisReply r;
+  // Two processes with one id (a config copied with its "instance") are counted as one: each one's lease share
+  // and fallback share are too large, and each drops the other's words as its own echo. Every fifth heartbeat
+  // reads the stats under this id first: another process's nonce there is the other one's last heartbeat.
+  if (!duplicateSaid_ && beats_++ % 5 == 1) {
+    if (!c.call({"HGET", cfg_.ns + ":stats", instance_}, r)) return false;
+    if (r.type == RedisReply::Type::String) {
+      const nlohmann::json last = nlohmann::json::parse(r.str, nullptr, false);
+      const auto n = last.is_object() ? last.find("nonce") : last.end();
+      if (last.is_object() && n != last.end() && n->is_string() && n->get<std::string>() != nonce_) {
+        duplicateSaid_ = true;
+        logError(kScope, "another process uses this instance's id \"" + instance_ +
+                             "\" (shared_quota.instance): the fleet counts the two as one and each ignores the " +
+                             "other's holds; give each its own id (or leave it out: host:pid)");
+      }
+    }
+  }
   if (!c.eval(shared_scripts::kHeartbeat, {cfg_.ns + ":instances", cfg_.ns + ":stats"},
               {instance_, statsJson(), num(deadMs())}, r))
     return false;

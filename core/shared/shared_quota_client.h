@@ -89,6 +89,9 @@ class SharedQuotaClient {
   SharedQuotaConfig cfg_;
   SharedQuotaCallbacks cb_;
   std::string instance_;
+  std::string nonce_;           // this process, in its heartbeat's stats: another under the same id differs
+  bool duplicateSaid_ = false;  // worker thread
+  std::uint64_t beats_ = 0;     // heartbeats (worker thread)
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Job> jobs_;

@@ -316,6 +316,47 @@ class TestSharedQuota : public QObject {
     QVERIFY2(text.find("operator action pause_tier applied on this instance only") != std::string::npos, text.c_str());
   }
 
+  // Two processes under one id (a config copied with its "instance"): counted as one instance and deaf to each
+  // other's words, silently. Each heartbeat carries its process's nonce; the other's under our id is said.
+  void twoProcessesUnderOneIdAreSaidSo() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    std::FILE* log = std::tmpfile();
+    QVERIFY(log);
+    tg::Log::setSink(log);
+    {
+      tg::SharedQuotaCallbacks cb;
+      cb.post = [](std::function<void()> f) { f(); };
+      cb.grant = [](const tg::LeaseGrant&) {};
+      cb.mode = [](tg::SharedMode, int, const std::string&) {};
+      cb.hold = [](const std::string&, const std::string&, double, const std::string&, const std::string&) {};
+      cb.action = [](const nlohmann::json&) {};
+      cb.fleet = [](std::vector<tg::FleetMember>) {};
+      cb.stats = [] { return nlohmann::json::object(); };
+      tg::SharedQuotaConfig cfg;
+      cfg.enabled = true;
+      cfg.port = redis.port;
+      cfg.ns = "dup";
+      cfg.instance = "gw-copied";
+      cfg.timeoutS = 0.5;
+      cfg.heartbeatS = 0.2;
+      tg::SharedQuotaClient one(cfg, cb), two(cfg, cb);
+      one.start();
+      sleepMs(100);
+      two.start();
+      sleepMs(3000);
+      one.stop();
+      two.stop();
+    }
+    tg::Log::setSink(stderr);
+    std::rewind(log);
+    std::string text;
+    for (int ch; (ch = std::fgetc(log)) != EOF;) text += static_cast<char>(ch);
+    std::fclose(log);
+    QVERIFY2(text.find("another process uses this instance's id \"gw-copied\"") != std::string::npos, text.c_str());
+  }
+
   // Something on the port that echoes what it is sent passed AUTH (any answer but an error was taken), then
   // failed with an empty reason.
   void anEchoServerIsNotTakenForRedis() {
