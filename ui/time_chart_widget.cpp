@@ -28,6 +28,14 @@ constexpr double kBandLow = 0.15, kBandHigh = 0.85;
 constexpr double kLanePx = 6;  // height of the lane where 429 bursts are ticked
 constexpr double kMomentHalfWidthPx = 6;  // the shaded band around a moment pointed out (setMomentMs)
 
+// Ticks at round steps on a niceCeiling range: six (five steps) on 1, 2.5 and 5 x 10^n, five on 2 x 10^n
+// (five ticks on 2.5 gave 0.625 and 1.875).
+int niceTicks(double ceiling) {
+  if (!(ceiling > 0)) return 5;
+  const double m = ceiling / std::pow(10.0, std::floor(std::log10(ceiling)));
+  return std::fabs(m - 2.0) < 1e-9 ? 5 : 6;
+}
+
 double niceCeiling(double v) {
   if (!(v > 0)) return 1;
   const double mag = std::pow(10.0, std::floor(std::log10(v)));
@@ -223,10 +231,12 @@ void TimeChartWidget::setFrame(const ChartFrame& frame, EpochMs fromMs, EpochMs 
       if (s->count() > 0) s->clear();
   }
   yAxis_->setRange(0, niceCeiling(leftMax * 1.05));
+  yAxis_->setTickCount(niceTicks(yAxis_->max()));
   yAxis_->setTitleText(frame.leftTitle);
   yRight_->setVisible(anyRight);
   if (anyRight) {
     yRight_->setRange(0, niceCeiling(rightMax * 1.05));
+    yRight_->setTickCount(niceTicks(yRight_->max()));
     yRight_->setTitleText(frame.rightTitle);
   }
   // Per-group charts take their colors from the group cards; a legend of ten groups would crowd the plot.
@@ -244,8 +254,8 @@ void TimeChartWidget::setBands(const std::vector<BandRow>& rows) {
     for (std::size_t r = 0; r < rows.size(); ++r) yBands_->append(rows[r].group, double(r + 1));
     yBands_->setRange(0, std::max<double>(1, double(rows.size())));
   }
-  fitBandLabels();
   bandRows_ = rows;
+  fitBandLabels();  // on the rows just set (on the old ones, 40 groups' first frame showed 40 "..." labels)
 
   static const BreakerState states[] = {BreakerState::Closed, BreakerState::HalfOpen, BreakerState::Open};
   std::vector<std::pair<QString, int>> used;

@@ -206,7 +206,9 @@ nlohmann::json resultToJson(const Result& r) {
 }
 
 bool worthRetrying(const nlohmann::json& row) {
-  if (!row.is_object() || row.value("ok", true) != false) return false;
+  if (!row.is_object()) return false;
+  const auto ok = row.find("ok");  // not value(): an "ok" of another type (a row edited by hand) threw
+  if (ok == row.end() || !ok->is_boolean() || ok->get<bool>()) return false;
   const auto e = row.find("error");
   if (e == row.end() || !e->is_string()) return false;
   const std::string& kind = e->get_ref<const std::string&>();
@@ -365,7 +367,6 @@ void JsonlJob::feed() {
         ++s.progress.skipped;
         continue;
       }
-      if (retry_.count(req->id)) ++s.progress.retried;
       const auto tier = static_cast<std::size_t>(req->tier);
       auto& inQueue = s.inEngine[req->group][tier];  // a map node: stays put while the lock is released
       // Woken by every result (a slot, and a new answer rate), and at least once a second (the rate decays).
@@ -377,6 +378,7 @@ void JsonlJob::feed() {
       ++s.outstanding;
       ++inQueue;
       ++s.progress.submitted;
+      if (retry_.count(req->id)) ++s.progress.retried;  // sent again, not only read
       s.handles.emplace(req->id, 0);
       if (Shared::Pace& p = s.pace[req->group]; p.firstSent == std::chrono::steady_clock::time_point{})
         p.firstSent = std::chrono::steady_clock::now();

@@ -11,7 +11,8 @@
 // last row of an id is its result). A 4xx or a config error would fail again and stays. Results are appended one
 // whole line per write(2) with O_APPEND by a writer thread of their own (the engine thread only queues
 // them, so a slow disk or an unread pipe never stalls it), and a torn last line left by a killed process is
-// cut off on the next start, so a kill -9 loses no result and duplicates none. A malformed input line is reported
+// cut off on the next start, so a kill -9 loses no result and duplicates none (a retried id's rows are its tries,
+// not duplicates). A malformed input line is reported
 // with its line number (on stderr and in the rejects file) and the rest of the job continues.
 #pragma once
 

@@ -972,10 +972,14 @@ void Scheduler::sharedAction(const nlohmann::json& a, TimePoint now, EpochMs now
   if (const auto it = a.find("groups"); group.empty() && it != a.end() && it->is_array()) {
     for (const auto& g : cfg_.groups)
       for (const auto& theirs : *it)
-        if (theirs.is_string() && theirs.get<std::string>() == g.name) common.push_back(g.name);
+        if (theirs.is_string() && theirs.get<std::string>() == g.name) {
+          common.push_back(g.name);  // once, however often the list names it
+          break;
+        }
     all = common.size() == cfg_.groups.size();
     if (common.empty()) {
-      if (std::find(foreignInstances_.begin(), foreignInstances_.end(), from) == foreignInstances_.end()) {
+      if (foreignInstances_.size() < 64 &&  // bounded: anyone may publish under any name
+          std::find(foreignInstances_.begin(), foreignInstances_.end(), from) == foreignInstances_.end()) {
         foreignInstances_.push_back(from);
         logWarn("shared-quota", "operator actions of instance " + from + " name none of this config's groups and are " +
                                     "not applied: two configs share shared_quota.namespace \"" + cfg_.sharedQuota.ns +
@@ -996,11 +1000,12 @@ void Scheduler::sharedAction(const nlohmann::json& a, TimePoint now, EpochMs now
     setGroupPaused(group, flag("paused"), actor, nowEpoch);
   } else if (action == "group_concurrency") {
     setGroupConcurrency(group, static_cast<int>(number("limit", 1)), actor, nowEpoch);
-  } else if (action == "global_concurrency" && all) {  // another config's total is not ours
+  } else if (action == "global_concurrency" && all) {  // another config's total is not ours (a sender with all
+                                                         // our groups, or an older one that names none, is ours)
     setGlobalConcurrency(static_cast<int>(number("limit", 1)), actor, nowEpoch);
   } else if (action == "drain_group") {
     drainGroup(group, actor, now, nowEpoch);
-  } else if (action == "rate_ceiling") {
+  } else if (action == "rate_ceiling" && (all || !group.empty())) {  // engine-wide: as global concurrency
     RateCeilingConfig c;
     c.requestsPerS = number("requests_per_s", 0.0);
     c.tokensPerMin = number("tokens_per_min", 0.0);

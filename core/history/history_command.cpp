@@ -298,8 +298,8 @@ HistoryOutcome cmdExport(const HistoryRequest& a, std::ostream& out) {
     bool keep = false;
     std::optional<PartialFileSignals> signals;
     ~Partial() {
-      signals.reset();
       if (!keep && !path.empty()) ::unlink(path.c_str());
+      signals.reset();  // after: a signal in between unlinks a name already gone
     }
   } partial;
   if (a.out) {

@@ -249,22 +249,6 @@ std::string SharedQuotaClient::statsJson() {
 
 bool SharedQuotaClient::heartbeat(RedisConnection& c) {
   RedisReply r;
-  // Two processes with one id (a config copied with its "instance") are counted as one: each one's lease share
-  // and fallback share are too large, and each drops the other's words as its own echo. Every fifth heartbeat
-  // reads the stats under this id first: another process's nonce there is the other one's last heartbeat.
-  if (!duplicateSaid_ && beats_++ % 5 == 1) {
-    if (!c.call({"HGET", cfg_.ns + ":stats", instance_}, r)) return false;
-    if (r.type == RedisReply::Type::String) {
-      const nlohmann::json last = nlohmann::json::parse(r.str, nullptr, false);
-      const auto n = last.is_object() ? last.find("nonce") : last.end();
-      if (last.is_object() && n != last.end() && n->is_string() && n->get<std::string>() != nonce_) {
-        duplicateSaid_ = true;
-        logError(kScope, "another process uses this instance's id \"" + instance_ +
-                             "\" (shared_quota.instance): the fleet counts the two as one and each ignores the " +
-                             "other's holds; give each its own id (or leave it out: host:pid)");
-      }
-    }
-  }
   if (!c.eval(shared_scripts::kHeartbeat, {cfg_.ns + ":instances", cfg_.ns + ":stats"},
               {instance_, statsJson(), num(deadMs())}, r))
     return false;
@@ -273,6 +257,21 @@ bool SharedQuotaClient::heartbeat(RedisConnection& c) {
     return false;
   }
   takeFleet(r, 1);
+  return true;
+}
+
+bool SharedQuotaClient::checkDuplicate(RedisConnection& c) {
+  RedisReply r;
+  if (!c.call({"HGET", cfg_.ns + ":stats", instance_}, r)) return false;
+  if (r.type != RedisReply::Type::String) return true;
+  const nlohmann::json last = nlohmann::json::parse(r.str, nullptr, false);
+  const auto n = last.is_object() ? last.find("nonce") : last.end();
+  if (last.is_object() && n != last.end() && n->is_string() && n->get<std::string>() != nonce_) {
+    duplicateSaid_ = true;
+    logError(kScope, "another process uses this instance's id \"" + instance_ +
+                         "\" (shared_quota.instance): the fleet counts the two as one and each ignores the other's " +
+                         "holds; give each its own id (or leave it out: host:pid)");
+  }
   return true;
 }
 
@@ -296,7 +295,9 @@ void SharedQuotaClient::runWorker() {
   // The last sign of life Redis got from this instance (a lease call or a heartbeat, taken at the moment it
   // was sent) and the last heartbeat (the fleet view). Both in the past: the first round beats at once.
   auto lastLife = Clock::now() - keepAlive;
-  auto lastBeat = Clock::now() - viewEvery;
+  const auto startedAt = Clock::now();
+  auto lastBeat = startedAt - viewEvery;
+  auto lastDuplicateCheck = startedAt;
   auto retryAt = Clock::now();
   std::deque<Job> batch;
   while (true) {
@@ -347,6 +348,14 @@ void SharedQuotaClient::runWorker() {
     if (ok && beatDue) {
       ok = heartbeat(c);
       if (ok) lastLife = lastBeat = afterJobs;
+    }
+    // Two processes with one id (a config copied with its "instance") are counted as one: each one's lease and
+    // fallback share too large, each dropping the other's words as its own echo. The stats under this id hold
+    // the nonce of whoever wrote last (a heartbeat, or a lease call with the fleet view): read every five
+    // heartbeats, once this process has written its own (a restart reads its predecessor's before that).
+    if (ok && !duplicateSaid_ && lastBeat > startedAt && afterJobs - lastDuplicateCheck >= 5 * viewEvery / 2) {
+      lastDuplicateCheck = afterJobs;
+      ok = checkDuplicate(c);
     }
     roundTrips_ = c.roundTrips();
     if (ok && mode_ != SharedMode::Shared) setMode(SharedMode::Shared, "");

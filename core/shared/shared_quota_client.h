@@ -77,6 +77,7 @@ class SharedQuotaClient {
   // withView: a lease ask also does the heartbeat's work (stats in, fleet view back); viewed says it did.
   bool doJob(class RedisConnection& c, const Job& j, bool withView, bool& viewed);
   bool heartbeat(class RedisConnection& c);
+  bool checkDuplicate(class RedisConnection& c);  // false: the call failed
   std::string statsJson();
   // The fleet view in a script's reply from element `from` on (pairs of instance id and stats JSON).
   void takeFleet(const struct RedisReply& r, std::size_t from);
@@ -91,7 +92,6 @@ class SharedQuotaClient {
   std::string instance_;
   std::string nonce_;           // this process, in its heartbeat's stats: another under the same id differs
   bool duplicateSaid_ = false;  // worker thread
-  std::uint64_t beats_ = 0;     // heartbeats (worker thread)
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Job> jobs_;

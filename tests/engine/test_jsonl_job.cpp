@@ -427,6 +427,7 @@ class TestJsonlJob : public QObject {
     QVERIFY(!worthRetrying({{"ok", false}, {"error", "config"}, {"status", 0}}));
     QVERIFY(!worthRetrying({{"ok", true}, {"status", 200}}));
     QVERIFY(!worthRetrying(nlohmann::json::array()));
+    QVERIFY(!worthRetrying({{"ok", nullptr}, {"error", "shed"}}));  // a row edited by hand: threw type_error
     tgtest::EngineUnderTest eut(simJson(1), engineJson(4));
     QTemporaryDir dir;
     const std::string input = writeJob(dir, 8);

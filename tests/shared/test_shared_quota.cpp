@@ -345,7 +345,19 @@ class TestSharedQuota : public QObject {
       one.start();
       sleepMs(100);
       two.start();
-      sleepMs(3000);
+      // Busy, as gateways under load are: lease calls stand in for heartbeats (the check rode on those alone).
+      tg::LeaseAsk ask;
+      ask.group = "g";
+      ask.fingerprint = "fp";
+      ask.tier = tg::Tier::P1;
+      ask.requests = 2;
+      ask.rateHint = 100;
+      ask.burst = 20;
+      for (int i = 0; i < 60; ++i) {
+        one.ask(ask);
+        two.ask(ask);
+        sleepMs(50);
+      }
       one.stop();
       two.stop();
     }
@@ -725,12 +737,19 @@ class TestSharedQuota : public QObject {
       QVERIFY(pub.call({"PUBLISH", "ops-test:ops", junk}, r));
     c.setTierPaused(tg::Tier::P1, true, {}, "carol");
     QTRY_VERIFY_WITH_TIMEOUT(c.latestSnapshot()->tierPaused[1], 5000);
-    c.setGroupConcurrency("batch", 2, "carol");
+    const int globalBefore = a.latestSnapshot()->globalConcurrencyLimit;
+    c.setGlobalConcurrency(globalBefore + 5, "carol");
+    tg::RateCeilingConfig everything;
+    everything.requestsPerS = 3;
+    c.setRateCeiling("", everything, "carol");
+    QTRY_COMPARE_WITH_TIMEOUT(c.latestSnapshot()->globalConcurrencyLimit, globalBefore + 5, 5000);
     sleepMs(1000);
     for (tg::Engine* e : {&a, &b}) {
       QVERIFY(!e->latestSnapshot()->tierPaused[1]);
       QVERIFY(!e->latestSnapshot()->find("chat")->tierPaused[1]);
       QCOMPARE(e->latestSnapshot()->find("chat")->concurrencyCeiling, 3);
+      QCOMPARE(e->latestSnapshot()->globalConcurrencyLimit, globalBefore);
+      QCOMPARE(e->latestSnapshot()->globalRateCeiling.requestsPerS, 0.0);
     }
     c.stop();
     a.stop();
