@@ -1,5 +1,6 @@
 #include "display_text.h"
 
+#include "json_text.h"
 #include "snapshot.h"
 #include "time_text.h"
 
@@ -292,11 +293,18 @@ QString engineEventText(const Event& e) {
     }
     case EventKind::SharedQuota: {
       if (const std::string mode = stringAt(d, "mode"); !mode.empty()) {
-        if (mode == "fallback")
+        if (mode == "fallback") {
+          const QString live = jsonText(d.value("live", nlohmann::json(1)));
+          if (const std::string why = stringAt(d, "why"); !why.empty())  // Redis's own words, as core has them
+            return QCoreApplication::translate("DisplayText",
+                                               "Shared quota: Redis unreachable or refusing (%2), this instance takes "
+                                               "1/%1 of each shared limit")
+                .arg(live, QString::fromStdString(toValidUtf8(why)));
           return QCoreApplication::translate("DisplayText",
-                                             "Shared quota: Redis unreachable, this instance takes 1/%1 of each "
-                                             "shared limit")
-              .arg(jsonText(d.value("live", nlohmann::json(1))));
+                                             "Shared quota: Redis unreachable or refusing, this instance takes 1/%1 of "
+                                             "each shared limit")
+              .arg(live);
+        }
         if (mode == "shared")
           return QCoreApplication::translate("DisplayText", "Shared quota: shared with the fleet through Redis");
         return QCoreApplication::translate("DisplayText", "Shared quota: %1").arg(sharedModeText(mode));
@@ -377,7 +385,7 @@ QString waitReasonText(const WaitReason& w) {
       return QCoreApplication::translate("DisplayText", "fleet: %1 on %2, until %3")
           .arg(fleetHoldText(w.note), QString::fromStdString(w.from), clockText(w.untilMs));
     case WaitCode::SharedShare:
-      return QCoreApplication::translate("DisplayText", "shared quota (Redis unreachable): this instance's share");
+      return QCoreApplication::translate("DisplayText", "shared quota (Redis unreachable or refusing): this instance's share");
     case WaitCode::SharedNextLease:
       return QCoreApplication::translate("DisplayText", "shared quota: the fleet's next lease for this instance");
     case WaitCode::SharedSpent:

@@ -36,7 +36,8 @@ QString FleetWidget::headline() const { return mode_->text(); }
 void FleetWidget::setState(const SharedQuotaSnapshot& s) {
   QString line = tr("Shared quota: %1 · %n instance(s)", nullptr, s.live).arg(sharedModeText(s.mode));
   if (s.mode == "fallback")
-    line += tr(" · Redis unreachable, this instance takes 1/%1 of each shared limit").arg(std::max(1, s.live));
+    line += tr(" · Redis unreachable or refusing, this instance takes 1/%1 of each shared limit")
+                .arg(std::max(1, s.live));
   mode_->setText(line);
   // Redis's own error message (the client library's words, not Tollgate's).
   mode_->setToolTip(s.why.empty() ? QString() : tr("Redis: %1").arg(QString::fromStdString(s.why)));

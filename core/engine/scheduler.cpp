@@ -901,11 +901,13 @@ void Scheduler::sharedMode(SharedMode m, int live, const std::string& why, TimeP
   if (before == m) return;
   const std::string mode(sharedModeName(m));
   std::string text = m == SharedMode::Fallback
-                         ? "shared quota: Redis unreachable, this instance takes 1/" + std::to_string(shared_->live()) +
-                               " of each shared limit (" + why + ")"
+                         ? "shared quota: Redis unreachable or refusing, this instance takes 1/" +
+                               std::to_string(shared_->live()) + " of each shared limit (" + why + ")"
                          : "shared quota: shared with the fleet through Redis";
   emit(EventKind::SharedQuota, m == SharedMode::Fallback ? Severity::Warn : Severity::Info, "", std::move(text),
-       {{"mode", mode}, {"live", shared_->live()}, {"instance", sharedHooks_.instance}}, nowEpoch);
+       {{"mode", mode}, {"live", shared_->live()}, {"instance", sharedHooks_.instance},
+        {"why", sharedView_.why}},  // a wrong password is not an outage: the dashboard says which
+       nowEpoch);
 }
 
 void Scheduler::sharedHold(const std::string& group, const std::string& fp, double waitS, const std::string& from,

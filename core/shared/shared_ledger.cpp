@@ -110,7 +110,7 @@ bool SharedLedger::ready(int id, Tier tier, double tokens, SharedHint req, Share
     const Duration t = s.tokenRate > 0 && tokens > 0 ? s.fallbackTokens.timeUntil(tokens, now) : Duration::zero();
     if (r == Duration::zero() && t == Duration::zero()) return true;
     wait = std::max(r, t);
-    why = {.code = WaitCode::SharedShare, .note = "shared quota (Redis unreachable): this instance's share"};
+    why = {.code = WaitCode::SharedShare, .note = "shared quota (Redis unreachable or refusing): this instance's share"};
     return false;
   }
   settleFuture(s, now);

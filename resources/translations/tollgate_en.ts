@@ -310,10 +310,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Shared quota: Redis unreachable, this instance takes 1/%1 of each shared limit</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Shared quota: shared with the fleet through Redis</source>
         <translation type="unfinished"></translation>
     </message>
@@ -428,10 +424,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>shared quota (Redis unreachable): this instance&apos;s share</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>shared quota: the fleet&apos;s next lease for this instance</source>
         <translation type="unfinished"></translation>
     </message>
@@ -480,6 +472,18 @@
     </message>
     <message>
         <source>The upstream&apos;s %1 limit changed: %2 → %3 (key %4)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shared quota: Redis unreachable or refusing (%2), this instance takes 1/%1 of each shared limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shared quota: Redis unreachable or refusing, this instance takes 1/%1 of each shared limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shared quota (Redis unreachable or refusing): this instance&apos;s share</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1047,10 +1051,6 @@
         </translation>
     </message>
     <message>
-        <source> · Redis unreachable, this instance takes 1/%1 of each shared limit</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>–</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1060,6 +1060,10 @@
     </message>
     <message>
         <source>Redis: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> · Redis unreachable or refusing, this instance takes 1/%1 of each shared limit</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -308,10 +308,6 @@
         <translation>历史记录丢失 %1 行：%2</translation>
     </message>
     <message>
-        <source>Shared quota: Redis unreachable, this instance takes 1/%1 of each shared limit</source>
-        <translation>共享配额：无法连接 Redis，本实例使用每项共享限额的 1/%1</translation>
-    </message>
-    <message>
         <source>Shared quota: shared with the fleet through Redis</source>
         <translation>共享配额：通过 Redis 与集群共享</translation>
     </message>
@@ -426,10 +422,6 @@
         <translation>集群：实例 %2 上%1，直到 %3</translation>
     </message>
     <message>
-        <source>shared quota (Redis unreachable): this instance&apos;s share</source>
-        <translation>共享配额（无法连接 Redis）：本实例的份额</translation>
-    </message>
-    <message>
         <source>shared quota: the fleet&apos;s next lease for this instance</source>
         <translation>共享配额：等待集群给本实例的下一份租约</translation>
     </message>
@@ -479,6 +471,18 @@
     <message>
         <source>The upstream&apos;s %1 limit changed: %2 → %3 (key %4)</source>
         <translation>上游的%1限额已变更：%2 → %3（密钥 %4）</translation>
+    </message>
+    <message>
+        <source>Shared quota: Redis unreachable or refusing (%2), this instance takes 1/%1 of each shared limit</source>
+        <translation>共享配额：Redis 不可达或拒绝（%2），本实例使用每项共享限额的 1/%1</translation>
+    </message>
+    <message>
+        <source>Shared quota: Redis unreachable or refusing, this instance takes 1/%1 of each shared limit</source>
+        <translation>共享配额：Redis 不可达或拒绝，本实例使用每项共享限额的 1/%1</translation>
+    </message>
+    <message>
+        <source>shared quota (Redis unreachable or refusing): this instance&apos;s share</source>
+        <translation>共享配额（Redis 不可达或拒绝）：本实例的份额</translation>
     </message>
 </context>
 <context>
@@ -1041,10 +1045,6 @@
         </translation>
     </message>
     <message>
-        <source> · Redis unreachable, this instance takes 1/%1 of each shared limit</source>
-        <translation> · Redis 不可达，本实例使用每个共享限额的 1/%1</translation>
-    </message>
-    <message>
         <source>–</source>
         <translation>–</translation>
     </message>
@@ -1055,6 +1055,10 @@
     <message>
         <source>Redis: %1</source>
         <translation>Redis：%1</translation>
+    </message>
+    <message>
+        <source> · Redis unreachable or refusing, this instance takes 1/%1 of each shared limit</source>
+        <translation> · Redis 不可达或拒绝，本实例使用每个共享限额的 1/%1</translation>
     </message>
 </context>
 <context>

@@ -293,6 +293,8 @@ class TestTranslations : public QObject {
               "1 request(s) shed: quota exhausted beyond the wait cap"),
         event(tg::EventKind::SharedQuota, {{"mode", "fallback"}, {"live", 3}, {"instance", "a"}},
               "shared quota: Redis unreachable, this instance takes 1/3 of each shared limit (Connection refused)"),
+        event(tg::EventKind::SharedQuota, {{"mode", "fallback"}, {"live", 3}, {"instance", "a"}, {"why", "WRONGPASS"}},
+              "shared quota: Redis unreachable or refusing, this instance takes 1/3 of each shared limit (WRONGPASS)"),
         event(tg::EventKind::SharedQuota,
               {{"key", "k-3f2a"}, {"wait_s", 30}, {"from", "b"}, {"reason", "429 with Retry-After"}},
               "key k-3f2a held until 15:00:30: 429 with Retry-After on instance b"),
