@@ -251,9 +251,13 @@ void ControlsWidget::selectGroup(const QString& group) {
 void ControlsWidget::pauseTier(Tier tier, bool paused, const std::string& group, QPushButton* button) {
   if (!commands_) return;
   if (paused && tier == Tier::P0) {
-    const QString where = group.empty() ? tr("every group") : QString::fromStdString(group);
-    if (!confirm_(this, tr("Pause P0"),
-                  tr("Pause the highest-priority tier (P0) for %1? Interactive traffic will wait.").arg(where))) {
+    // Two sentences, not "every group" put into the one for a name: in Chinese the name's spaces stood around
+    // "所有组" too.
+    const QString question =
+        group.empty() ? tr("Pause the highest-priority tier (P0) for every group? Interactive traffic will wait.")
+                      : tr("Pause the highest-priority tier (P0) for %1? Interactive traffic will wait.")
+                            .arg(QString::fromStdString(group));
+    if (!confirm_(this, tr("Pause P0"), question)) {
       button->setChecked(false);
       return;
     }

@@ -876,10 +876,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>every group</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Pause P0</source>
         <translation type="unfinished"></translation>
     </message>
@@ -941,6 +937,10 @@
     </message>
     <message>
         <source>%1 is paused on all groups: resume it under All groups</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pause the highest-priority tier (P0) for every group? Interactive traffic will wait.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

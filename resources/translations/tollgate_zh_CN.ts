@@ -871,10 +871,6 @@
         <translation>只读：未连接引擎</translation>
     </message>
     <message>
-        <source>every group</source>
-        <translation>所有组</translation>
-    </message>
-    <message>
         <source>Pause P0</source>
         <translation>暂停 P0</translation>
     </message>
@@ -937,6 +933,10 @@
     <message>
         <source>%1 is paused on all groups: resume it under All groups</source>
         <translation>%1 已在所有组暂停：请在“所有组”下恢复</translation>
+    </message>
+    <message>
+        <source>Pause the highest-priority tier (P0) for every group? Interactive traffic will wait.</source>
+        <translation>暂停所有分组的最高优先级（P0）？交互式流量将会等待。</translation>
     </message>
 </context>
 <context>
