@@ -37,7 +37,7 @@ ChartPanelWidget::ChartPanelWidget(QWidget* parent)
       timer_(new QTimer(this)) {
   // Wraps when narrow: one row was wider than the room between the docks at 1480 px in English.
   auto* topBar = new QWidget(this);
-  auto* top = new FlowLayout(topBar, 6, 2);
+  auto* top = new FlowLayout(topBar, 4, 2);
   top->setContentsMargins(0, 0, 0, 0);
   auto* windowLabel = new QLabel(tr("&Window:"), this);
   windowLabel->setBuddy(windowCombo_);
@@ -50,7 +50,7 @@ ChartPanelWidget::ChartPanelWidget(QWidget* parent)
   top->addWidget(windowLabel);
   top->addWidget(windowCombo_);
   auto* chartsLabel = new QLabel(tr("Charts:"), this);
-  chartsLabel->setContentsMargins(8, 0, 0, 0);
+  chartsLabel->setContentsMargins(6, 0, 0, 0);
   top->addWidget(chartsLabel);
 
   for (int k = 0; k < kChartKindCount; ++k) {

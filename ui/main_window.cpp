@@ -92,7 +92,7 @@ MainWindow::MainWindow(QWidget* parent)
   workloadDock_->setVisible(false);
   workload_->setVisible(false);
   resizeDocks({cardsDock, controlsDock}, {330, 300}, Qt::Horizontal);
-  resizeDocks({eventsDock}, {200}, Qt::Vertical);
+  resizeDocks({eventsDock}, {170}, Qt::Vertical);  // the seven charts whole at 1480x900 (no vertical scroll)
 
   auto* view = menuBar()->addMenu(tr("&View"));
   auto* windows = new QActionGroup(this);
