@@ -324,6 +324,17 @@ void SharedQuotaClient::runWorker() {
     }
     bool ok = true;
     refused_.clear();
+    // Two processes with one id (a config copied with its "instance") are counted as one: each one's lease and
+    // fallback share too large, each dropping the other's words as its own echo. The stats under this id hold
+    // the nonce of whoever wrote last (a heartbeat, or a lease call with the fleet view): read every five
+    // heartbeats just before this process writes its own (between two of its writes the other one wrote, if
+    // there is one), once it has written once (a restart reads its predecessor's before that).
+    auto checkBeforeWrite = [&] {
+      const auto t = Clock::now();
+      if (duplicateSaid_ || lastBeat <= startedAt || t - lastDuplicateCheck < 5 * viewEvery / 2) return true;
+      lastDuplicateCheck = t;
+      return checkDuplicate(c);
+    };
     auto failedAt = batch.cend();
     for (auto it = batch.cbegin(); it != batch.cend(); ++it) {
       const Job& j = *it;
@@ -332,7 +343,7 @@ void SharedQuotaClient::runWorker() {
       // The fleet view rides on a lease call when one is due a little early, saving the heartbeat's round trip.
       const bool withView = lease && mode_ == SharedMode::Shared && sentAt - lastBeat >= viewEvery - keepAlive;
       bool viewed = false;
-      if (!doJob(c, j, withView, viewed)) {
+      if ((withView && !checkBeforeWrite()) || !doJob(c, j, withView, viewed)) {
         ok = false;
         failedAt = it;
         break;
@@ -346,17 +357,13 @@ void SharedQuotaClient::runWorker() {
     const bool beatDue = afterJobs - lastLife >= keepAlive || afterJobs - lastBeat >= viewEvery ||
                          mode_ != SharedMode::Shared;
     if (ok && beatDue) {
-      ok = heartbeat(c);
+      ok = checkBeforeWrite() && heartbeat(c);
       if (ok) lastLife = lastBeat = afterJobs;
     }
     // Two processes with one id (a config copied with its "instance") are counted as one: each one's lease and
     // fallback share too large, each dropping the other's words as its own echo. The stats under this id hold
     // the nonce of whoever wrote last (a heartbeat, or a lease call with the fleet view): read every five
     // heartbeats, once this process has written its own (a restart reads its predecessor's before that).
-    if (ok && !duplicateSaid_ && lastBeat > startedAt && afterJobs - lastDuplicateCheck >= 5 * viewEvery / 2) {
-      lastDuplicateCheck = afterJobs;
-      ok = checkDuplicate(c);
-    }
     roundTrips_ = c.roundTrips();
     if (ok && mode_ != SharedMode::Shared) setMode(SharedMode::Shared, "");
     if (!ok) {

@@ -353,7 +353,7 @@ class TestSharedQuota : public QObject {
       ask.requests = 2;
       ask.rateHint = 100;
       ask.burst = 20;
-      for (int i = 0; i < 60; ++i) {
+      for (int i = 0; i < 80; ++i) {  // 4 s: three checks or more each
         one.ask(ask);
         two.ask(ask);
         sleepMs(50);
