@@ -63,6 +63,33 @@ Lease lease(tg::RedisConnection& c, const std::string& inst, int tier, double wa
           r.elements[6].number()};
 }
 
+// Callbacks that do nothing, run on the calling thread: a test sets the ones it watches.
+tg::SharedQuotaCallbacks quietCallbacks() {
+  tg::SharedQuotaCallbacks cb;
+  cb.post = [](std::function<void()> f) { f(); };
+  cb.grant = [](const tg::LeaseGrant&) {};
+  cb.mode = [](tg::SharedMode, int, const std::string&) {};
+  cb.hold = [](const std::string&, const std::string&, double, const std::string&, const std::string&) {};
+  cb.action = [](const nlohmann::json&) {};
+  cb.fleet = [](std::vector<tg::FleetMember>) {};
+  cb.stats = [] { return nlohmann::json::object(); };
+  return cb;
+}
+
+// What Tollgate logged while `fn` ran.
+std::string logOf(const std::function<void()>& fn) {
+  std::FILE* log = std::tmpfile();
+  if (!log) qFatal("tmpfile failed");
+  tg::Log::setSink(log);
+  fn();
+  tg::Log::setSink(stderr);
+  std::rewind(log);
+  std::string text;
+  for (int ch; (ch = std::fgetc(log)) != EOF;) text += static_cast<char>(ch);
+  std::fclose(log);
+  return text;
+}
+
 void sleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 // Engine instances as separate processes: `tollgate run --headless` on one config each.
@@ -284,18 +311,8 @@ class TestSharedQuota : public QObject {
     const int fd = listeningLoopbackSocket(&port);  // taken, then closed: nothing listens there
     ::close(fd);
     QVERIFY(port > 0);
-    std::FILE* log = std::tmpfile();
-    QVERIFY(log);
-    tg::Log::setSink(log);
-    {
-      tg::SharedQuotaCallbacks cb;
-      cb.post = [](std::function<void()> f) { f(); };
-      cb.grant = [](const tg::LeaseGrant&) {};
-      cb.mode = [](tg::SharedMode, int, const std::string&) {};
-      cb.hold = [](const std::string&, const std::string&, double, const std::string&, const std::string&) {};
-      cb.action = [](const nlohmann::json&) {};
-      cb.fleet = [](std::vector<tg::FleetMember>) {};
-      cb.stats = [] { return nlohmann::json::object(); };
+    const std::string text = logOf([&] {
+      const tg::SharedQuotaCallbacks cb = quietCallbacks();
       tg::SharedQuotaConfig cfg;
       cfg.enabled = true;
       cfg.port = port;
@@ -307,12 +324,7 @@ class TestSharedQuota : public QObject {
       client.publishAction({{"action", "pause_tier"}, {"tier", 2}, {"paused", true}});
       sleepMs(600);
       client.stop();
-    }
-    tg::Log::setSink(stderr);
-    std::rewind(log);
-    std::string text;
-    for (int ch; (ch = std::fgetc(log)) != EOF;) text += static_cast<char>(ch);
-    std::fclose(log);
+    });
     QVERIFY2(text.find("operator action pause_tier applied on this instance only") != std::string::npos, text.c_str());
   }
 
@@ -322,18 +334,8 @@ class TestSharedQuota : public QObject {
     RedisProcess redis;
     QString why;
     QVERIFY2(redis.start(&why), qPrintable(why));
-    std::FILE* log = std::tmpfile();
-    QVERIFY(log);
-    tg::Log::setSink(log);
-    {
-      tg::SharedQuotaCallbacks cb;
-      cb.post = [](std::function<void()> f) { f(); };
-      cb.grant = [](const tg::LeaseGrant&) {};
-      cb.mode = [](tg::SharedMode, int, const std::string&) {};
-      cb.hold = [](const std::string&, const std::string&, double, const std::string&, const std::string&) {};
-      cb.action = [](const nlohmann::json&) {};
-      cb.fleet = [](std::vector<tg::FleetMember>) {};
-      cb.stats = [] { return nlohmann::json::object(); };
+    const std::string text = logOf([&] {
+      const tg::SharedQuotaCallbacks cb = quietCallbacks();
       tg::SharedQuotaConfig cfg;
       cfg.enabled = true;
       cfg.port = redis.port;
@@ -360,12 +362,7 @@ class TestSharedQuota : public QObject {
       }
       one.stop();
       two.stop();
-    }
-    tg::Log::setSink(stderr);
-    std::rewind(log);
-    std::string text;
-    for (int ch; (ch = std::fgetc(log)) != EOF;) text += static_cast<char>(ch);
-    std::fclose(log);
+    });
     QVERIFY2(text.find("another process uses this instance's id \"gw-copied\"") != std::string::npos, text.c_str());
   }
 
@@ -464,8 +461,7 @@ class TestSharedQuota : public QObject {
     std::mutex m;
     std::vector<std::pair<tg::SharedMode, std::string>> modes;
     int grants = 0;
-    tg::SharedQuotaCallbacks cb;
-    cb.post = [](std::function<void()> f) { f(); };
+    tg::SharedQuotaCallbacks cb = quietCallbacks();
     cb.grant = [&](const tg::LeaseGrant&) {
       std::lock_guard lk(m);
       ++grants;
@@ -474,10 +470,6 @@ class TestSharedQuota : public QObject {
       std::lock_guard lk(m);
       modes.emplace_back(mode, reason);
     };
-    cb.hold = [](const std::string&, const std::string&, double, const std::string&, const std::string&) {};
-    cb.action = [](const nlohmann::json&) {};
-    cb.fleet = [](std::vector<tg::FleetMember>) {};
-    cb.stats = [] { return nlohmann::json::object(); };
     tg::SharedQuotaConfig cfg;
     cfg.enabled = true;
     cfg.port = redis.port;
@@ -522,17 +514,11 @@ class TestSharedQuota : public QObject {
     QVERIFY(proxy.port() > 0);
     std::mutex m;
     std::vector<std::string> heard;
-    tg::SharedQuotaCallbacks cb;
-    cb.post = [](std::function<void()> f) { f(); };
-    cb.grant = [](const tg::LeaseGrant&) {};
-    cb.mode = [](tg::SharedMode, int, const std::string&) {};
+    tg::SharedQuotaCallbacks cb = quietCallbacks();
     cb.hold = [&](const std::string&, const std::string&, double, const std::string&, const std::string& reason) {
       std::lock_guard lk(m);
       heard.push_back(reason);
     };
-    cb.action = [](const nlohmann::json&) {};
-    cb.fleet = [](std::vector<tg::FleetMember>) {};
-    cb.stats = [] { return nlohmann::json::object(); };
     tg::SharedQuotaConfig cfg;
     cfg.enabled = true;
     cfg.port = proxy.port();
