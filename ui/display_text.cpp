@@ -192,14 +192,10 @@ QString fleetHoldText(const std::string& why) {
 }
 
 double numberAt(const nlohmann::json& d, const char* key, double otherwise = kUnknown) {
-  const auto it = d.find(key);
-  return it != d.end() && it->is_number() ? it->get<double>() : otherwise;
+  return fieldNumber(d, key, otherwise);
 }
 
-std::string stringAt(const nlohmann::json& d, const char* key) {
-  const auto it = d.find(key);
-  return it != d.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+std::string stringAt(const nlohmann::json& d, const char* key) { return fieldString(d, key); }
 
 QString breakerWord(const std::string& state) {
   if (state == "closed") return breakerStateText(BreakerState::Closed);

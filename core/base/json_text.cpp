@@ -247,6 +247,21 @@ std::string base64Encode(std::string_view bytes) {
   return out;
 }
 
+std::string fieldString(const nlohmann::json& j, const char* key, const std::string& otherwise) {
+  const auto it = j.is_object() ? j.find(key) : j.end();
+  return it != j.end() && it->is_string() ? it->get<std::string>() : otherwise;
+}
+
+double fieldNumber(const nlohmann::json& j, const char* key, double otherwise) {
+  const auto it = j.is_object() ? j.find(key) : j.end();
+  return it != j.end() && it->is_number() ? it->get<double>() : otherwise;
+}
+
+bool fieldBool(const nlohmann::json& j, const char* key, bool otherwise) {
+  const auto it = j.is_object() ? j.find(key) : j.end();
+  return it != j.end() && it->is_boolean() ? it->get<bool>() : otherwise;
+}
+
 nlohmann::json numberOrNull(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 }  // namespace tg

@@ -53,6 +53,12 @@ int hexValue(std::string_view text, std::size_t at, std::size_t n);
 std::string dumpJson(const nlohmann::json& j, int indent = -1);
 std::string dumpJson(const nlohmann::ordered_json& j, int indent = -1);
 
+// A field of an object read by type: missing, of another type (a file edited by hand, a message anyone may
+// publish) or in a value that is no object, it reads as `otherwise`; json::value() throws type_error instead.
+std::string fieldString(const nlohmann::json& j, const char* key, const std::string& otherwise = {});
+double fieldNumber(const nlohmann::json& j, const char* key, double otherwise);
+bool fieldBool(const nlohmann::json& j, const char* key, bool otherwise);
+
 // A finite number as itself, NaN or infinity (kUnknown and friends) as JSON null: the one way an unknown
 // figure reaches JSON, since JSON has no NaN.
 nlohmann::json numberOrNull(double v);

@@ -206,15 +206,11 @@ nlohmann::json resultToJson(const Result& r) {
 }
 
 bool worthRetrying(const nlohmann::json& row) {
-  if (!row.is_object()) return false;
-  const auto ok = row.find("ok");  // not value(): an "ok" of another type (a row edited by hand) threw
-  if (ok == row.end() || !ok->is_boolean() || ok->get<bool>()) return false;
-  const auto e = row.find("error");
-  if (e == row.end() || !e->is_string()) return false;
-  const std::string& kind = e->get_ref<const std::string&>();
+  // By type, not value(): an "ok" of another type (a row edited by hand) threw.
+  if (fieldBool(row, "ok", true)) return false;
+  const std::string kind = fieldString(row, "error");
   if (kind == "http") {
-    const auto st = row.find("status");
-    const long status = st != row.end() && st->is_number_integer() ? st->get<long>() : 0;
+    const double status = fieldNumber(row, "status", 0);
     return status == 408 || status >= 500;
   }
   return kind == "shed" || kind == "circuit_open" || kind == "rate_limited" || kind == "quota_exhausted" ||

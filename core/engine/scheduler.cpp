@@ -948,19 +948,12 @@ void Scheduler::sharedAction(const nlohmann::json& a, TimePoint now, EpochMs now
   if (!cfg_.sharedQuota.fleetActions) return;
   // Anyone who can publish on the namespace's channel reaches this: a field of the wrong type is refused here,
   // not thrown on the engine thread.
-  auto text = [&](const char* k, const std::string& fallback) {
-    const auto it = a.find(k);
-    return it != a.end() && it->is_string() ? it->get<std::string>() : fallback;
-  };
+  auto text = [&](const char* k, const std::string& fallback) { return fieldString(a, k, fallback); };
   auto number = [&](const char* k, double fallback) {
-    const auto it = a.find(k);
-    const double v = it != a.end() && it->is_number() ? it->get<double>() : fallback;
+    const double v = fieldNumber(a, k, fallback);
     return std::isfinite(v) ? std::clamp(v, -1e9, 1e9) : fallback;  // cast to int below
   };
-  auto flag = [&](const char* k) {
-    const auto it = a.find(k);
-    return it != a.end() && it->is_boolean() && it->get<bool>();
-  };
+  auto flag = [&](const char* k) { return fieldBool(a, k, false); };
   const std::string from = printable(text("instance", "?"));  // quoted in the log and the audit trail
   const std::string action = text("action", "");
   const std::string actor = printable(text("actor", "operator")) + " on " + from;

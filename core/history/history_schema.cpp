@@ -475,10 +475,7 @@ void incidentFromDetailJson(const std::string& text, Incident& inc) {
   const nlohmann::json j = parseJsonText(text).value;
   if (!j.is_object() || !j.contains("operator_actions") || !j["operator_actions"].is_array()) return;
   // The file may have been edited: a field of the wrong type reads as absent instead of throwing.
-  const auto str = [](const nlohmann::json& a, const char* k) {
-    const auto it = a.find(k);
-    return it != a.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
+  const auto str = [](const nlohmann::json& a, const char* k) { return fieldString(a, k); };
   for (const auto& a : j["operator_actions"]) {
     if (!a.is_object()) continue;
     Event e;

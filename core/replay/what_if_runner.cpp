@@ -1,6 +1,7 @@
 #include "what_if_runner.h"
 
 #include "engine.h"
+#include "json_text.h"
 #include "sim_server.h"
 #include "stats.h"
 
@@ -197,9 +198,7 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
     std::function<void()> apply;
   };
   std::vector<Replayed> actions;
-  auto text = [](const nlohmann::json& d, const char* k) {
-    return d.contains(k) && d[k].is_string() ? d[k].get<std::string>() : std::string();
-  };
+  auto text = [](const nlohmann::json& d, const char* k) { return fieldString(d, k); };
   auto tierOverridden = [&](Tier t, const std::string& group) {
     if (overrides.pausedTiers[static_cast<std::size_t>(t)]) return true;
     for (const auto& [name, o] : overrides.groups)

@@ -1,5 +1,6 @@
 #include "shared_quota_client.h"
 
+#include "json_text.h"
 #include "log.h"
 #include "redis_connection.h"
 #include "secret.h"
@@ -444,8 +445,7 @@ void SharedQuotaClient::runSubscriber() {
       nlohmann::json a = nlohmann::json::parse(payload, nullptr, false);
       if (a.is_discarded() || !a.is_object()) continue;
       // Not value(): an "instance" that is not a string (anyone may publish here) threw on this thread.
-      const auto from = a.find("instance");
-      if (from != a.end() && from->is_string() && from->get<std::string>() == instance_) continue;
+      if (fieldString(a, "instance") == instance_) continue;
       cb_.post([cb = cb_.action, a = std::move(a)] { cb(a); });
     }
   }

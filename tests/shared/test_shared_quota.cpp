@@ -76,6 +76,30 @@ tg::SharedQuotaCallbacks quietCallbacks() {
   return cb;
 }
 
+// A client of Redis on `port` under namespace `ns` as instance `instance`.
+tg::SharedQuotaConfig clientConfig(int port, const std::string& ns, const std::string& instance,
+                                   double timeoutS = 0.05) {
+  tg::SharedQuotaConfig cfg;
+  cfg.enabled = true;
+  cfg.port = port;
+  cfg.ns = ns;
+  cfg.instance = instance;
+  cfg.timeoutS = timeoutS;
+  return cfg;
+}
+
+// A P1 lease ask on scope (g, fp).
+tg::LeaseAsk p1Ask(double requests, double rateHint, double burst) {
+  tg::LeaseAsk ask;
+  ask.group = "g";
+  ask.fingerprint = "fp";
+  ask.tier = tg::Tier::P1;
+  ask.requests = requests;
+  ask.rateHint = rateHint;
+  ask.burst = burst;
+  return ask;
+}
+
 // What Tollgate logged while `fn` ran.
 std::string logOf(const std::function<void()>& fn) {
   std::FILE* log = std::tmpfile();
@@ -313,11 +337,7 @@ class TestSharedQuota : public QObject {
     QVERIFY(port > 0);
     const std::string text = logOf([&] {
       const tg::SharedQuotaCallbacks cb = quietCallbacks();
-      tg::SharedQuotaConfig cfg;
-      cfg.enabled = true;
-      cfg.port = port;
-      cfg.ns = "away";
-      cfg.instance = "inst-away";
+      tg::SharedQuotaConfig cfg = clientConfig(port, "away", "inst-away");
       tg::SharedQuotaClient client(cfg, cb);
       client.start();
       sleepMs(300);
@@ -336,25 +356,14 @@ class TestSharedQuota : public QObject {
     QVERIFY2(redis.start(&why), qPrintable(why));
     const std::string text = logOf([&] {
       const tg::SharedQuotaCallbacks cb = quietCallbacks();
-      tg::SharedQuotaConfig cfg;
-      cfg.enabled = true;
-      cfg.port = redis.port;
-      cfg.ns = "dup";
-      cfg.instance = "gw-copied";
-      cfg.timeoutS = 0.5;
+      tg::SharedQuotaConfig cfg = clientConfig(redis.port, "dup", "gw-copied", 0.5);
       cfg.heartbeatS = 0.2;
       tg::SharedQuotaClient one(cfg, cb), two(cfg, cb);
       one.start();
       sleepMs(100);
       two.start();
       // Busy, as gateways under load are: lease calls stand in for heartbeats (the check rode on those alone).
-      tg::LeaseAsk ask;
-      ask.group = "g";
-      ask.fingerprint = "fp";
-      ask.tier = tg::Tier::P1;
-      ask.requests = 2;
-      ask.rateHint = 100;
-      ask.burst = 20;
+      const tg::LeaseAsk ask = p1Ask(2, 100, 20);
       for (int i = 0; i < 80; ++i) {  // 4 s: three checks or more each
         one.ask(ask);
         two.ask(ask);
@@ -470,21 +479,10 @@ class TestSharedQuota : public QObject {
       std::lock_guard lk(m);
       modes.emplace_back(mode, reason);
     };
-    tg::SharedQuotaConfig cfg;
-    cfg.enabled = true;
-    cfg.port = redis.port;
-    cfg.ns = "ro";
-    cfg.instance = "inst-ro";
-    cfg.timeoutS = 0.5;
+    tg::SharedQuotaConfig cfg = clientConfig(redis.port, "ro", "inst-ro", 0.5);
     tg::SharedQuotaClient client(cfg, cb);
     client.start();
-    tg::LeaseAsk ask;
-    ask.group = "g";
-    ask.fingerprint = "fp";
-    ask.tier = tg::Tier::P1;
-    ask.requests = 5;
-    ask.rateHint = 10;
-    ask.burst = 10;
+    const tg::LeaseAsk ask = p1Ask(5, 10, 10);
     client.ask(ask);
     bool fellBack = false;
     for (int i = 0; i < 60 && !fellBack; ++i) {
@@ -519,12 +517,7 @@ class TestSharedQuota : public QObject {
       std::lock_guard lk(m);
       heard.push_back(reason);
     };
-    tg::SharedQuotaConfig cfg;
-    cfg.enabled = true;
-    cfg.port = proxy.port();
-    cfg.ns = "deaf";
-    cfg.instance = "inst-deaf";
-    cfg.timeoutS = 0.2;
+    tg::SharedQuotaConfig cfg = clientConfig(proxy.port(), "deaf", "inst-deaf", 0.2);
     cfg.heartbeatS = 0.3;
     tg::SharedQuotaClient client(cfg, cb);
     client.start();
