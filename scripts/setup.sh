@@ -15,7 +15,8 @@ PACKAGES=(cmake ninja-build g++ pkg-config
           qt6-tools-dev qt6-l10n-tools qt6-translations-l10n  # Qt6LinguistTools, lupdate/lrelease; Qt's zh_CN
           desktop-file-utils appstream  # test_packaging_files validates the desktop entry and the metainfo
           libhiredis-dev redis-server   # shared quota (core/shared); tests start their own redis-server
-          dbus-daemon)  # test_desktop_notifier starts a private bus for a notification service
+          dbus-daemon   # test_desktop_notifier starts a private bus for a notification service
+          openssl)      # test_cli_network: a TLS upstream (openssl s_server) with a certificate of its own
 # TOLLGATE_EXTRA_PACKAGES: more packages for one caller (scripts/package adds dpkg-dev and lintian).
 read -r -a extra <<<"${TOLLGATE_EXTRA_PACKAGES:-}"
 PACKAGES+=("${extra[@]}")

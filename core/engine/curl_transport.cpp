@@ -1,5 +1,6 @@
 #include "curl_transport.h"
 
+#include "curl_options.h"
 #include "log.h"
 #include "request_safety.h"
 
@@ -62,12 +63,28 @@ ErrorKind errorKindForCurl(CURLcode rc) {
   }
 }
 
+// The upstream's certificate is not trusted here (or the trust settings cannot be read): the same on every retry,
+// which ran six times into the breaker and answered a gateway client "retry" each time.
+bool isTrustFailure(CURLcode rc) {
+  switch (rc) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 TransferOutcome classifyTransfer(CURLcode rc, int status) {
   if (rc == CURLE_OK) return {errorKindForStatus(status), false};
   const ErrorKind kind = errorKindForCurl(rc);
-  return {kind, kind != ErrorKind::Network && kind != ErrorKind::Timeout};
+  return {kind, (kind != ErrorKind::Network && kind != ErrorKind::Timeout) || isTrustFailure(rc)};
 }
 
 struct CurlTransport::Transfer {
@@ -131,6 +148,7 @@ CurlTransport::CurlTransport(TransportOptions options) : options_(options) {
     if (CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK)
       logError(kScope, std::string("curl_global_init: ") + curl_easy_strerror(rc));
   });
+  logNetworkEnvironmentOnce();
   multi_.reset(curl_multi_init());
   if (!multi_) throw std::runtime_error("engine: curl_multi_init failed");
   if (CURLMcode rc = curl_multi_setopt(multi_.get(), CURLMOPT_MAX_HOST_CONNECTIONS, 0L); rc != CURLM_OK)
@@ -231,6 +249,10 @@ std::optional<SendError> CurlTransport::configure(CURL* easy, Transfer& t, const
   };
   set(CURLOPT_URL, "CURLOPT_URL", d.url.c_str());
   set(CURLOPT_PROTOCOLS_STR, "CURLOPT_PROTOCOLS_STR", kAllowedProtocols);
+  if (const char* refused = rc == CURLE_OK ? setNetworkOptions(easy) : nullptr) {
+    rc = CURLE_BAD_FUNCTION_ARGUMENT;
+    failedOption = refused;
+  }
   set(CURLOPT_NOSIGNAL, "CURLOPT_NOSIGNAL", 1L);
   set(CURLOPT_PRIVATE, "CURLOPT_PRIVATE", static_cast<void*>(&t));
   set(CURLOPT_WRITEFUNCTION, "CURLOPT_WRITEFUNCTION", &CurlTransport::onBody);
@@ -368,10 +390,31 @@ Response CurlTransport::finish(CURL* easy, CURLcode rc) {
     r.error = o.kind;
     r.permanent = o.permanent;
     r.errorText = t->error[0] ? t->error : curl_easy_strerror(rc);
+    if (isTrustFailure(rc)) {
+      // Which host (its origin only: a query may hold a key) and where trust comes from.
+      char* url = nullptr;
+      std::string why;
+      const std::string origin =
+          curl_easy_getinfo(easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url ? originOf(url, &why) : "";
+      r.errorText = (origin.empty() ? "" : origin + ": ") + r.errorText +
+                    " (a CA of your own: CURL_CA_BUNDLE, SSL_CERT_FILE or SSL_CERT_DIR)";
+    }
     if (rc == CURLE_OUT_OF_MEMORY)
       r.errorText = "response head too large (a header line over libcurl's 100 KB limit), or out of memory: " +
                     r.errorText;
     if (!t->committed) r.status = 0;  // committed: the head already went out with its status
+  } else if (!t->sink && r.status >= 300 && r.status < 400 && r.status != 304) {
+    // A redirect is not followed (the key would go with it to wherever it points), and it is not the answer
+    // asked for: a job counted it a success (an http:// base_url that the provider moves to https:// made every
+    // row "ok" with an empty body). The gateway relays it to its client as it came.
+    r.error = ErrorKind::Http;
+    r.permanent = true;
+    std::string location;
+    for (const auto& [name, value] : t->headers)
+      if (strcasecmp(name.c_str(), "location") == 0) location = value.substr(0, value.find('?'));  // no query
+    r.errorText = "HTTP " + std::to_string(r.status) + ": redirected" +
+                  (location.empty() ? std::string() : " to " + printable(location)) +
+                  ", not followed (a key stays on its own host): point base_url where it leads";
   } else {
     r.error = classifyTransfer(CURLE_OK, r.status).kind;
   }

@@ -1,5 +1,6 @@
 #include "probe.h"
 
+#include "curl_options.h"
 #include "json_text.h"
 #include "quota_verdict.h"
 #include "rate_limit_header_parser.h"
@@ -105,6 +106,8 @@ EasyPtr makeEasy(const ProbeOptions& o, const std::string& url, curl_slist* head
   };
   set(CURLOPT_URL, "CURLOPT_URL", url.c_str());
   set(CURLOPT_PROTOCOLS_STR, "CURLOPT_PROTOCOLS_STR", kAllowedProtocols);
+  if (const char* refused = setNetworkOptions(e.get()))
+    throw std::runtime_error(std::string("probe: ") + refused + ": refused by libcurl");
   if (o.method == "GET") {
     set(CURLOPT_HTTPGET, "CURLOPT_HTTPGET", 1L);
   } else if (o.method == "HEAD") {
@@ -488,6 +491,7 @@ ProbeReport runProbe(const ProbeOptions& o) {
   static CURLcode initRc = CURLE_OK;
   std::call_once(init, [] { initRc = curl_global_init(CURL_GLOBAL_DEFAULT); });
   if (initRc != CURLE_OK) throw std::runtime_error(std::string("probe: curl_global_init: ") + curl_easy_strerror(initRc));
+  logNetworkEnvironmentOnce();
 
   const auto began = Clock::now();
   Prober prober(o);

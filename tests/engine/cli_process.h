@@ -3,6 +3,7 @@
 
 #include <QByteArray>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
 
@@ -25,8 +26,9 @@ inline void writeFile(const QString& path, const std::string& bytes) {
 // The exit code; -1 did not start, -2 still running after two minutes (killed), -3 killed by a signal
 // (an abort or a sanitizer report is never mistaken for an exit code).
 inline int runTollgate(const QStringList& args, QByteArray* out = nullptr, QByteArray* err = nullptr,
-                       const QByteArray& input = {}) {
+                       const QByteArray& input = {}, const QProcessEnvironment& env = {}) {
   QProcess p;
+  if (!env.isEmpty()) p.setProcessEnvironment(env);
   p.start(bin(), args);
   if (!p.waitForStarted(5000)) return -1;
   if (!input.isEmpty()) p.write(input);
