@@ -125,6 +125,13 @@ SharedQuotaConfig readSharedQuota(JsonObjectReader& r, const EngineConfig& e) {
   if (colon == std::string::npos || colon == 0 || colon + 1 == address.size())
     r.fail("redis", "expected host:port, e.g. \"127.0.0.1:6379\"");
   s.host = address.substr(0, colon);
+  // "[::1]:6379", as URLs and the gateway's listen write an IPv6 address (hiredis wants it bare).
+  if (s.host.front() == '[' || s.host.back() == ']') {
+    if (s.host.size() < 3 || s.host.front() != '[' || s.host.back() != ']' ||
+        s.host.find_first_of("[]", 1) != s.host.size() - 1)
+      r.fail("redis", "expected [IPv6 address]:port, e.g. \"[::1]:6379\"");
+    s.host = s.host.substr(1, s.host.size() - 2);
+  }
   char* end = nullptr;
   const long port = std::strtol(address.c_str() + colon + 1, &end, 10);
   if (*end != '\0' || port < 1 || port > 65535) r.fail("redis", "expected a port from 1 to 65535 after the colon");

@@ -58,15 +58,12 @@ end
 lr = math.min(burstR, lr + rate * dt)
 lt = math.min(burstT, lt + trate * dt)
 
--- A lease call is a sign of life too: a busy instance needs no separate heartbeat to count as alive. With
--- stats it is a heartbeat as well (the fleet view comes back with the lease).
+-- A lease call is a sign of life too: a busy instance needs no separate heartbeat to count as alive (and after a
+-- FLUSHALL its first lease call counts it again). With stats it is a heartbeat as well (the fleet view comes back
+-- with the lease).
 local stats = ARGV[14] or ''
-if stats ~= '' then
-  redis.call('ZADD', KEYS[3], now, inst)
-  redis.call('HSET', KEYS[4], inst, stats)
-else
-  redis.call('ZADD', KEYS[3], 'XX', now, inst)
-end
+redis.call('ZADD', KEYS[3], now, inst)
+if stats ~= '' then redis.call('HSET', KEYS[4], inst, stats) end
 -- Leases of instances that stopped heart-beating come back to the bucket.
 local dead = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - deadMs)
 for _, d in ipairs(dead) do

@@ -275,6 +275,8 @@ class TestSharedQuota : public QObject {
     QTest::addColumn<QString>("path");
     QTest::newRow("no port") << "redis" << "\"localhost\"" << "/shared_quota/redis";
     QTest::newRow("port out of range") << "redis" << "\"127.0.0.1:70000\"" << "/shared_quota/redis";
+    QTest::newRow("IPv6 bracket unclosed") << "redis" << "\"[::1:6379\"" << "/shared_quota/redis";
+    QTest::newRow("IPv6 bracket stray") << "redis" << "\"[::1]]:6379\"" << "/shared_quota/redis";
     QTest::newRow("unknown group") << "groups" << "[\"nope\"]" << "/shared_quota/groups/0";
     QTest::newRow("unset password variable") << "password_env" << "\"TG_NO_SUCH_VARIABLE_SET\""
                                              << "/shared_quota/password_env";
@@ -293,6 +295,19 @@ class TestSharedQuota : public QObject {
     } catch (const tg::ConfigError& e) {
       QVERIFY2(QString(e.what()).contains("fleet.json") && QString(e.what()).contains(path), e.what());
     }
+  }
+
+  // An IPv6 address as URLs write it: it loaded, then failed at every connect ("Name or service not known").
+  void anIpv6AddressInBracketsIsTheAddress() {
+    json j = fleetConfig(1, 2, 1, true);
+    j["shared_quota"]["redis"] = "[::1]:6380";
+    tg::TollgateConfig c = tg::ConfigLoader::fromJson(j, "fleet.json");
+    QCOMPARE(QString::fromStdString(c.engine.sharedQuota.host), QString("::1"));
+    QCOMPARE(c.engine.sharedQuota.port, 6380);
+    j["shared_quota"]["redis"] = "::1:6381";  // bare, as before: the port after the last colon
+    c = tg::ConfigLoader::fromJson(j, "fleet.json");
+    QCOMPARE(QString::fromStdString(c.engine.sharedQuota.host), QString("::1"));
+    QCOMPARE(c.engine.sharedQuota.port, 6381);
   }
 
   void exampleFleetConfigLoads() {
@@ -585,6 +600,24 @@ class TestSharedQuota : public QObject {
     QCOMPARE(after.live, 1.0);
     QVERIFY(c.call({"HEXISTS", "t:l:g:fp", "a"}, r));
     QCOMPARE(r.integer, 0LL);
+  }
+
+  // A busy instance beats through its lease calls. After a FLUSHALL (or a Redis restarted without its data) the
+  // first one counts it alive again: it used to refresh only an entry still there, so the fleet looked smaller
+  // until each instance's next stats write.
+  void aLeaseCallCountsItsInstanceAfterAFlush() {
+    RedisProcess redis;
+    QString why;
+    QVERIFY2(redis.start(&why), qPrintable(why));
+    tg::RedisConnection c(endpoint(redis.port));
+    tg::RedisReply r;
+    QVERIFY(c.eval(sc::kHeartbeat, {"t:instances", "t:stats"}, {"a", "{}", "300"}, r));
+    QVERIFY(c.call({"FLUSHALL"}, r));
+    QVERIFY(c.call({"ZSCORE", "t:instances", "a"}, r));
+    QVERIFY(r.type == tg::RedisReply::Type::Nil);
+    QVERIFY(lease(c, "a", 0, 1, 10, 20, 0, 300).granted >= 0);
+    QVERIFY(c.call({"ZSCORE", "t:instances", "a"}, r));
+    QVERIFY2(r.type != tg::RedisReply::Type::Nil, "a lease call left its instance out of the live count");
   }
 
   void aGiveBackReleasesWhatWasSentToo() {
