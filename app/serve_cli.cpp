@@ -59,7 +59,13 @@ int serveCommand(const std::vector<std::string>& argv) {
     if (auto listen = a.value("--listen")) (*cfg.gateway)["listen"] = *listen;
     session = std::make_unique<Session>(std::move(cfg));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tollgate serve: %s\n", e.what());
+    // --listen is written into the config's gateway section: its error named the config file, not the flag.
+    const std::string what = e.what(), at = "/gateway/listen: ";
+    const auto pos = what.find(at);
+    if (const auto listen = a.value("--listen"); listen && pos != std::string::npos)
+      std::fprintf(stderr, "tollgate serve: --listen %s: %s\n", listen->c_str(), what.c_str() + pos + at.size());
+    else
+      std::fprintf(stderr, "tollgate serve: %s\n", e.what());
     return kExitUsage;
   }
   applyHistoryFlag(*session, a.value("--history"));

@@ -372,6 +372,14 @@ class TestCli : public QObject {
     QVERIFY2(!err.contains("running without the gateway"), err.constData());  // it does not: it exits 1
   }
 
+  // --listen goes into the config's gateway section: its error named the config file's /gateway/listen.
+  void serveNamesTheListenFlagItCannotRead() {
+    QByteArray err;
+    QCOMPARE(runTollgate({"serve", "--listen", ":0", "--duration", "1", "--history", "off", "--quiet"}, nullptr, &err),
+             2);
+    QVERIFY2(err.contains("tollgate serve: --listen :0: expected a host before the port"), err.constData());
+  }
+
   // Not on a terminal (a service's journal, a log file): the status block comes once a minute, not every second.
   void serveOffATerminalWritesItsStatusAMinute() {
     QTemporaryDir dir;
