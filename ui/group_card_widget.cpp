@@ -74,7 +74,8 @@ GroupCardWidget::GroupCardWidget(const QString& group, const QColor& color, QWid
   addField(grid, QStringLiteral("rate429"), tr("429/s"), 1, 0);
   addField(grid, QStringLiteral("p95"), tr("p95"), 1, 1);
   addField(grid, QStringLiteral("inFlight"), tr("in flight"), 2, 0);
-  addField(grid, QStringLiteral("queue"), tr("queue"), 2, 1);
+  // A row of its own: three queue depths of three digits each overran the right column and were cut.
+  addField(grid, QStringLiteral("queue"), tr("queue"), 3, 0, 2);
   outer->addLayout(grid);
 
   auto* ceiling = new QLabel(this);
@@ -95,11 +96,11 @@ GroupCardWidget::GroupCardWidget(const QString& group, const QColor& color, QWid
   setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
 }
 
-void GroupCardWidget::addField(QGridLayout* grid, const QString& name, const QString& caption, int row,
-                               int col) {
+void GroupCardWidget::addField(QGridLayout* grid, const QString& name, const QString& caption, int row, int col,
+                               int colSpan) {
   auto* l = new QLabel(caption + QStringLiteral(" –"), this);
   l->setObjectName(name);
-  grid->addWidget(l, row, col);
+  grid->addWidget(l, row, col, 1, colSpan);
 }
 
 void GroupCardWidget::setState(const GroupSnapshot& g, const Sample* last, EpochMs snapshotMs) {

@@ -28,7 +28,7 @@ class GroupCardWidget : public QFrame {
   BreakerState breaker() const { return breaker_; }
 
  private:
-  void addField(QGridLayout* grid, const QString& name, const QString& caption, int row, int col);
+  void addField(QGridLayout* grid, const QString& name, const QString& caption, int row, int col, int colSpan = 1);
 
   QString group_;
   QProgressBar* gauge_;

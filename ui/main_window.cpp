@@ -96,7 +96,7 @@ MainWindow::MainWindow(QWidget* parent)
 
   auto* view = menuBar()->addMenu(tr("&View"));
   auto* windows = new QActionGroup(this);
-  const QStringList windowNames = {tr("Last &5 minutes"), tr("Last 1&5 minutes"), tr("Last &hour"),
+  const QStringList windowNames = {tr("Last &5 minutes"), tr("Last &15 minutes"), tr("Last &hour"),
                                    tr("Last &6 hours")};
   for (int i = 0; i < 4; ++i) {
     auto* a = view->addAction(windowNames[i]);

@@ -1209,7 +1209,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Last 1&amp;5 minutes</source>
+        <source>Last &amp;15 minutes</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

@@ -1203,7 +1203,7 @@
         <translation>最近 5 分钟(&amp;5)</translation>
     </message>
     <message>
-        <source>Last 1&amp;5 minutes</source>
+        <source>Last &amp;15 minutes</source>
         <translation>最近 15 分钟(&amp;1)</translation>
     </message>
     <message>
