@@ -139,6 +139,8 @@ int probeCommand(const std::vector<std::string>& argv) {
   o.baseUrl = g->baseUrl;
   o.group = g->name;
   o.groupHeader = session->engine().config().groupHeader;
+  o.connectTimeoutS = session->engine().config().connectTimeoutS;
+  o.requestTimeoutS = session->engine().config().requestTimeoutS;
   if (!g->keys.empty()) {
     const KeyConfig* key = &g->keys.front();
     if (auto k = a.value("--key")) {

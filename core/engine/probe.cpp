@@ -24,7 +24,6 @@
 namespace tg {
 namespace {
 
-constexpr long kTransferTimeoutMs = 30000;
 constexpr int kPollMs = 50;
 // After any 429 the next step waits at least this long, so a limiter without headers drains between steps.
 constexpr double kCoolDownS = 1.0;
@@ -57,6 +56,7 @@ struct Transfer {
   CURL* easy = nullptr;
   HeaderList headers;
   std::size_t index = 0;  // in the step's outcomes
+  char error[CURL_ERROR_SIZE] = {0};  // libcurl's own words (the host that did not resolve, the certificate)
 };
 
 size_t collectHeader(char* p, size_t size, size_t n, void* user) {
@@ -123,7 +123,10 @@ EasyPtr makeEasy(const ProbeOptions& o, const std::string& url, curl_slist* head
   set(CURLOPT_HEADERDATA, "CURLOPT_HEADERDATA", static_cast<void*>(t));
   set(CURLOPT_PRIVATE, "CURLOPT_PRIVATE", static_cast<void*>(t));
   set(CURLOPT_NOSIGNAL, "CURLOPT_NOSIGNAL", 1L);
-  set(CURLOPT_TIMEOUT_MS, "CURLOPT_TIMEOUT_MS", kTransferTimeoutMs);
+  set(CURLOPT_ERRORBUFFER, "CURLOPT_ERRORBUFFER", t->error);
+  // The config's timeouts, as the engine's transfers have them.
+  set(CURLOPT_TIMEOUT_MS, "CURLOPT_TIMEOUT_MS", static_cast<long>(o.requestTimeoutS * 1000));
+  set(CURLOPT_CONNECTTIMEOUT_MS, "CURLOPT_CONNECTTIMEOUT_MS", static_cast<long>(o.connectTimeoutS * 1000));
   return e;
 }
 
@@ -271,7 +274,7 @@ class Prober {
       if (t && t->index < outcomes_.size()) {
         ProbeOutcome& out = outcomes_[t->index];
         out.status = static_cast<int>(status);
-        if (status == 0) out.error = curl_easy_strerror(m->data.result);
+        if (status == 0) out.error = t->error[0] ? t->error : curl_easy_strerror(m->data.result);
         curl_off_t totalUs = 0;  // libcurl's own send-to-answer time: not delayed by this loop's polling
         out.doneS = curl_easy_getinfo(e, CURLINFO_TOTAL_TIME_T, &totalUs) == CURLE_OK
                         ? out.sentS + static_cast<double>(totalUs) / 1e6
@@ -577,7 +580,8 @@ std::string formatProbeTable(const ProbeReport& r) {
                   "hard limit (highest rate sustained under overload, burst spent):          %.1f req/s (offered %.1f/s)\n",
                   r.softLimit, r.softRate, r.hardLimit, r.hardRate);
   out += buf;
-  out += "what binds: " + r.measured + "\n";
+  // Nothing measured (the command exits 1): no verdict on what binds either.
+  if (!r.failed) out += "what binds: " + r.measured + "\n";
   std::snprintf(buf, sizeof buf, "cost: %ld requests in %.1f s\n", r.sent(), r.seconds);
   out += buf;
   return out;

@@ -44,6 +44,8 @@ struct ProbeOptions {
   int maxInFlight = 512;    // open loop, but never more at once than this (a slow upstream): due ones skip
   double maxWaitS = 120;    // the longest wait between steps the upstream may ask for
   std::string groupHeader = "X-RateLimit-Group";
+  double connectTimeoutS = 10;  // the config's connect_timeout_s
+  double requestTimeoutS = 60;  // the config's request_timeout_s: one request's longest wait for its answer
 };
 
 // One request of a step: when it left and came back (seconds from the step's start) and the answer

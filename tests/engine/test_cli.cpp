@@ -417,6 +417,10 @@ class TestCli : public QObject {
     QCOMPARE(runTollgate({"probe", "--config", cfg, "--group", "batch", "--rates", "5", "--step-s", "0.5"}, &out,
                          &err), 1);
     QVERIFY2(err.contains("x no answer (") && !err.contains("--method"), err.constData());
+    // libcurl's own words, naming the address (its generic text said "Couldn't connect to server" alone), and no
+    // verdict on what binds when nothing was measured.
+    QVERIFY2(err.contains(("port " + std::to_string(port)).c_str()), err.constData());
+    QVERIFY2(!out.contains("what binds"), out.constData());
   }
 };
 
