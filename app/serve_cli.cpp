@@ -19,8 +19,8 @@ namespace {
 
 constexpr const char* kServeSynopsis =
     "usage: tollgate serve [--config FILE] [--listen HOST:PORT] [--duration S] [--history FILE|off] [--quiet]\n"
-    "The config needs a \"gateway\" section (see examples/gateway-openai.json); without --config, the embedded\n"
-    "demo: the gateway in front of the simulator.\n";
+    "The config needs a \"gateway\" section (see examples/gateway-openai.json, installed under\n"
+    "/usr/share/tollgate/examples/); without --config, the embedded demo: the gateway in front of the simulator.\n";
 
 std::atomic<bool> gStop{false};
 // As run's: a second SIGINT/SIGTERM ends it at once, however long the orderly stop takes.
@@ -52,8 +52,10 @@ int serveCommand(const std::vector<std::string>& argv) {
   try {
     TollgateConfig cfg = loadConfig(a.value("--config"));
     if (!cfg.gateway) {
-      std::fprintf(stderr, "tollgate serve: %s has no \"gateway\" section: add one with \"listen\" and \"routes\" "
-                           "(see examples/gateway-openai.json)\n", cfg.file.c_str());
+      std::fprintf(stderr,
+                   "tollgate serve: %s has no \"gateway\" section: add one with \"listen\" and \"routes\" (see "
+                   "examples/gateway-openai.json, installed under /usr/share/tollgate/examples/)\n",
+                   cfg.file.c_str());
       return kExitUsage;
     }
     if (auto listen = a.value("--listen")) (*cfg.gateway)["listen"] = *listen;

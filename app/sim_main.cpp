@@ -23,7 +23,7 @@ constexpr int kExitConfig = 2;
 constexpr int kExitRuntime = 1;
 
 constexpr const char* kSynopsis =
-    "usage: tollgate-sim [--config FILE] [--port N] [--host 127.0.0.1]\n"
+    "usage: tollgate-sim [--config FILE] [--port N] [--host 127.0.0.1] | --version\n"
     "  Without --config a built-in default runs (groups interactive and batch, x-ratelimit headers).\n"
     "  Endpoints: any path is a rate-limited API; GET /__sim/stats, POST /__sim/control, POST /__sim/reset.\n";
 
@@ -39,6 +39,10 @@ bool parsePort(const std::string& s, int& port) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && (std::string(argv[1]) == "--version" || std::string(argv[1]) == "-v")) {
+    std::puts("tollgate-sim " TOLLGATE_VERSION);
+    return 0;
+  }
   tg::cli::CommandLine args(kSynopsis, {{"--config", "FILE", "simulator config (default: the built-in one)"},
                                         {"--port", "N", "port to listen on, 0..65535 (0: any free port)"},
                                         {"--host", "HOST", "loopback host to listen on (127.0.0.1, ::1, localhost)"}});

@@ -266,7 +266,18 @@ void JsonlJob::start() {
   }
   // Locked before the resume reads them: a second run of the same job is refused here, before it sends.
   const bool resumable = isRegularFile(opts_.results);
-  s_->results = std::make_unique<LineFileWriter>(opts_.results, /*exclusive=*/true);
+  try {
+    s_->results = std::make_unique<LineFileWriter>(opts_.results, /*exclusive=*/true);
+  } catch (const std::runtime_error& e) {
+    // Next to the job by default: a job in a folder this user cannot write (the installed examples under
+    // /usr/share) failed with "Permission denied" alone.
+    const std::string what = e.what();
+    const bool notWritable = what.find(std::strerror(EACCES)) != std::string::npos ||
+                             what.find(std::strerror(EROFS)) != std::string::npos;
+    if (resultsGiven_ || !notWritable) throw;
+    throw std::runtime_error(what + " (results go next to the job unless --results FILE says where; --rejects "
+                                    "FILE likewise)");
+  }
   // A pipe or device as the results file has nothing to resume from (and reading it could block).
   if (resumable) {
     cutTornTail(opts_.results);

@@ -128,6 +128,10 @@ class TestCliHelp : public QObject {
     const QByteArray help = p.readAllStandardOutput();
     QVERIFY2(help.startsWith("usage: tollgate-sim"), help.constData());
     QVERIFY2(help.contains("--port N"), help.constData());
+    p.start(sim, {"--version"});  // as tollgate's: it was an unknown argument
+    QVERIFY(p.waitForFinished(10000));
+    QCOMPARE(p.exitCode(), kExitOk);
+    QCOMPARE(p.readAllStandardOutput(), QByteArray("tollgate-sim " TOLLGATE_EXPECTED_VERSION "\n"));
     const std::pair<QStringList, QByteArray> bad[] = {
         {{"--bogus"}, "tollgate-sim: unknown argument \"--bogus\"\n"},
         {{"--port"}, "tollgate-sim: --port needs a value\n"},
