@@ -140,7 +140,8 @@ int probeCommand(const std::vector<std::string>& argv) {
   o.group = g->name;
   o.groupHeader = session->engine().config().groupHeader;
   o.connectTimeoutS = session->engine().config().connectTimeoutS;
-  o.requestTimeoutS = session->engine().config().requestTimeoutS;
+  // Every step waits for its last answer: a config's 120 s (or up to an hour) per straggler is no probe's.
+  o.requestTimeoutS = std::min(session->engine().config().requestTimeoutS, 30.0);
   if (!g->keys.empty()) {
     const KeyConfig* key = &g->keys.front();
     if (auto k = a.value("--key")) {

@@ -2,6 +2,7 @@
 
 #include "log.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <memory>
@@ -32,7 +33,7 @@ struct NetworkEnvironment {
     caDir = env("SSL_CERT_DIR");
     std::string fromEnv = env("no_proxy");
     if (fromEnv.empty()) fromEnv = env("NO_PROXY");
-    noProxy = fromEnv == "*" ? fromEnv : "localhost,127.0.0.1,::1" + (fromEnv.empty() ? "" : "," + fromEnv);
+    noProxy = fromEnv == "*" ? fromEnv : "localhost,127.0.0.0/8,::1" + (fromEnv.empty() ? "" : "," + fromEnv);
   }
 };
 
@@ -60,7 +61,9 @@ std::string proxyHost(const std::string& url) {
 
 const char* setNetworkOptions(CURL* easy) {
   const NetworkEnvironment& e = networkEnvironment();
-  if (curl_easy_setopt(easy, CURLOPT_QUICK_EXIT, 1L) != CURLE_OK) return "CURLOPT_QUICK_EXIT";
+  // A libcurl before 7.87 lacks it: the lookup's wait comes back, nothing else is lost.
+  if (const CURLcode rc = curl_easy_setopt(easy, CURLOPT_QUICK_EXIT, 1L); rc != CURLE_OK && rc != CURLE_UNKNOWN_OPTION)
+    return "CURLOPT_QUICK_EXIT";
   if (!e.caFile.empty() && curl_easy_setopt(easy, CURLOPT_CAINFO, e.caFile.c_str()) != CURLE_OK)
     return "CURLOPT_CAINFO";
   if (!e.caDir.empty() && curl_easy_setopt(easy, CURLOPT_CAPATH, e.caDir.c_str()) != CURLE_OK)
@@ -89,8 +92,15 @@ std::string caEnvironmentProblem() {
   if (!e.caFile.empty() && (::stat(e.caFile.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
                             ::access(e.caFile.c_str(), R_OK) != 0))
     return e.caFileVar + "=" + e.caFile + ": not a readable file (a PEM bundle of the CAs to trust)";
-  if (!e.caDir.empty() && (::stat(e.caDir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)))
-    return "SSL_CERT_DIR=" + e.caDir + ": not a directory (of hashed CA certificates, as c_rehash makes)";
+  // OpenSSL reads a list of directories, colon-separated: each must be one.
+  for (std::size_t from = 0; !e.caDir.empty() && from <= e.caDir.size();) {
+    const std::size_t colon = std::min(e.caDir.find(':', from), e.caDir.size());
+    const std::string dir = e.caDir.substr(from, colon - from);
+    if (!dir.empty() && (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)))
+      return "SSL_CERT_DIR=" + e.caDir + ": " + dir + " is not a directory (of hashed CA certificates, as c_rehash "
+             "makes)";
+    from = colon + 1;
+  }
   return {};
 }
 

@@ -13,10 +13,11 @@ namespace tg {
 //   leaves the resolver thread behind instead of joining it. libcurl's threaded resolver otherwise waited for
 //   the lookup on the engine's one transfer thread: a DNS server that answers in 10 s froze every group for
 //   as long.
-// - The CA to trust, as the curl command reads it: CURL_CA_BUNDLE or else SSL_CERT_FILE (a PEM bundle),
-//   SSL_CERT_DIR (a hashed directory). Unset: the system's store. Verification is never turned off.
+// - CAs of the operator's own: CURL_CA_BUNDLE or else SSL_CERT_FILE (a PEM bundle, in place of the system's
+//   bundle file), SSL_CERT_DIR (hashed directories, in place of /etc/ssl/certs). Debian's libcurl keeps the
+//   other of the two, so a bundle given adds to the system's directory. Verification is never turned off.
 // - Loopback never goes through a proxy (the embedded simulator, a model server on this host): libcurl takes
-//   http_proxy / https_proxy / no_proxy from the environment; "localhost,127.0.0.1,::1" is added to no_proxy.
+//   http_proxy / https_proxy / no_proxy from the environment; "localhost,127.0.0.0/8,::1" is added to no_proxy.
 const char* setNetworkOptions(CURL* easy);
 
 // What the environment changes of the above ("" when nothing): the CA file or directory trusted and the proxies

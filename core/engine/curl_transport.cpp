@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string_view>
@@ -77,6 +78,22 @@ bool isTrustFailure(CURLcode rc) {
     default:
       return false;
   }
+}
+
+// Where a Location points, for a message: scheme, host, port and path only (a user:password, a query or a
+// fragment may hold a token), at most 200 characters. A relative one: its path.
+std::string redirectTarget(const std::string& location) {
+  std::string shown;
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> u(curl_url(), &curl_url_cleanup);
+  std::string why;
+  if (u && curl_url_set(u.get(), CURLUPART_URL, location.c_str(), 0) == CURLUE_OK) {
+    char* path = nullptr;
+    shown = originOf(location, &why);
+    if (!shown.empty() && curl_url_get(u.get(), CURLUPART_PATH, &path, 0) == CURLUE_OK) shown += path;
+    curl_free(path);
+  }
+  if (shown.empty()) shown = location.substr(0, location.find_first_of("?#"));
+  return printable(shown.substr(0, 200));
 }
 
 }  // namespace
@@ -411,9 +428,9 @@ Response CurlTransport::finish(CURL* easy, CURLcode rc) {
     r.permanent = true;
     std::string location;
     for (const auto& [name, value] : t->headers)
-      if (strcasecmp(name.c_str(), "location") == 0) location = value.substr(0, value.find('?'));  // no query
+      if (strcasecmp(name.c_str(), "location") == 0) location = redirectTarget(value);
     r.errorText = "HTTP " + std::to_string(r.status) + ": redirected" +
-                  (location.empty() ? std::string() : " to " + printable(location)) +
+                  (location.empty() ? std::string() : " to " + location) +
                   ", not followed (a key stays on its own host): point base_url where it leads";
   } else {
     r.error = classifyTransfer(CURLE_OK, r.status).kind;

@@ -45,7 +45,7 @@ struct ProbeOptions {
   double maxWaitS = 120;    // the longest wait between steps the upstream may ask for
   std::string groupHeader = "X-RateLimit-Group";
   double connectTimeoutS = 10;  // the config's connect_timeout_s
-  double requestTimeoutS = 60;  // the config's request_timeout_s: one request's longest wait for its answer
+  double requestTimeoutS = 30;  // one request's longest wait for its answer: the config's request_timeout_s, at most 30
 };
 
 // One request of a step: when it left and came back (seconds from the step's start) and the answer

@@ -607,6 +607,10 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   // A relayed (committed) response that broke off keeps its status: the transfer failed, not the upstream's
   // answer, and it counts as the network error it is.
   const bool transportFailed = kind == ErrorKind::Network || kind == ErrorKind::Timeout;
+  // A failure no retry mends is not sent again; only the request's own (a bad header, a redirect, a body too
+  // large) is kept from the upstream's health. A certificate not trusted here still counts as a failed
+  // connection: counted, fed to the breaker, as it was before it stopped being retried.
+  const bool ownFault = permanent && !transportFailed;
 
   const double nowEpochS = static_cast<double>(nowEpoch) / 1000.0;
   QuotaReading reading = RateLimitHeaderParser::parse(r.headers, nowEpochS);
@@ -716,7 +720,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       if (startEvent->logAsWarning) logWarn(g.cfg.name, startEvent->logLine);
       else logInfo(g.cfg.name, startEvent->logLine);
     }
-  } else if (permanent) {
+  } else if (ownFault) {
     logLimited(g.clientErrors, g.cfg.name, now, [&] { return errText + " (" + endpointOf(p->req.url) + ")"; });
   } else if (status >= 500 || status == 0 || transportFailed) {
     if (serverWait) {
@@ -749,7 +753,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
                       QuotaTracker::statedShortOf(reading, {1.0, p->tokenCost}))) {
     g.breaker.onAbandoned();
   } else if (auto tr = g.breaker.record(
-                 !permanent && ((rateLimited && !inFlightLimit) || status >= 500 || status == 0 || transportFailed),
+                 !ownFault && ((rateLimited && !inFlightLimit) || status >= 500 || status == 0 || transportFailed),
                  now)) {
     const std::string from(breakerStateName(tr->from)), to(breakerStateName(tr->to));
     emit(EventKind::BreakerTransition, tr->to == BreakerState::Open ? Severity::Warn : Severity::Info, g.cfg.name,

@@ -21,12 +21,12 @@ json group(const std::string& name, const std::string& baseUrl) {
   return {{"name", name}, {"base_url", baseUrl}, {"concurrency", 4}, {"keys", json::array({{{"name", "k"}}})}};
 }
 
-// A config of `groups`, one attempt per request (a failure is the row), a connect timeout of 1 s.
-json configOf(const json& groups) {
+// A config of `groups`, `attempts` per request, a connect timeout of 1 s.
+json configOf(const json& groups, int attempts = 1) {
   return {{"name", "net-test"},
           {"groups", groups},
           {"connect_timeout_s", 1},
-          {"retry", {{"max_attempts", 1}}}};
+          {"retry", {{"max_attempts", attempts}, {"base_backoff_s", 0.05}}}};
 }
 
 std::string line(const std::string& id, const std::string& group, const std::string& url = "/") {
@@ -50,23 +50,28 @@ json rowOf(const std::map<std::string, json>& rows, const std::string& id) {
   return {{"id", id}, {"ok", false}, {"status", 0}, {"attempts", 0}, {"message", "no row for this id"}};
 }
 
-// `tollgate run --headless` of `job` on `config` in `dir`, with `env` added; the rows by id.
+// `tollgate run --headless` of `job` on `config` in `dir`, with `extra` in an environment cleared of the
+// machine's proxy and CA variables (a CI host may set them); the rows by id, *rc its exit code.
 std::map<std::string, json> runJob(const QTemporaryDir& dir, const json& config, const std::string& job,
                                    const QProcessEnvironment& extra = {}, QByteArray* err = nullptr,
-                                   const QStringList& flags = {}) {
+                                   const QStringList& flags = {}, int* rc = nullptr) {
   const QString cfg = dir.filePath("cfg.json"), jobFile = dir.filePath("job.jsonl"),
                 results = dir.filePath("results.jsonl");
   QFile::remove(results);
   writeFile(cfg, config.dump());
   writeFile(jobFile, job);
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  for (const char* var : {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
+                          "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"})
+    env.remove(var);
   for (const QString& k : extra.keys()) env.insert(k, extra.value(k));
   QByteArray stderrText;
-  const int rc = runTollgate(QStringList{"run", "--headless", "--quiet", "--history", "off", "--config", cfg,
+  const int exit = runTollgate(QStringList{"run", "--headless", "--quiet", "--history", "off", "--config", cfg,
                                          "--workload", jobFile, "--results", results} + flags,
                              nullptr, &stderrText, {}, env);
-  if (rc != 0 && rc != 1) qWarning("tollgate run exited %d: %s", rc, stderrText.constData());
+  if (exit != 0 && exit != 1) qWarning("tollgate run exited %d: %s", exit, stderrText.constData());
   if (err) *err = stderrText;
+  if (rc) *rc = exit;
   return rowsById(results);
 }
 
@@ -93,14 +98,18 @@ class TestCliNetwork : public QObject {
     QProcessEnvironment env;
     env.insert("LD_PRELOAD", TOLLGATE_SLOW_DNS_SHIM);
     env.insert("TOLLGATE_TEST_DNS_DELAY_S", "10");
-    env.insert("ASAN_OPTIONS", "verify_asan_link_order=0");  // the shim comes before a sanitizer's runtime
+    // The shim comes before a sanitizer's runtime; a report exits 86, which the exit code check below catches.
+    const QString asan = qEnvironmentVariable("ASAN_OPTIONS");
+    env.insert("ASAN_OPTIONS", asan + (asan.isEmpty() ? "" : ":") + "verify_asan_link_order=0:exitcode=86");
     QElapsedTimer took;
     took.start();
     // The fast group paced at 10/s: its 30 requests span the slow lookup's 1-s timeout and the 9 s after it.
-    const json config = configOf(json::array(
-        {group("slow", "http://api.slow.test:8080"), group("fast", "http://127.0.0.1:" + std::to_string(fast.port()))}));
-    const auto rows = runJob(dir, config, job, env, nullptr, {"--max-rps", "fast=10"});
+    const std::string fastUrl = "http://127.0.0.1:" + std::to_string(fast.port());
+    const json config = configOf(json::array({group("slow", "http://api.slow.test:8080"), group("fast", fastUrl)}));
+    int rc = -1;
+    const auto rows = runJob(dir, config, job, env, nullptr, {"--max-rps", "fast=10"}, &rc);
     const qint64 ms = took.elapsed();
+    QCOMPARE(rc, 0);  // a failed request is a row: the job itself ran to its end
     QCOMPARE(static_cast<int>(rows.size()), 31);
     const json slow = rowOf(rows, "slow");
     QVERIFY2(!slow["ok"].get<bool>() && slow["message"].get<std::string>().find("esolv") != std::string::npos,
@@ -128,15 +137,23 @@ class TestCliNetwork : public QObject {
       if (!server.waitForStarted(5000) || !serverListening(server, port)) port = 0;
     }
     QVERIFY2(port, "openssl s_server did not start");
-    const json config = configOf(json::array({group("tls", "https://127.0.0.1:" + std::to_string(port))}));
+    // Three attempts allowed: an untrusted certificate takes one (the same answer every time).
+    const json config = configOf(json::array({group("tls", "https://127.0.0.1:" + std::to_string(port))}), 3);
 
     QByteArray err;
-    auto rows = runJob(dir, config, line("untrusted", "tls"), {}, &err);
+    // Ten rows: each still counts as a failed connection (the report's network_errors, the breaker).
+    std::string untrustedJob = line("untrusted", "tls");
+    for (int i = 0; i < 9; ++i) untrustedJob += line("untrusted-" + std::to_string(i), "tls");
+    const QString report = dir.filePath("report.json");
+    auto rows = runJob(dir, config, untrustedJob, {}, &err, {"--report", report});
     const json untrusted = rowOf(rows, "untrusted");
     const std::string message = untrusted.value("message", "");
     QVERIFY2(!untrusted["ok"].get<bool>() && untrusted["attempts"].get<int>() == 1, untrusted.dump().c_str());
     QVERIFY2(message.find("https://127.0.0.1:" + std::to_string(port)) != std::string::npos, message.c_str());
     QVERIFY2(message.find("CURL_CA_BUNDLE") != std::string::npos, message.c_str());
+    std::ifstream reportIn(report.toStdString());
+    const json tls = json::parse(reportIn, nullptr, false)["groups"]["tls"];
+    QVERIFY2(tls.value("network_errors", 0) == 10, tls.dump().c_str());
 
     QProcessEnvironment env;
     env.insert("CURL_CA_BUNDLE", cert);
@@ -177,17 +194,19 @@ class TestCliNetwork : public QObject {
   // http:// base_url that the provider moves to https:// as "ok" with an empty body.
   void aRedirectIsAFailureNamingWhereItLeads() {
     RawHttpServer moved([](const std::string&, int) {
-      return RawHttpServer::status(301, "Location: https://elsewhere.example/v1/x?key=sk-secret-in-query\r\n", "");
+      return RawHttpServer::status(
+          301, "Location: https://user:pass-secret@elsewhere.example/v1/x?key=sk-secret-in-query#tok-secret\r\n", "");
     });
     QTemporaryDir dir;
-    const json config = configOf(json::array({group("old", "http://127.0.0.1:" + std::to_string(moved.port()))}));
+    // Three attempts allowed: a redirect takes one.
+    const json config = configOf(json::array({group("old", "http://127.0.0.1:" + std::to_string(moved.port()))}), 3);
     const auto rows = runJob(dir, config, line("moved", "old", "/v1/x"));
     const json r = rowOf(rows, "moved");
     QVERIFY2(!r["ok"].get<bool>() && r["status"].get<int>() == 301 && r["attempts"].get<int>() == 1,
              r.dump().c_str());
     const std::string message = r.value("message", "");
-    QVERIFY2(message.find("redirected to https://elsewhere.example/v1/x") != std::string::npos, message.c_str());
-    QVERIFY2(message.find("sk-secret") == std::string::npos, message.c_str());
+    QVERIFY2(message.find("redirected to https://elsewhere.example:443/v1/x") != std::string::npos, message.c_str());
+    QVERIFY2(message.find("secret") == std::string::npos, message.c_str());  // no user, query or fragment
     QCOMPARE(static_cast<int>(moved.received().size()), 1);
   }
 };
