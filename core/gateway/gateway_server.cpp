@@ -65,6 +65,7 @@ struct Exchange {
   std::string client = "anonymous";
   Dialect dialect = Dialect::OpenAI;
   std::string group;
+  std::string baseUrl;  // the group's: a redirect into it is rewritten onto the route's prefix
   Tier tier = Tier::P1;
   double budgetS = std::numeric_limits<double>::quiet_NaN();
 
@@ -651,6 +652,8 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
     std::lock_guard lk(x->mu);
     x->submitted = true;
     x->group = a.group;
+    for (const auto& g : engine_.config().groups)
+      if (g.name == a.group) x->baseUrl = g.baseUrl;
     x->tier = a.tier;
     if (a.stream || a.dropUsageChunk) x->relay = std::make_unique<SseRelay>(a.dropUsageChunk);
   }
@@ -674,10 +677,13 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
         x->answer = answerFor(broken, x->dialect, x->budgetS);
       }
       x->buf.clear();
-    } else if (res.ok()) {  // a 3xx (redirects are not followed): relayed whole
+    } else if (res.ok()) {  // a 3xx (redirects are not followed): relayed whole, into the upstream via the route
       Answer a;
       a.status = res.status;
-      for (const auto& [k, v] : res.headers) relayResponseHeader(a.headers, k, v);
+      for (const auto& [k, v] : res.headers)
+        relayResponseHeader(a.headers, k, equalsIgnoreCase(k, "location") && x->route
+                                               ? gatewayLocation(v, x->baseUrl, x->route->prefix)
+                                               : v);
       a.body = SecretRegistry::redact(res.body);
       x->answer = std::move(a);
     } else {

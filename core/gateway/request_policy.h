@@ -29,6 +29,12 @@ bool namesASecret(std::string_view name);
 // a secret; its value redacted (an upstream may echo the key it was sent).
 void relayResponseHeader(HeaderList& out, const std::string& name, const std::string& value);
 
+// A redirect's Location as the gateway's client should follow it: one into the upstream the request went to
+// (`baseUrl`, absolute or as an absolute path under base_url's path) becomes the same place under the route's
+// `prefix` on the gateway, an absolute path, as nginx's proxy_redirect default does; followed as it came, it led
+// the client past the gateway (its quota, and a key the gateway adds). Any other Location is returned unchanged.
+std::string gatewayLocation(const std::string& location, const std::string& baseUrl, const std::string& prefix);
+
 // The credential a client showed: "Authorization: Bearer T" (else) "x-api-key: T"; empty when none.
 std::string_view shownCredential(const HeaderList& headers);
 

@@ -114,6 +114,35 @@ class TestGatewayPolicy : public QObject {
     QCOMPARE(body["error"]["routes"].size(), std::size_t(2));
   }
 
+  // A redirect into the upstream is followed through the gateway (as nginx's proxy_redirect default rewrites it);
+  // relayed as it came, the client went around the gateway, its quota and the key it adds.
+  void redirectsIntoTheUpstreamStayOnTheGateway_data() {
+    QTest::addColumn<QString>("location");
+    QTest::addColumn<QString>("base");
+    QTest::addColumn<QString>("expected");
+    const QString base = "https://api.example.com/v1";
+    QTest::newRow("absolute, same origin") << "https://api.example.com/v1/chat/x?a=1#f" << base
+                                           << "/openai/chat/x?a=1#f";
+    QTest::newRow("default port spelled") << "https://API.example.com:443/v1/models" << base << "/openai/models";
+    QTest::newRow("absolute path") << "/v1/files/1" << base << "/openai/files/1";
+    QTest::newRow("base path itself") << "https://api.example.com/v1" << base << "/openai";
+    QTest::newRow("base at the root") << "http://127.0.0.1:9/v2/x" << "http://127.0.0.1:9" << "/openai/v2/x";
+    QTest::newRow("outside base path") << "/v2/x" << base << "/v2/x";
+    QTest::newRow("segment boundary") << "/v1x/y" << base << "/v1x/y";
+    QTest::newRow("another host") << "https://elsewhere.example/v1/x" << base << "https://elsewhere.example/v1/x";
+    QTest::newRow("another scheme") << "http://api.example.com/v1/x" << base << "http://api.example.com/v1/x";
+    QTest::newRow("scheme-relative") << "//api.example.com/v1/x" << base << "//api.example.com/v1/x";
+    QTest::newRow("relative") << "x/y" << base << "x/y";
+  }
+  void redirectsIntoTheUpstreamStayOnTheGateway() {
+    QFETCH(QString, location);
+    QFETCH(QString, base);
+    QFETCH(QString, expected);
+    QCOMPARE(QString::fromStdString(tg::gateway::gatewayLocation(location.toStdString(), base.toStdString(),
+                                                                 "/openai/")),
+             expected);
+  }
+
   void headersForwardedAndDropped() {
     ClientRequest in{"POST", "/v1/chat/completions", "", {}, "{}"};
     in.headers = {{"Host", "127.0.0.1:8088"}, {"Authorization", "Bearer gateway-token"}, {"Content-Length", "2"},
