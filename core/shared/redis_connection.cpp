@@ -9,6 +9,11 @@
 #include <cstdlib>
 
 namespace tg {
+
+std::string redisAddress(const std::string& host, int port) {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
 namespace {
 
 struct ReplyDeleter {
@@ -82,7 +87,7 @@ int RedisConnection::fd() const { return ctx_ ? ctx_->fd : -1; }
 
 bool RedisConnection::ensureConnected() {
   if (ctx_) return true;
-  const std::string where = ep_.host + ":" + std::to_string(ep_.port);
+  const std::string where = redisAddress(ep_.host, ep_.port);
   ctx_ = redisConnectWithTimeout(ep_.host.c_str(), ep_.port, toTimeval(ep_.timeoutS));
   if (!ctx_) return fail("redis " + where + ": out of memory");
   if (ctx_->err) return fail("redis " + where + ": " + ctx_->errstr);
@@ -124,7 +129,7 @@ bool RedisConnection::call(const std::vector<std::string>& args, RedisReply& out
       redisCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data())));
   if (!reply) {
     const bool timeout = ctx_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
-    return fail("redis " + ep_.host + ":" + std::to_string(ep_.port) + " " + (args.empty() ? "" : args[0]) + ": " +
+    return fail("redis " + redisAddress(ep_.host, ep_.port) + " " + (args.empty() ? "" : args[0]) + ": " +
                 (timeout ? "timed out" : (ctx_->errstr[0] ? ctx_->errstr : "connection lost")));
   }
   out = convert(reply.get());
@@ -143,10 +148,10 @@ bool RedisConnection::eval(const std::string& script, const std::vector<std::str
       if (!call({"SCRIPT", "LOAD", script}, loaded)) return false;
       // A proxy that refuses SCRIPT (LiteLLM #32232's trap) is an error to report, never a silent fallback.
       if (loaded.isError() && loaded.str.rfind("NOAUTH", 0) == 0)
-        return fail("redis " + ep_.host + ":" + std::to_string(ep_.port) +
+        return fail("redis " + redisAddress(ep_.host, ep_.port) +
                     " asks for a password: set shared_quota.password_env (" + loaded.str + ")");
       if (loaded.isError() || loaded.type != RedisReply::Type::String)
-        return fail("redis " + ep_.host + ":" + std::to_string(ep_.port) + " SCRIPT LOAD refused: " +
+        return fail("redis " + redisAddress(ep_.host, ep_.port) + " SCRIPT LOAD refused: " +
                     (loaded.str.empty() ? "an answer that is not a script's id: not a Redis server?" : loaded.str));
       sha = loaded.str;
       loaded_.emplace_back(script, sha);

@@ -22,6 +22,9 @@ struct RedisEndpoint {
   double timeoutS = 0.05;
 };
 
+// "host:port" for messages, an IPv6 address in brackets ("[::1]:6379", as the config takes it).
+std::string redisAddress(const std::string& host, int port);
+
 // A reply as a value: nil, integer, string (also status), error or array.
 struct RedisReply {
   enum class Type { Nil, Integer, String, Error, Array };

@@ -139,7 +139,7 @@ void SharedQuotaClient::setMode(SharedMode m, const std::string& why) {
     // log of an instance that then served on, taking its share alone, for days).
     if (m == SharedMode::Fallback && now - lastSaid_ >= std::chrono::minutes(1)) {
       lastSaid_ = now;
-      const std::string text = "still not shared through Redis " + cfg_.host + ":" + std::to_string(cfg_.port) +
+      const std::string text = "still not shared through Redis " + redisAddress(cfg_.host, cfg_.port) +
                                ", each instance takes its share: " + why;
       if (misconfigured(why)) logError(kScope, text + " (this will not pass by itself: check shared_quota)");
       else logWarn(kScope, text);
@@ -149,12 +149,12 @@ void SharedQuotaClient::setMode(SharedMode m, const std::string& why) {
   mode_ = m;
   lastSaid_ = now;
   if (m == SharedMode::Fallback) {
-    const std::string text = "Redis unreachable or refusing (" + cfg_.host + ":" + std::to_string(cfg_.port) +
+    const std::string text = "Redis unreachable or refusing (" + redisAddress(cfg_.host, cfg_.port) +
                              "), each instance takes its share: " + why;
     if (misconfigured(why)) logError(kScope, text + " (this will not pass by itself: check shared_quota)");
     else logWarn(kScope, text);
   } else {
-    logInfo(kScope, "shared with the fleet through Redis " + cfg_.host + ":" + std::to_string(cfg_.port));
+    logInfo(kScope, "shared with the fleet through Redis " + redisAddress(cfg_.host, cfg_.port));
   }
   const int live = live_;
   cb_.post([cb = cb_.mode, m, live, why] { cb(m, live, why); });
@@ -403,7 +403,7 @@ void SharedQuotaClient::runSubscriber() {
     if (now - lastHeard > deafAfter) {
       char quiet[32];
       std::snprintf(quiet, sizeof quiet, "%.1f", toSeconds(now - lastHeard));
-      logWarn(kScope, "heard nothing from Redis " + cfg_.host + ":" + std::to_string(cfg_.port) + " for " + quiet +
+      logWarn(kScope, "heard nothing from Redis " + redisAddress(cfg_.host, cfg_.port) + " for " + quiet +
                           " s on the subscription, not even its PING's answer: subscribing again");
       c.close();
       wasDeaf = true;

@@ -308,6 +308,9 @@ class TestSharedQuota : public QObject {
     c = tg::ConfigLoader::fromJson(j, "fleet.json");
     QCOMPARE(QString::fromStdString(c.engine.sharedQuota.host), QString("::1"));
     QCOMPARE(c.engine.sharedQuota.port, 6381);
+    // and messages write it as the config does
+    QCOMPARE(tg::redisAddress("::1", 6381), std::string("[::1]:6381"));
+    QCOMPARE(tg::redisAddress("127.0.0.1", 6379), std::string("127.0.0.1:6379"));
   }
 
   void exampleFleetConfigLoads() {
