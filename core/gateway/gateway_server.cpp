@@ -231,9 +231,12 @@ bool GatewayServer::namesThisGateway(std::string authority, int defaultPort) con
 }
 
 std::string GatewayServer::listenAddress() const {
-  const bool v6 = cfg_.listenHost.find(':') != std::string::npos;
+  // "localhost" is bound as 127.0.0.1 (start()) and said so: a client that resolves localhost to ::1 first and
+  // does not fall back (Node before 20) was refused at the address the banner printed.
+  const std::string host = cfg_.listenHost == "localhost" ? "127.0.0.1" : cfg_.listenHost;
+  const bool v6 = host.find(':') != std::string::npos;
   // The port bound once listening; before that (a refusal to start) the one asked for, not 0.
-  return (v6 ? "[" + cfg_.listenHost + "]" : cfg_.listenHost) + ":" + std::to_string(port_ ? port_ : cfg_.port);
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port_ ? port_ : cfg_.port);
 }
 
 int GatewayServer::openConnections() const {

@@ -372,6 +372,16 @@ class TestCli : public QObject {
     QVERIFY2(!err.contains("running without the gateway"), err.constData());  // it does not: it exits 1
   }
 
+  // "localhost" is bound as 127.0.0.1: the banner says the address a client can reach, not a name it may
+  // resolve to ::1 first.
+  void serveSaysTheAddressItBound() {
+    QByteArray out;
+    QCOMPARE(runTollgate({"serve", "--listen", "localhost:0", "--duration", "1", "--history", "off", "--quiet"}, &out),
+             0);
+    QVERIFY2(out.startsWith("gateway: http://127.0.0.1:") && !out.startsWith("gateway: http://127.0.0.1:0\n"),
+             out.constData());
+  }
+
   // --listen goes into the config's gateway section: its error named the config file's /gateway/listen.
   void serveNamesTheListenFlagItCannotRead() {
     QByteArray err;
