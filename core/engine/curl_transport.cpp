@@ -60,6 +60,9 @@ ErrorKind errorKindForCurl(CURLcode rc) {
     // libcurl (7.88) answers a response header line over its 100 KB limit so: the upstream's answer, not the
     // network's, and the same again on a retry (which also fed the breaker as a network failure).
     case CURLE_OUT_OF_MEMORY: return ErrorKind::Http;
+    // A Content-Encoding libcurl cannot decode (asked for identity, sent something else): the upstream's answer,
+    // the same on every retry, which it was given as a network error.
+    case CURLE_BAD_CONTENT_ENCODING: return ErrorKind::Http;
     default: return ErrorKind::Network;
   }
 }

@@ -190,6 +190,20 @@ class TestCliNetwork : public QObject {
     QVERIFY2(!err.contains("proxy-password"), err.constData());
   }
 
+  // An answer in a Content-Encoding libcurl cannot decode is the upstream's, the same every time: one attempt,
+  // not retries as for a network error.
+  void anUndecodableAnswerIsNotRetried() {
+    RawHttpServer odd([](const std::string&, int) {
+      return RawHttpServer::status(200, "Content-Encoding: x-unheard-of\r\n", "%%%%");
+    });
+    QTemporaryDir dir;
+    const json config = configOf(json::array({group("odd", "http://127.0.0.1:" + std::to_string(odd.port()))}), 3);
+    const auto rows = runJob(dir, config, line("odd", "odd"));
+    const json r = rowOf(rows, "odd");
+    QVERIFY2(!r["ok"].get<bool>() && r["attempts"].get<int>() == 1, r.dump().c_str());
+    QCOMPARE(static_cast<int>(odd.received().size()), 1);
+  }
+
   // A redirect is not followed (the key would go where it points) and is no success: a job wrote every row of an
   // http:// base_url that the provider moves to https:// as "ok" with an empty body.
   void aRedirectIsAFailureNamingWhereItLeads() {

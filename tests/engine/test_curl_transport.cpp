@@ -34,6 +34,7 @@ class TestCurlTransport : public QObject {
     QTest::newRow("unknown option") << CURLE_UNKNOWN_OPTION << 0 << ErrorKind::Config << true;
     QTest::newRow("too large") << CURLE_FILESIZE_EXCEEDED << 200 << ErrorKind::Http << true;
     QTest::newRow("header line too large") << CURLE_OUT_OF_MEMORY << 0 << ErrorKind::Http << true;
+    QTest::newRow("unknown content encoding") << CURLE_BAD_CONTENT_ENCODING << 200 << ErrorKind::Http << true;
     // An untrusted certificate: a network error (502 at the gateway), but the same on every retry.
     QTest::newRow("untrusted certificate") << CURLE_PEER_FAILED_VERIFICATION << 0 << ErrorKind::Network << true;
     QTest::newRow("CA file unreadable") << CURLE_SSL_CACERT_BADFILE << 0 << ErrorKind::Network << true;
