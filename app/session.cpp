@@ -61,8 +61,9 @@ void Session::start(bool startSyntheticWorkload, bool gatewayRequired) {
     for (auto& fn : eventListeners_) fn(e);
   });
   engine_->onSnapshot([this](SnapshotPtr s) {
-    // Snapshots come at 4 Hz; history keeps one sample per group per second.
-    if (history_ && s->tsMs - lastSampleMs_ >= 1000) {
+    // Snapshots come at 4 Hz; history keeps one sample per group per second. A clock stepped back restarts
+    // the count (it stalled for as long as the step: an hour back, an hour without history).
+    if (history_ && (s->tsMs - lastSampleMs_ >= 1000 || s->tsMs < lastSampleMs_)) {
       lastSampleMs_ = s->tsMs;
       history_->append(sampleBuilder_.next(*s));
     }
@@ -127,7 +128,7 @@ void Session::stop() {
   if (history_) {
     // The last snapshot (the engine's stop) as a sample too: with one a second, the run's last 0.5-0.8 s were
     // missing from the samples (201 429s there, 210 in the report).
-    if (SnapshotPtr last = engine_->latestSnapshot(); last && last->tsMs > lastSampleMs_) {
+    if (SnapshotPtr last = engine_->latestSnapshot(); last && last->tsMs != lastSampleMs_) {
       lastSampleMs_ = last->tsMs;
       history_->append(sampleBuilder_.next(*last));
     }

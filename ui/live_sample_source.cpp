@@ -58,7 +58,11 @@ void LiveSampleSource::addSnapshot(const SnapshotPtr& snapshot) {
       it = rings_.emplace(s.group, RingBuffer<Sample>(samplesPerGroup_)).first;
     }
     auto& ring = it->second;
-    if (!ring.empty() && s.tsMs < ring.back().tsMs) continue;  // keep each ring sorted by time
+    // Sorted by time: after a clock step back, the samples stamped later than this one are dropped (for a
+    // step of an hour, all of them: the window follows the clock). Dropping the new ones instead left every
+    // chart blank until the clock caught up.
+    if (!ring.empty() && s.tsMs < ring.back().tsMs)
+      ring.truncate(ring.partitionPoint([&](const Sample& x) { return x.tsMs <= s.tsMs; }));
     ring.push(std::move(s));
   }
 }

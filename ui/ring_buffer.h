@@ -24,6 +24,10 @@ class RingBuffer {
   // 0 = oldest
   const T& operator[](std::size_t i) const { return data_[(head_ + i) % data_.size()]; }
   const T& back() const { return (*this)[size_ - 1]; }
+  // Keeps the oldest `n` elements (n >= size(): all).
+  void truncate(std::size_t n) {
+    if (n < size_) size_ = n;
+  }
 
   // Index of the first element for which `before(elem)` is false; elements must be partitioned.
   template <typename Pred>

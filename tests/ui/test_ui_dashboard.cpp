@@ -224,6 +224,23 @@ class TestUiDashboard : public QObject {
     QCOMPARE(fast.latestSnapshot()->tsMs, kT0 + 39 * 250);
   }
 
+  // A clock stepped back an hour: the samples stamped after the new time go, the new ones come in (they were
+  // dropped until the clock caught up, and every chart stayed blank for the hour).
+  void aClockSteppedBackKeepsSampling() {
+    LiveSampleSource source;
+    SyntheticEngine engine(1);
+    fill(source, engine, 20, kT0 + 3'600'000);
+    QCOMPARE(source.sampleCount("interactive"), std::size_t(21));
+    fill(source, engine, 10, kT0);
+    QCOMPARE(source.sampleCount("interactive"), std::size_t(11));
+    const auto now = source.samples("interactive", kT0, kT0 + 10'000);
+    QCOMPARE(now.size(), std::size_t(11));
+    // A step back of half a second drops only what lies after it.
+    fill(source, engine, 0, kT0 + 9'500);
+    QCOMPARE(source.sampleCount("interactive"), std::size_t(11));
+    QCOMPARE(source.samples("interactive", 0, kT0 + 100'000).back().tsMs, kT0 + 9'500);
+  }
+
   void bridgeDeliversOnUiThread() {
     LiveSampleSource source;
     SnapshotBridge bridge;
