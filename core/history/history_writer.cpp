@@ -7,6 +7,7 @@
 #include "sqlite_transaction.h"
 
 #include <algorithm>
+#include <utility>
 #include <chrono>
 #include <filesystem>
 
@@ -209,7 +210,7 @@ void HistoryWriter::run() {
     }
     const auto now = SteadyClock::now();
     if (now >= nextRetention) {
-      retention(opts_.now());
+      retention(opts_.now(), /*periodic=*/true);
       nextRetention = now + std::chrono::milliseconds(opts_.maintenanceIntervalMs);
     }
     if (now >= nextDetect) {
@@ -278,6 +279,7 @@ void HistoryWriter::insertSamples(std::vector<std::string>& added) {
     const auto gid = groupId(s.group, added);
     history::bindSample(insSample_, gid, s);
     insSample_.run();
+    unscannedFrom_ = std::min(unscannedFrom_, s.tsMs);
     auto [it, fresh] = touched.try_emplace(gid, s.tsMs, s.tsMs);
     if (!fresh) {
       it->second.first = std::min(it->second.first, s.tsMs);
@@ -357,7 +359,38 @@ void HistoryWriter::setMaxBytes(std::uint64_t bytes) {
   }
 }
 
-bool HistoryWriter::retention(EpochMs nowMs) {
+bool HistoryWriter::retention(EpochMs nowMs, bool periodic) {
+  // A wall clock far ahead (a wrong year at boot, a clock set by hand) expired history for good: everything
+  // older than 30 days before the wrong "now", and a full-resolution horizon weeks ahead that then merged every
+  // new sample into minute rows until the clock got there. The periodic pass now trusts the wall clock only as
+  // far as the steady clock agrees (or after a day of disagreeing), and pulls back a horizon the clock is
+  // behind by more than an hour.
+  constexpr EpochMs kStepMs = 3'600'000;
+  constexpr auto kTrustAfter = std::chrono::hours(24);
+  if (periodic) {
+    const auto steadyNow = std::chrono::steady_clock::now();
+    if (lastRetention_) {
+      const auto [wall, steady] = *lastRetention_;
+      const auto passed = std::chrono::duration_cast<std::chrono::milliseconds>(steadyNow - steady).count();
+      const EpochMs ahead = subSaturating(subSaturating(nowMs, wall), passed);
+      if (ahead > kStepMs && steadyNow - steady < kTrustAfter) {
+        if (std::exchange(retentionSkipSaid_, true)) return true;  // said once while it lasts
+        logWarn("history", path_ + ": retention skipped: the clock moved " + std::to_string(ahead / 60000) +
+                               " minutes further than the time that passed; it runs once the two agree, or after "
+                               "a day");
+        return true;
+      }
+    }
+    lastRetention_ = std::make_pair(nowMs, steadyNow);
+    retentionSkipSaid_ = false;
+    try {
+      if (rollups_.rebase(nowMs, opts_, kStepMs))
+        logWarn("history", path_ + ": the clock is behind the last retention pass: full resolution kept from now on");
+    } catch (const sql::Error& e) {
+      fail(std::string("history retention failed: ") + e.what());
+      return false;
+    }
+  }
   try {
     rollups_.expire(nowMs, opts_);
   } catch (const sql::Error& e) {
@@ -369,7 +402,8 @@ bool HistoryWriter::retention(EpochMs nowMs) {
 
 bool HistoryWriter::detect() {
   try {
-    incidents_->detectNew();
+    incidents_->detectNew(unscannedFrom_);
+    unscannedFrom_ = std::numeric_limits<EpochMs>::max();
   } catch (const sql::Error& e) {
     fail(std::string("incident detection failed: ") + e.what());
     return false;

@@ -13,6 +13,7 @@
 #include "rollup_retention.h"
 #include "sqlite_db.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -81,7 +82,8 @@ class HistoryWriter {
   std::int64_t groupId(const std::string& name, std::vector<std::string>& added);
   void holdIncoming(std::deque<Sample>& s, std::vector<Event>& e, std::vector<AttemptRecord>& a);
   void fail(const std::string& what);
-  bool retention(EpochMs nowMs);
+  // `periodic`: the writer's own pass on its clock (not a caller's runRetention), checked against clock steps.
+  bool retention(EpochMs nowMs, bool periodic = false);
   bool detect();
   void setMaxBytes(std::uint64_t bytes);
 
@@ -109,6 +111,11 @@ class HistoryWriter {
   sql::Stmt insSample_, insEvent_, insGroup_, selGroup_;
   RequestAggregator requests_;
   RollupRetention rollups_;
+  // Writer thread: the earliest sample written since the last incident scan; and the last retention pass that
+  // ran, on both clocks (a wall clock that ran far ahead of the steady one is not trusted to expire history).
+  EpochMs unscannedFrom_ = std::numeric_limits<EpochMs>::max();
+  std::optional<std::pair<EpochMs, std::chrono::steady_clock::time_point>> lastRetention_;
+  bool retentionSkipSaid_ = false;
   std::optional<IncidentRecorder> incidents_;
   std::int64_t pageSize_ = 4096;
 };

@@ -22,7 +22,7 @@ constexpr std::int64_t kDetectChunkMs = 6LL * 3600 * 1000;
 IncidentRecorder::IncidentRecorder(sql::Db& db, std::string path, IncidentOptions opts, std::int64_t retainMs)
     : db_(db), path_(std::move(path)), opts_(opts), retainMs_(retainMs) {}
 
-void IncidentRecorder::detectNew() {
+void IncidentRecorder::detectNew(EpochMs unscannedFrom) {
   // Newest sample over all groups (the primary key makes each max() a single lookup).
   EpochMs newest = std::numeric_limits<EpochMs>::min(), oldest = std::numeric_limits<EpochMs>::max();
   {
@@ -39,8 +39,12 @@ void IncidentRecorder::detectNew() {
   if (newest == std::numeric_limits<EpochMs>::min()) return;
   // The walk starts no earlier than the retention horizon before the newest sample: one absurd old ts_ms
   // (a hand-edited file, a clock at 1970) would otherwise mean up to 4e11 chunk transactions on the writer.
-  EpochMs scanned = std::max(subSaturating(oldest, 1), subSaturating(newest, retainMs_));
+  const EpochMs floor = std::max(subSaturating(oldest, 1), subSaturating(newest, retainMs_));
+  EpochMs scanned = floor;
   if (auto v = history::readMetaMs(db_, history::kMetaIncidentsScannedTo, path_)) scanned = std::max<EpochMs>(scanned, *v);
+  // Written behind the mark (a clock stepped back an hour: its samples lay an hour before what was scanned):
+  // scanned from there, within the same horizon.
+  if (unscannedFrom <= scanned) scanned = std::max(floor, subSaturating(unscannedFrom, 1));
   const IncidentDetector detector(opts_);
   const std::int64_t lookback = opts_.mergeGapMs + std::max(opts_.shareWindowMs, opts_.queueGrowthWindowMs);
   while (scanned < newest) {

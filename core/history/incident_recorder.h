@@ -5,6 +5,8 @@
 // Writer thread only (not thread-safe). Errors throw sql::Error; the HistoryWriter reports them.
 #pragma once
 
+#include <limits>
+
 #include "history_types.h"
 #include "sqlite_db.h"
 
@@ -17,7 +19,9 @@ class IncidentRecorder {
   // `db` (the file at `path`) must outlive the recorder.
   IncidentRecorder(sql::Db& db, std::string path, IncidentOptions opts, std::int64_t retainMs);
 
-  void detectNew();
+  // Scans what came since the last scan. `unscannedFrom`: the earliest sample written since then; one earlier
+  // than the scan's mark (a clock stepped back) is scanned too, or it never was.
+  void detectNew(EpochMs unscannedFrom = std::numeric_limits<EpochMs>::max());
 
  private:
   sql::Db& db_;

@@ -99,4 +99,17 @@ void RollupRetention::expire(EpochMs nowMs, const HistoryOptions& opts) {
            "checkpoint");
 }
 
+bool RollupRetention::rebase(EpochMs nowMs, const HistoryOptions& opts, EpochMs slackMs) {
+  const EpochMs fullCutoff = history::floorMinute(subSaturating(nowMs, opts.fullResolutionMs));
+  if (rolledThrough_ <= addSaturating(fullCutoff, slackMs)) return false;
+  const EpochMs cutoff10s = std::max(fullCutoff, history::floorMinute(subSaturating(nowMs, opts.tier10sRetainMs)));
+  sql::SqliteTransaction tx(*db_);
+  history::writeMetaMs(*db_, history::kMetaRolledThrough, fullCutoff);
+  if (tier10sFrom_ > cutoff10s) history::writeMetaMs(*db_, history::kMeta10sFrom, cutoff10s);
+  tx.commit();
+  rolledThrough_ = fullCutoff;
+  tier10sFrom_ = std::min(tier10sFrom_, cutoff10s);
+  return true;
+}
+
 }  // namespace tg

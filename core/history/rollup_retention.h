@@ -29,6 +29,9 @@ class RollupRetention {
   void update(const TouchedSpans& touched);
   // Expires what `opts` no longer keeps as of `nowMs` (own transactions), then vacuums and checkpoints.
   void expire(EpochMs nowMs, const HistoryOptions& opts);
+  // The full-resolution horizon more than `slackMs` later than `nowMs` puts it (a pass that ran while the clock was
+  // far ahead): pulled back, so new samples are kept, not merged into minute rows as late ones. True when it was.
+  bool rebase(EpochMs nowMs, const HistoryOptions& opts, EpochMs slackMs);
 
  private:
   sql::Db* db_ = nullptr;

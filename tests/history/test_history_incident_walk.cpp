@@ -52,6 +52,31 @@ class TestHistoryIncidentWalk : public QObject {
     store->append(std::vector<Sample>{sample(kT0 + 2000)});
     QVERIFY(store->flush());
   }
+
+  // A clock stepped back an hour: the samples written after the step lie an hour before what was scanned. They
+  // were never scanned, and the incident in them was never found (replay --incident could not reach it).
+  void samplesBehindTheScanMarkAreScanned() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("h.db").toStdString();
+    std::string error;
+    auto store = HistoryStore::open(path, quietOptions(), &error);
+    QVERIFY2(store, error.c_str());
+    std::vector<Sample> ahead, now;
+    for (int i = 0; i < 30; ++i) ahead.push_back(makeSample("g", kT0 + 3'600'000 + i * 1000, 10, 0));
+    store->append(ahead);
+    QVERIFY(store->detectIncidents());
+    for (int i = 0; i < 30; ++i) now.push_back(makeSample("g", kT0 + i * 1000, 10, 5));  // half refused
+    store->append(now);
+    QVERIFY(store->detectIncidents());
+    store.reset();
+    auto reader = openReader(QString::fromStdString(path));
+    QVERIFY(reader);
+    const auto incidents = reader->incidents();
+    QVERIFY2(incidents.ok(), incidents.error.c_str());
+    QCOMPARE(incidents.value.size(), std::size_t(1));
+    // The refused half-minute after the step (its first sample covers the second before kT0).
+    QVERIFY(incidents.value[0].startMs >= kT0 - 1000 && incidents.value[0].endMs <= kT0 + 30'000);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestHistoryIncidentWalk)

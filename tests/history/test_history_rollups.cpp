@@ -2,6 +2,9 @@
 // Real SQLite files in a temporary directory; time set by hand (tgtest::kT0).
 #include "epoch_floor.h"
 #include "history_fixture.h"
+
+#include <atomic>
+#include <memory>
 #include "history_reader.h"
 #include "history_store.h"
 
@@ -21,6 +24,7 @@ class TestHistoryRollups : public TempDirTest {
   void downsamplingBoundsPointsKeepsMinMax();
   void floorsToTheBucket_data();
   void floorsToTheBucket();
+  void aClockFarAheadExpiresNothing();
 };
 
 void TestHistoryRollups::retentionRollupsKeepSpikes() {
@@ -190,6 +194,55 @@ void TestHistoryRollups::floorsToTheBucket() {
   QFETCH(qint64, step);
   QFETCH(qint64, floor);
   QCOMPARE(qint64(history::floorTo(t, step)), floor);
+}
+
+// The writer's own retention pass on a wall clock that jumped 60 days ahead: skipped (it deleted everything older
+// than 30 days before the wrong "now"). And a full-resolution horizon left weeks ahead by a pass that did run so
+// (here: one asked for with that "now") is pulled back once the clock is behind it: new samples are kept, not
+// merged into minute rows as late ones for weeks.
+void TestHistoryRollups::aClockFarAheadExpiresNothing() {
+  const QString path = file("clock.db");
+  auto clock = std::make_shared<std::atomic<EpochMs>>(kT0);
+  HistoryOptions o = quietOptions();
+  o.maintenanceIntervalMs = 20;
+  o.now = [clock] { return clock->load(); };
+  auto store = openStore(path, o);
+  QVERIFY(store);
+  // The writer runs its pass when it wakes past the interval: a flush wakes it.
+  const auto letPassesRun = [&] {
+    for (int i = 0; i < 10; ++i) {
+      QTest::qWait(30);
+      store->flush();
+    }
+  };
+  std::vector<Sample> rows;
+  for (int i = 0; i <= 10; ++i) rows.push_back(makeSample("g", kT0 + i * 1000));
+  store->append(rows);
+  QVERIFY(store->flush());
+  letPassesRun();  // on the right clock
+  const EpochMs day = 24 * 3'600'000LL;
+  clock->store(kT0 + 60 * day);
+  letPassesRun();  // on the wrong one: skipped
+  QVERIFY(store->flush());
+  auto reader = openReader(path);
+  QVERIFY(reader);
+  auto kept = reader->rawSamples(kT0, kT0 + 11'000, {});
+  QVERIFY2(kept.ok(), kept.error.c_str());
+  QCOMPARE(kept.value.size(), std::size_t(11));
+  reader.reset();
+
+  QVERIFY(store->runRetention(kT0 + 60 * day));  // as a pass on the clock 60 days ahead would
+  clock->store(kT0 + 20'000);                     // the clock comes back
+  letPassesRun();
+  rows.clear();
+  for (int i = 0; i <= 10; ++i) rows.push_back(makeSample("g", kT0 + 20'000 + i * 1000));
+  store->append(rows);
+  QVERIFY(store->flush());
+  reader = openReader(path);
+  QVERIFY(reader);
+  auto fresh = reader->rawSamples(kT0 + 20'000, kT0 + 31'000, {});
+  QVERIFY2(fresh.ok(), fresh.error.c_str());
+  QCOMPARE(fresh.value.size(), std::size_t(11));
 }
 
 QTEST_GUILESS_MAIN(TestHistoryRollups)
