@@ -7,11 +7,21 @@
 #include "sqlite_transaction.h"
 
 #include <algorithm>
+#include <ctime>
 #include <utility>
 #include <chrono>
 #include <filesystem>
 
 namespace tg {
+
+namespace {
+// Milliseconds since boot, suspended time included (steady_clock stops while the machine sleeps).
+EpochMs bootMs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<EpochMs>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+}  // namespace
 namespace {
 
 constexpr std::uint64_t kMaxPageCountUnlimited = 4294967294ULL;
@@ -164,6 +174,7 @@ void HistoryWriter::run() {
   auto retryAt = SteadyClock::now();
   int failures = 0;
   auto nextRetention = SteadyClock::now() + std::chrono::milliseconds(opts_.maintenanceIntervalMs);
+  lastRetention_ = std::make_pair(opts_.now(), bootMs());  // a jump in the first interval is one too
   auto nextDetect = SteadyClock::now() + std::chrono::milliseconds(opts_.incidentIntervalMs);
   for (;;) {
     std::deque<Sample> s;
@@ -280,6 +291,7 @@ void HistoryWriter::insertSamples(std::vector<std::string>& added) {
     history::bindSample(insSample_, gid, s);
     insSample_.run();
     unscannedFrom_ = std::min(unscannedFrom_, s.tsMs);
+    unscannedTo_ = std::max(unscannedTo_, s.tsMs);
     auto [it, fresh] = touched.try_emplace(gid, s.tsMs, s.tsMs);
     if (!fresh) {
       it->second.first = std::min(it->second.first, s.tsMs);
@@ -363,25 +375,28 @@ bool HistoryWriter::retention(EpochMs nowMs, bool periodic) {
   // A wall clock far ahead (a wrong year at boot, a clock set by hand) expired history for good: everything
   // older than 30 days before the wrong "now", and a full-resolution horizon weeks ahead that then merged every
   // new sample into minute rows until the clock got there. The periodic pass now trusts the wall clock only as
-  // far as the steady clock agrees (or after a day of disagreeing), and pulls back a horizon the clock is
-  // behind by more than an hour.
+  // far as the time since boot agrees (CLOCK_BOOTTIME: a night suspended is time that passed), or after a day of
+  // disagreeing, and pulls back a horizon the clock is behind by more than an hour.
   constexpr EpochMs kStepMs = 3'600'000;
-  constexpr auto kTrustAfter = std::chrono::hours(24);
+  constexpr EpochMs kTrustAfterMs = 24 * kStepMs;
   if (periodic) {
-    const auto steadyNow = std::chrono::steady_clock::now();
+    const EpochMs bootNow = bootMs();
     if (lastRetention_) {
-      const auto [wall, steady] = *lastRetention_;
-      const auto passed = std::chrono::duration_cast<std::chrono::milliseconds>(steadyNow - steady).count();
+      const auto [wall, boot] = *lastRetention_;
+      const EpochMs passed = subSaturating(bootNow, boot);
       const EpochMs ahead = subSaturating(subSaturating(nowMs, wall), passed);
-      if (ahead > kStepMs && steadyNow - steady < kTrustAfter) {
+      if (ahead > kStepMs && passed < kTrustAfterMs) {
         if (std::exchange(retentionSkipSaid_, true)) return true;  // said once while it lasts
         logWarn("history", path_ + ": retention skipped: the clock moved " + std::to_string(ahead / 60000) +
                                " minutes further than the time that passed; it runs once the two agree, or after "
                                "a day");
         return true;
       }
+      // A clock stepped back is no baseline: its correction forward would read as a jump ahead.
+      if (ahead >= -kStepMs) lastRetention_ = std::make_pair(nowMs, bootNow);
+    } else {
+      lastRetention_ = std::make_pair(nowMs, bootNow);
     }
-    lastRetention_ = std::make_pair(nowMs, steadyNow);
     retentionSkipSaid_ = false;
     try {
       if (rollups_.rebase(nowMs, opts_, kStepMs))
@@ -402,8 +417,9 @@ bool HistoryWriter::retention(EpochMs nowMs, bool periodic) {
 
 bool HistoryWriter::detect() {
   try {
-    incidents_->detectNew(unscannedFrom_);
+    incidents_->detectNew(unscannedFrom_, unscannedTo_);
     unscannedFrom_ = std::numeric_limits<EpochMs>::max();
+    unscannedTo_ = std::numeric_limits<EpochMs>::min();
   } catch (const sql::Error& e) {
     fail(std::string("incident detection failed: ") + e.what());
     return false;

@@ -111,10 +111,11 @@ class HistoryWriter {
   sql::Stmt insSample_, insEvent_, insGroup_, selGroup_;
   RequestAggregator requests_;
   RollupRetention rollups_;
-  // Writer thread: the earliest sample written since the last incident scan; and the last retention pass that
+  // Writer thread: the earliest and latest sample written since the last incident scan; the last retention pass that
   // ran, on both clocks (a wall clock that ran far ahead of the steady one is not trusted to expire history).
   EpochMs unscannedFrom_ = std::numeric_limits<EpochMs>::max();
-  std::optional<std::pair<EpochMs, std::chrono::steady_clock::time_point>> lastRetention_;
+  EpochMs unscannedTo_ = std::numeric_limits<EpochMs>::min();
+  std::optional<std::pair<EpochMs, EpochMs>> lastRetention_;  // wall clock, ms since boot
   bool retentionSkipSaid_ = false;
   std::optional<IncidentRecorder> incidents_;
   std::int64_t pageSize_ = 4096;

@@ -22,7 +22,7 @@ constexpr std::int64_t kDetectChunkMs = 6LL * 3600 * 1000;
 IncidentRecorder::IncidentRecorder(sql::Db& db, std::string path, IncidentOptions opts, std::int64_t retainMs)
     : db_(db), path_(std::move(path)), opts_(opts), retainMs_(retainMs) {}
 
-void IncidentRecorder::detectNew(EpochMs unscannedFrom) {
+void IncidentRecorder::detectNew(EpochMs unscannedFrom, EpochMs unscannedTo) {
   // Newest sample over all groups (the primary key makes each max() a single lookup).
   EpochMs newest = std::numeric_limits<EpochMs>::min(), oldest = std::numeric_limits<EpochMs>::max();
   {
@@ -40,21 +40,30 @@ void IncidentRecorder::detectNew(EpochMs unscannedFrom) {
   // The walk starts no earlier than the retention horizon before the newest sample: one absurd old ts_ms
   // (a hand-edited file, a clock at 1970) would otherwise mean up to 4e11 chunk transactions on the writer.
   const EpochMs floor = std::max(subSaturating(oldest, 1), subSaturating(newest, retainMs_));
-  EpochMs scanned = floor;
-  if (auto v = history::readMetaMs(db_, history::kMetaIncidentsScannedTo, path_)) scanned = std::max<EpochMs>(scanned, *v);
-  // Written behind the mark (a clock stepped back an hour: its samples lay an hour before what was scanned):
-  // scanned from there, within the same horizon.
-  if (unscannedFrom <= scanned) scanned = std::max(floor, subSaturating(unscannedFrom, 1));
+  EpochMs mark = floor;
+  if (auto v = history::readMetaMs(db_, history::kMetaIncidentsScannedTo, path_)) mark = std::max<EpochMs>(mark, *v);
   const IncidentDetector detector(opts_);
   const std::int64_t lookback = opts_.mergeGapMs + std::max(opts_.shareWindowMs, opts_.queueGrowthWindowMs);
-  while (scanned < newest) {
-    const EpochMs to = std::min<EpochMs>(newest, addSaturating(scanned, kDetectChunkMs));
+  EpochMs scanned = mark, end = newest;
+  // Written behind the mark (a clock stepped back an hour: its samples lay an hour before what was scanned):
+  // scanned from there, within the same horizon, and only as far as what was written reaches (merges included)
+  // when all of it lies behind the mark; the mark stays.
+  if (unscannedFrom <= mark) {
+    scanned = std::max(floor, subSaturating(unscannedFrom, 1));
+    if (unscannedTo <= mark) end = std::min(newest, addSaturating(unscannedTo, lookback));
+  }
+  while (scanned < end) {
+    const EpochMs to = std::min<EpochMs>(end, addSaturating(scanned, kDetectChunkMs));
     EpochMs from = subSaturating(scanned, lookback);
     // Incidents that may still grow or merge are re-detected from their start and keep their ids.
     std::vector<std::pair<std::int64_t, Incident>> tail;
     {
-      sql::Stmt t(db_, "SELECT id, start_ms, end_ms FROM incidents WHERE end_ms >= ?1 ORDER BY start_ms");
+      // Only those this chunk can reach: one starting after it (a rescan behind the mark, a clock stepped back
+      // by more than a chunk) was deleted and found again by a later chunk under a new id.
+      sql::Stmt t(db_, "SELECT id, start_ms, end_ms FROM incidents WHERE end_ms >= ?1 AND start_ms <= ?2 "
+                       "ORDER BY start_ms");
       t.bind(1, static_cast<std::int64_t>(subSaturating(from, opts_.mergeGapMs)));
+      t.bind(2, static_cast<std::int64_t>(addSaturating(to, opts_.mergeGapMs)));
       while (t.step()) {
         Incident inc;
         inc.startMs = t.i64(1);
@@ -94,7 +103,7 @@ void IncidentRecorder::detectNew(EpochMs unscannedFrom) {
           .bind(10, SecretRegistry::redact(history::incidentToDetailJson(inc)));
       ins.run();
     }
-    history::writeMetaMs(db_, history::kMetaIncidentsScannedTo, to);
+    history::writeMetaMs(db_, history::kMetaIncidentsScannedTo, std::max(mark, to));
     tx.commit();
     scanned = to;
   }

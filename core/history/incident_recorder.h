@@ -19,9 +19,10 @@ class IncidentRecorder {
   // `db` (the file at `path`) must outlive the recorder.
   IncidentRecorder(sql::Db& db, std::string path, IncidentOptions opts, std::int64_t retainMs);
 
-  // Scans what came since the last scan. `unscannedFrom`: the earliest sample written since then; one earlier
-  // than the scan's mark (a clock stepped back) is scanned too, or it never was.
-  void detectNew(EpochMs unscannedFrom = std::numeric_limits<EpochMs>::max());
+  // Scans what came since the last scan. `unscannedFrom`, `unscannedTo`: the earliest and latest sample written
+  // since then; those behind the scan's mark (a clock stepped back) are scanned too, or they never were.
+  void detectNew(EpochMs unscannedFrom = std::numeric_limits<EpochMs>::max(),
+                 EpochMs unscannedTo = std::numeric_limits<EpochMs>::min());
 
  private:
   sql::Db& db_;
