@@ -68,9 +68,17 @@ void LiveSampleSource::addSnapshot(const SnapshotPtr& snapshot) {
 }
 
 void LiveSampleSource::addEvent(const Event& event) {
-  // Events arrive in engine order; an out-of-order time stamp is clamped so range queries stay sorted.
+  // Events arrive in engine order; an out-of-order time stamp is clamped so range queries stay sorted. Over a
+  // sample interval out of order is a clock stepped back: the markers stamped after it go (the event log keeps
+  // them), as the samples do, or every new marker sat at the old time, out of the window, for as long as the step.
   Event e = event;
-  if (!events_.empty() && e.tsMs < events_.back().tsMs) e.tsMs = events_.back().tsMs;
+  if (!events_.empty() && e.tsMs < events_.back().tsMs) {
+    if (events_.back().tsMs - e.tsMs > kSampleIntervalMs) {
+      while (!events_.empty() && events_.back().tsMs > e.tsMs) events_.pop_back();
+    } else {
+      e.tsMs = events_.back().tsMs;
+    }
+  }
   events_.push_back(e);
   while (events_.size() > maxEvents_) events_.pop_front();
   ++revision_;

@@ -122,7 +122,11 @@ class ExchangeSink : public ResponseSink {
       if (x->method != "HEAD" && equalsIgnoreCase(k, "content-type"))
         if (const auto framing = streamFramingOf(v); framing && (!x->relay || x->relay->framing() != *framing))
           x->relay = std::make_unique<SseRelay>(false, *framing);
-      relayResponseHeader(x->head, k, v);  // the client of a gateway that adds the key must never see it
+      // The client of a gateway that adds the key must never see it; a Location into the upstream (201 Created)
+      // points through the gateway, as a redirect's does.
+      relayResponseHeader(x->head, k,
+                          equalsIgnoreCase(k, "location") && x->route ? gatewayLocation(v, x->baseUrl, x->route->prefix)
+                                                                      : v);
     }
     if (x->relay) wake_(*x);  // a stream starts now; a plain answer goes out whole, with Content-Length
     return true;

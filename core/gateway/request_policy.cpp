@@ -127,13 +127,11 @@ std::string gatewayLocation(const std::string& location, const std::string& base
   if (baseOrigin.empty() || !split(baseUrl, basePath, ignored)) return location;
   while (!basePath.empty() && basePath.back() == '/') basePath.pop_back();
   std::string path, tail;
-  if (location.size() > 1 && location[0] == '/' && location[1] != '/') {  // an absolute path on the same host
-    const std::size_t end = location.find_first_of("?#");
-    path = location.substr(0, end);
-    tail = end == std::string::npos ? "" : location.substr(end);
-  } else if (originOf(location, &why) != baseOrigin || !split(location, path, tail)) {
+  // An absolute path is on the upstream's host; through curl like an absolute URL, so "/v1/../x" is "/x".
+  const bool absolutePath = !location.empty() && location[0] == '/' && (location.size() == 1 || location[1] != '/');
+  const std::string absolute = absolutePath ? baseOrigin + location : location;
+  if (originOf(absolute, &why) != baseOrigin || !split(absolute, path, tail))
     return location;  // another host (or no URL at all): not ours to rewrite
-  }
   // Under base_url's path, on a segment boundary.
   if (path.compare(0, basePath.size(), basePath) != 0 ||
       (path.size() > basePath.size() && path[basePath.size()] != '/'))

@@ -133,6 +133,9 @@ class TestGatewayPolicy : public QObject {
     QTest::newRow("another scheme") << "http://api.example.com/v1/x" << base << "http://api.example.com/v1/x";
     QTest::newRow("scheme-relative") << "//api.example.com/v1/x" << base << "//api.example.com/v1/x";
     QTest::newRow("relative") << "x/y" << base << "x/y";
+    QTest::newRow("root path, base at the root") << "/" << "http://127.0.0.1:9" << "/openai/";
+    QTest::newRow("dot segments") << "/v1/../v1/files" << base << "/openai/files";
+    QTest::newRow("dot segments leaving base") << "/v1/../x" << base << "/v1/../x";
   }
   void redirectsIntoTheUpstreamStayOnTheGateway() {
     QFETCH(QString, location);

@@ -235,6 +235,12 @@ class TestUiDashboard : public QObject {
     QCOMPARE(source.sampleCount("interactive"), std::size_t(11));
     const auto now = source.samples("interactive", kT0, kT0 + 10'000);
     QCOMPARE(now.size(), std::size_t(11));
+    // The chart markers likewise: the ones stamped an hour ahead go, the new one is at its own time.
+    source.addEvent(makeEvent(kT0 + 3'600'000, EventKind::EngineStart, Severity::Info, "", "ahead"));
+    source.addEvent(makeEvent(kT0 + 10'000, EventKind::EngineStart, Severity::Info, "", "now"));
+    const auto marks = source.events(kT0, kT0 + 20'000);
+    QVERIFY2(!marks.empty() && marks.back().message == "now" && marks.back().tsMs == kT0 + 10'000,
+             marks.empty() ? "no marker" : marks.back().message.c_str());
     // A step back of half a second drops only what lies after it.
     fill(source, engine, 0, kT0 + 9'500);
     QCOMPARE(source.sampleCount("interactive"), std::size_t(11));
