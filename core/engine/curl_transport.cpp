@@ -86,16 +86,8 @@ bool isTrustFailure(CURLcode rc) {
 // Where a Location points, for a message: scheme, host, port and path only (a user:password, a query or a
 // fragment may hold a token), at most 200 characters. A relative one: its path.
 std::string redirectTarget(const std::string& location) {
-  std::string shown;
-  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> u(curl_url(), &curl_url_cleanup);
-  std::string why;
-  if (u && curl_url_set(u.get(), CURLUPART_URL, location.c_str(), 0) == CURLUE_OK) {
-    char* path = nullptr;
-    shown = originOf(location, &why);
-    if (!shown.empty() && curl_url_get(u.get(), CURLUPART_PATH, &path, 0) == CURLUE_OK) shown += path;
-    curl_free(path);
-  }
-  if (shown.empty()) shown = location.substr(0, location.find_first_of("?#"));
+  const auto parts = urlParts(location);
+  const std::string shown = parts ? parts->origin + parts->path : location.substr(0, location.find_first_of("?#"));
   return printable(shown.substr(0, 200));
 }
 

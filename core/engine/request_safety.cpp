@@ -56,6 +56,24 @@ std::string originOf(const std::string& url, std::string* why) {
   return parts[0] + "://" + parts[1] + ":" + parts[2];
 }
 
+std::optional<UrlParts> urlParts(const std::string& url) {
+  std::string why;
+  UrlParts out;
+  out.origin = originOf(url, &why);
+  CurlUrlPtr u(curl_url());
+  if (out.origin.empty() || !u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK)
+    return std::nullopt;
+  const std::pair<CURLUPart, const char*> pieces[] = {{CURLUPART_PATH, ""}, {CURLUPART_QUERY, "?"},
+                                                      {CURLUPART_FRAGMENT, "#"}};
+  for (const auto& [part, lead] : pieces) {
+    char* text = nullptr;
+    if (curl_url_get(u.get(), part, &text, 0) == CURLUE_OK)
+      (part == CURLUPART_PATH ? out.path : out.tail) += lead + std::string(text);
+    curl_free(text);
+  }
+  return out;
+}
+
 bool isHttpToken(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return isTchar(static_cast<unsigned char>(c)); });
 }

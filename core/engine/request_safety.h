@@ -4,6 +4,7 @@
 
 #include "engine_config.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,13 @@ inline constexpr const char* kAllowedProtocols = "http,https";
 // "scheme://host:port" of an absolute http(s) URL, lower-case with the port always spelled out, so two
 // spellings of one origin compare equal. Empty, with *why set, when `url` is not such a URL.
 std::string originOf(const std::string& url, std::string* why);
+
+// An absolute http(s) URL in parts: its origin as originOf() spells it, its path ("/" at least, dot segments
+// resolved) and the rest ("?query#fragment", empty when none). Nothing when it is not such a URL.
+struct UrlParts {
+  std::string origin, path, tail;
+};
+std::optional<UrlParts> urlParts(const std::string& url);
 
 // RFC 9110 token (method names, header field names).
 bool isHttpToken(std::string_view s);

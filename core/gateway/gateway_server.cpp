@@ -92,6 +92,12 @@ struct Exchange {
   std::size_t buffered() const { return buf.size() - bufOffset; }
 };
 
+// An upstream header's value as the gateway's client gets it: a Location into the upstream points through the
+// gateway (gatewayLocation); anything else as it came.
+static std::string clientValue(const Exchange& x, const std::string& name, const std::string& value) {
+  return equalsIgnoreCase(name, "location") && x.route ? gatewayLocation(value, x.baseUrl, x.route->prefix) : value;
+}
+
 namespace {
 
 struct Holder {  // what libmicrohttpd carries for us (con_cls, reader cls): a strong reference
@@ -124,9 +130,7 @@ class ExchangeSink : public ResponseSink {
           x->relay = std::make_unique<SseRelay>(false, *framing);
       // The client of a gateway that adds the key must never see it; a Location into the upstream (201 Created)
       // points through the gateway, as a redirect's does.
-      relayResponseHeader(x->head, k,
-                          equalsIgnoreCase(k, "location") && x->route ? gatewayLocation(v, x->baseUrl, x->route->prefix)
-                                                                      : v);
+      relayResponseHeader(x->head, k, clientValue(*x, k, v));
     }
     if (x->relay) wake_(*x);  // a stream starts now; a plain answer goes out whole, with Content-Length
     return true;
@@ -687,10 +691,7 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
     } else if (res.ok()) {  // a 3xx (redirects are not followed): relayed whole, into the upstream via the route
       Answer a;
       a.status = res.status;
-      for (const auto& [k, v] : res.headers)
-        relayResponseHeader(a.headers, k, equalsIgnoreCase(k, "location") && x->route
-                                               ? gatewayLocation(v, x->baseUrl, x->route->prefix)
-                                               : v);
+      for (const auto& [k, v] : res.headers) relayResponseHeader(a.headers, k, clientValue(*x, k, v));
       a.body = SecretRegistry::redact(res.body);
       x->answer = std::move(a);
     } else {

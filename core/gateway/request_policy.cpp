@@ -4,13 +4,10 @@
 #include "request_safety.h"
 #include "secret.h"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <memory>
 
 namespace tg::gateway {
 namespace {
@@ -106,40 +103,22 @@ bool namesASecret(std::string_view name) {
 }
 
 std::string gatewayLocation(const std::string& location, const std::string& baseUrl, const std::string& prefix) {
-  using UrlPtr = std::unique_ptr<CURLU, decltype(&curl_url_cleanup)>;
-  // Path and the rest (query, fragment) of a URL curl can parse; false when it cannot.
-  auto split = [](const std::string& url, std::string& path, std::string& tail) {
-    UrlPtr u(curl_url(), &curl_url_cleanup);
-    if (!u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return false;
-    char* part = nullptr;
-    if (curl_url_get(u.get(), CURLUPART_PATH, &part, 0) == CURLUE_OK) path = part;
-    curl_free(part);
-    part = nullptr;
-    if (curl_url_get(u.get(), CURLUPART_QUERY, &part, 0) == CURLUE_OK) tail = std::string("?") + part;
-    curl_free(part);
-    part = nullptr;
-    if (curl_url_get(u.get(), CURLUPART_FRAGMENT, &part, 0) == CURLUE_OK) tail += std::string("#") + part;
-    curl_free(part);
-    return true;
-  };
-  std::string basePath, ignored, why;
-  const std::string baseOrigin = originOf(baseUrl, &why);
-  if (baseOrigin.empty() || !split(baseUrl, basePath, ignored)) return location;
+  const auto base = urlParts(baseUrl);
+  if (!base) return location;
+  std::string basePath = base->path;
   while (!basePath.empty() && basePath.back() == '/') basePath.pop_back();
-  std::string path, tail;
   // An absolute path is on the upstream's host; through curl like an absolute URL, so "/v1/../x" is "/x".
   const bool absolutePath = !location.empty() && location[0] == '/' && (location.size() == 1 || location[1] != '/');
-  const std::string absolute = absolutePath ? baseOrigin + location : location;
-  if (originOf(absolute, &why) != baseOrigin || !split(absolute, path, tail))
-    return location;  // another host (or no URL at all): not ours to rewrite
+  const auto to = urlParts(absolutePath ? base->origin + location : location);
+  if (!to || to->origin != base->origin) return location;  // another host (or no URL at all): not ours to rewrite
   // Under base_url's path, on a segment boundary.
-  if (path.compare(0, basePath.size(), basePath) != 0 ||
-      (path.size() > basePath.size() && path[basePath.size()] != '/'))
+  if (to->path.compare(0, basePath.size(), basePath) != 0 ||
+      (to->path.size() > basePath.size() && to->path[basePath.size()] != '/'))
     return location;
   std::string shown = prefix;
   while (!shown.empty() && shown.back() == '/') shown.pop_back();
-  shown += path.substr(basePath.size());
-  return (shown.empty() ? "/" : shown) + tail;
+  shown += to->path.substr(basePath.size());
+  return (shown.empty() ? "/" : shown) + to->tail;
 }
 
 std::string_view shownCredential(const HeaderList& headers) {
