@@ -35,7 +35,9 @@ const QuotaScope* earliestResetScope(const QuotaReading& r) {
 
 std::string seconds(double s) {
   char buf[32];
-  if (s < 10 && std::round(s) != s) std::snprintf(buf, sizeof buf, "%.1f s", s);
+  // Under a second in milliseconds: a reset 17 ms away read "reset in 0.0 s", as if it were now.
+  if (s > 0 && s < 0.95) std::snprintf(buf, sizeof buf, "%.0f ms", std::max(1.0, std::round(s * 1000)));
+  else if (s < 10 && std::round(s) != s) std::snprintf(buf, sizeof buf, "%.1f s", s);
   else std::snprintf(buf, sizeof buf, "%.0f s", s);
   return buf;
 }

@@ -218,6 +218,8 @@ class Reader {
       s = *t - now_;
     } else if (auto t = parseRfc3339(v)) {
       s = *t - now_;
+    } else if (auto d = parseGoDuration(v)) {
+      s = *d;
     }
     if (!s || *s < 0 || *s > kMaxPlausibleWaitS) return std::nullopt;
     return s;
@@ -328,7 +330,10 @@ class Reader {
     }
     if (auto t = parseHttpDate(f->value, now_)) return resetAt(*f, *t);
     if (auto t = parseRfc3339(f->value)) return resetAt(*f, *t);
-    warn(*f, "is not a reset time (seconds, epoch or date)");
+    // A duration with units ("6m0s", "1.5s", "120ms"), as OpenAI's per-scope resets are written, which
+    // gateways copying that style also put in a bare X-RateLimit-Reset.
+    if (auto d = parseGoDuration(f->value)) return resetIn(*f, *d);
+    warn(*f, "is not a reset time (seconds, duration, epoch or date)");
     return std::nullopt;
   }
 

@@ -91,6 +91,10 @@ class TestHeaderParser : public QObject {
                                           << "requests[requests,x-ratelimit] T@=60 | " + dateN << "";
     QTest::newRow("x reset as RFC 3339") << "X-RateLimit-Reset: 2024-11-29T14:04:11Z"
                                          << "requests[requests,x-ratelimit] T@=30" << "";
+    QTest::newRow("x reset as a Go duration") << "X-RateLimit-Remaining: 0\nX-RateLimit-Reset: 6m0s"
+                                              << "requests[requests,x-ratelimit] R=0 T=360" << "";
+    QTest::newRow("x reset in milliseconds") << "X-RateLimit-Reset: 250ms" << "requests[requests,x-ratelimit] T=0.25"
+                                             << "";
     QTest::newRow("mixed-case names, padded values")
         << "x-RATELIMIT-limit:\t 10 \t\nX-Ratelimit-Remaining:     7   \n  X-RateLimit-Reset  : 5"
         << "requests[requests,x-ratelimit] L=10 R=7 T=5" << "";
@@ -175,9 +179,12 @@ class TestHeaderParser : public QObject {
         << "requests[requests,x-rate-limit] R=0 T@=60 | warn=1"
         << "X-Rate-Limit-Reset: '99999999999999999999' repeats x-rate-limit-reset with a different value; using the "
            "readable one, '" + n(kNow + 60) + "'";
-    QTest::newRow("repeated reset: a duration where an epoch is read")
-        << "x-rate-limit-reset: " + n(kNow + 60) + "\nX-Rate-Limit-Reset: 1h"
+    QTest::newRow("repeated reset: a word where an epoch is read")
+        << "x-rate-limit-reset: " + n(kNow + 60) + "\nX-Rate-Limit-Reset: soon"
         << "requests[requests,x-rate-limit] T@=60 | warn=1" << "using the readable one";
+    QTest::newRow("repeated reset: a duration later than the epoch")
+        << "x-rate-limit-reset: " + n(kNow + 60) + "\nX-Rate-Limit-Reset: 1h"
+        << "requests[requests,x-rate-limit] T=3600 | warn=1" << "using the more conservative, '1h'";
     QTest::newRow("repeated reset: a date past plausibility")
         << "X-RateLimit-Reset: 30\nX-RateLimit-Reset: 2999-01-01T00:00:00Z"
         << "requests[requests,x-ratelimit] T=30 | warn=1" << "using the readable one, '30'";

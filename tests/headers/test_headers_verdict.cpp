@@ -75,7 +75,10 @@ class TestQuotaVerdict : public QObject {
     QTest::newRow("429 burst: earliest reset")
         << "x-ratelimit-remaining-requests: 4\nx-ratelimit-reset-requests: 120ms\n"
            "x-ratelimit-remaining-tokens: 900\nx-ratelimit-reset-tokens: 10s"
-        << 429 << kCap << "throttled" << 0.12 << "burst" << "requests resets in 0.1 s";
+        << 429 << kCap << "throttled" << 0.12 << "burst" << "requests resets in 120 ms";
+    QTest::newRow("429 reset 17 ms away is not \"0.0 s\"")
+        << "x-ratelimit-remaining-requests: 0\nx-ratelimit-reset-requests: 17ms" << 429 << kCap << "throttled"
+        << 0.017 << "quota_exhausted" << "requests exhausted, reset in 17 ms";
     QTest::newRow("429 relative reset beats absolute")
         << "RateLimit-Remaining: 0\nRateLimit-Reset: 30\nX-RateLimit-Remaining: 0\nX-RateLimit-Reset: " + n(kNow + 50)
         << 429 << kCap << "throttled" << 30.0 << "quota_exhausted" << "requests exhausted, reset in 30 s";
