@@ -804,7 +804,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   const bool final = permanent || r.committed || kind == ErrorKind::Cancelled;
   const RetryDecision d =
       final ? RetryDecision{kind == ErrorKind::None ? RetryAction::Done : RetryAction::Fail, 0,
-                            r.committed ? "not retried: part of the response was relayed" : "not retried"}
+                            r.committed ? "not retried: the answer had begun" : "not retried"}
             : retry_.decide(p->attempts, status, kind, rateLimited, exhausted, budget_, serverWaitS);
   switch (d.action) {
     case RetryAction::Done:

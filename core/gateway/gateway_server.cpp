@@ -680,12 +680,11 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
     } else if (x->headReady) {  // a plain 2xx, held whole
       if (res.ok()) {
         x->answer = Answer{x->headStatus, x->head, SecretRegistry::redact(std::move(x->buf))};
-      } else {
-        Result broken = res;
-        broken.status = 0;
-        broken.error = ErrorKind::Network;
-        broken.errorMessage = "the upstream's answer broke off: " + res.errorMessage;
-        x->answer = answerFor(broken, x->dialect, x->budgetS);
+      } else {  // none of it reached the client; the upstream was reached, and may have acted on it
+        x->answer = errorAnswer(502, "tollgate_network",
+                                "tollgate: the upstream's answer (HTTP " + std::to_string(x->headStatus) +
+                                    ") broke off: " + res.errorMessage,
+                                x->dialect);
       }
       x->buf.clear();
     } else if (res.ok()) {  // a 3xx (redirects are not followed): relayed whole, into the upstream via the route

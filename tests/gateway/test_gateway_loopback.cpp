@@ -471,6 +471,56 @@ class TestGatewayLoopback : public QObject {
     QVERIFY(upstream.allBytes().find("Bearer " + key) != std::string::npos);  // the upstream did get it
   }
 
+  // A Location into the upstream comes back onto the route (a client following it stays behind the gateway, its
+  // quota and the key it adds); one to another host is left alone. Any status: a 307, a 201's too.
+  void aLocationIntoTheUpstreamComesBackOnTheRoute() {
+    std::string origin;  // set before the first request: the port is known once the server listens
+    RawHttpServer upstream([&origin](const std::string& raw, int) {
+      if (raw.find(" /v1/go ") != std::string::npos)
+        return RawHttpServer::status(307, "Location: " + origin + "/v1/moved/../there?x=1#f\r\n");
+      if (raw.find(" /v1/make ") != std::string::npos)
+        return RawHttpServer::status(201, "Location: /v1/items/7\r\n");
+      return RawHttpServer::status(302, "Location: https://elsewhere.example/v1/x\r\n");
+    });
+    origin = upstream.url();
+    auto cfg = engineConfig();
+    cfg["groups"].push_back({{"name", "moving"}, {"base_url", upstream.url()}, {"concurrency", 2}});
+    cfg["groups"].back()["keys"] = nlohmann::json::array({{{"name", "moving-key"}}});
+    cfg["gateway"]["routes"].push_back({{"prefix", "/mv"}, {"group", "moving"}});
+    GatewayUnderTest g(simConfig(), cfg);
+    Reply r = call(g.url("/mv/v1/go"), "POST", kAuth, kChat);
+    QCOMPARE(r.status, 307L);
+    QVERIFY(r.header("location"));
+    QCOMPARE(*r.header("location"), std::string("/mv/v1/there?x=1#f"));
+    r = call(g.url("/mv/v1/make"), "POST", kAuth, kChat);
+    QCOMPARE(r.status, 201L);
+    QCOMPARE(*r.header("location"), std::string("/mv/v1/items/7"));
+    r = call(g.url("/mv/v1/away"), "POST", kAuth, kChat);
+    QCOMPARE(r.status, 302L);
+    QCOMPARE(*r.header("location"), std::string("https://elsewhere.example/v1/x"));
+    QCOMPARE(upstream.count(), 3);  // each once: a redirect is the client's to follow
+  }
+
+  // A plain 2xx is held whole until it ends; one that breaks off reaches the client as the gateway's 502 saying
+  // so, sent once (the upstream may have acted on it). Not "unreachable", nor "part relayed": none of it was.
+  void aHeldAnswerThatBreaksOffIsA502() {
+    RawHttpServer upstream([](const std::string&, int) {
+      return RawHttpServer::raw("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\npartial");
+    });
+    auto cfg = engineConfig();
+    cfg["groups"].push_back({{"name", "broken"}, {"base_url", upstream.url()}, {"concurrency", 2}});
+    cfg["groups"].back()["keys"] = nlohmann::json::array({{{"name", "broken-key"}}});
+    cfg["gateway"]["routes"].push_back({{"prefix", "/br"}, {"group", "broken"}});
+    GatewayUnderTest g(simConfig(), cfg);
+    Reply r = call(g.url("/br/v1/chat/completions"), "POST", kAuth, kChat);
+    QCOMPARE(r.status, 502L);
+    QVERIFY2(r.body.find("(HTTP 200) broke off") != std::string::npos && r.body.find("partial") == std::string::npos &&
+                 r.body.find("relayed") == std::string::npos && r.body.find("unreachable") == std::string::npos,
+             r.body.c_str());
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the backoff a retry would have had
+    QCOMPARE(upstream.count(), 1);
+  }
+
   void unreachableUpstreamIs502WithTheReason() {
     GatewayUnderTest g(simConfig(), engineConfig());
     Reply r = call(g.url("/dead/v1/chat/completions"), "POST", with(kAuth, {"X-Tollgate-Deadline: 5"}), kChat);
