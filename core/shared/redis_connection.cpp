@@ -2,11 +2,21 @@
 
 #include <hiredis/hiredis.h>
 
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <poll.h>
+#include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
 
 namespace tg {
 
@@ -28,6 +38,16 @@ timeval toTimeval(double s) {
   tv.tv_usec = static_cast<suseconds_t>((clamped - static_cast<double>(tv.tv_sec)) * 1e6);
   return tv;
 }
+
+bool isNumericHost(const std::string& host) {
+  in_addr v4{};
+  in6_addr v6{};
+  return inet_pton(AF_INET, host.c_str(), &v4) == 1 || inet_pton(AF_INET6, host.c_str(), &v6) == 1;
+}
+
+// The longest a name lookup may hold a connect: the call's own timeout, but not under a second (a first lookup
+// that misses every cache takes some tens of ms, more than the 50-ms default).
+constexpr double kMinLookupS = 1.0;
 
 RedisReply convert(const redisReply* r) {
   RedisReply out;
@@ -68,6 +88,15 @@ double RedisReply::number(double fallback) const {
   return fallback;
 }
 
+struct RedisConnection::Lookup {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  int rc = 0;
+  int error = 0;  // errno of an EAI_SYSTEM failure (errno is the lookup thread's own)
+  std::vector<std::string> addresses;  // numeric, in the resolver's order, each once
+};
+
 RedisConnection::RedisConnection(RedisEndpoint endpoint) : ep_(std::move(endpoint)) {}
 RedisConnection::~RedisConnection() { close(); }
 
@@ -85,12 +114,70 @@ bool RedisConnection::fail(std::string why) {
 
 int RedisConnection::fd() const { return ctx_ ? ctx_->fd : -1; }
 
+std::optional<std::vector<std::string>> RedisConnection::resolve(const std::string& where) {
+  if (isNumericHost(ep_.host)) return std::vector<std::string>{ep_.host};
+  // hiredis resolves on the calling thread, where no timeout bounds getaddrinfo: a DNS server answering in 10 s
+  // held the worker, and stop() with it, for 10 s. The lookup runs on a thread of its own; one that answers
+  // late serves the next attempt instead of starting another.
+  if (!lookup_) {
+    lookup_ = std::make_shared<Lookup>();
+    std::thread([l = lookup_, host = ep_.host] {
+      addrinfo hints{};
+      hints.ai_family = AF_UNSPEC;
+      hints.ai_socktype = SOCK_STREAM;
+      addrinfo* found = nullptr;
+      const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+      const int error = errno;
+      std::vector<std::string> addresses;
+      for (const addrinfo* a = rc == 0 ? found : nullptr; a; a = a->ai_next) {
+        char text[NI_MAXHOST];
+        if (getnameinfo(a->ai_addr, a->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0 &&
+            std::find(addresses.begin(), addresses.end(), text) == addresses.end())
+          addresses.emplace_back(text);
+      }
+      if (found) freeaddrinfo(found);
+      std::lock_guard lock(l->mu);
+      l->done = true;
+      l->rc = rc;
+      l->error = error;
+      l->addresses = std::move(addresses);
+      l->cv.notify_all();
+    }).detach();
+  }
+  const std::shared_ptr<Lookup> l = lookup_;
+  const double limitS = std::max(kMinLookupS, ep_.timeoutS);
+  std::unique_lock lock(l->mu);
+  if (!l->cv.wait_for(lock, std::chrono::duration<double>(limitS), [&] { return l->done; })) {
+    char took[32];
+    std::snprintf(took, sizeof took, "%.3g", limitS);
+    fail("redis " + where + ": the name did not resolve within " + took + " s (DNS)");
+    return std::nullopt;
+  }
+  lookup_.reset();  // each attempt after this one asks DNS afresh (an address moved by DNS is followed)
+  if (l->rc != 0)
+    fail("redis " + where + ": cannot resolve the name: " +
+         (l->rc == EAI_SYSTEM ? std::string(std::strerror(l->error)) : std::string(gai_strerror(l->rc))));
+  else if (l->addresses.empty())
+    fail("redis " + where + ": the name resolved to no address");
+  else
+    return l->addresses;
+  return std::nullopt;
+}
+
 bool RedisConnection::ensureConnected() {
   if (ctx_) return true;
   const std::string where = redisAddress(ep_.host, ep_.port);
-  ctx_ = redisConnectWithTimeout(ep_.host.c_str(), ep_.port, toTimeval(ep_.timeoutS));
-  if (!ctx_) return fail("redis " + where + ": out of memory");
-  if (ctx_->err) return fail("redis " + where + ": " + ctx_->errstr);
+  const auto addresses = resolve(where);
+  if (!addresses) return false;
+  std::string refused;
+  for (const std::string& address : *addresses) {  // as hiredis would: the next address when one refuses
+    ctx_ = redisConnectWithTimeout(address.c_str(), ep_.port, toTimeval(ep_.timeoutS));
+    if (!ctx_) return fail("redis " + where + ": out of memory");
+    if (!ctx_->err) break;
+    refused = ctx_->errstr;
+    close();
+  }
+  if (!ctx_) return fail("redis " + where + ": " + refused);
   if (redisSetTimeout(ctx_, toTimeval(ep_.timeoutS)) != REDIS_OK) return fail("redis " + where + ": cannot set timeout");
   // A peer gone without a word (a partition, a NAT that dropped the flow) is noticed by the kernel too.
   (void)redisEnableKeepAlive(ctx_);

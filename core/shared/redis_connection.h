@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,8 +72,12 @@ class RedisConnection {
   bool readPush(RedisReply& out, bool& timedOut);
 
  private:
+  struct Lookup;
   bool fail(std::string why);
+  // The host's addresses, looked up within the timeout (at least a second); nullopt with lastError() set.
+  std::optional<std::vector<std::string>> resolve(const std::string& where);
   RedisEndpoint ep_;
+  std::shared_ptr<Lookup> lookup_;  // a name lookup still running, or answered and not yet taken
   redisContext* ctx_ = nullptr;
   std::string lastError_;
   std::vector<std::pair<std::string, std::string>> loaded_;  // script text -> sha1, for this connection

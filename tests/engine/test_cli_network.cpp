@@ -120,6 +120,34 @@ class TestCliNetwork : public QObject {
     QVERIFY2(ms < 8000, qPrintable(QString("the job took %1 ms").arg(ms)));
   }
 
+  // hiredis looked the Redis name up on the shared-quota worker's thread, unbounded: a DNS server answering in
+  // 10 s held a 20-row job for 20 s (the worker's connect, then the subscriber's at the stop). The lookup is
+  // bounded (the call's timeout, at least 1 s) and the instance falls back, saying why.
+  void aSlowRedisNameFallsBackWithinASecond() {
+    QTemporaryDir dir;
+    std::string job;
+    for (int i = 0; i < 20; ++i) job += line("r-" + std::to_string(i), "shared");
+    json config = configOf(json::array({group("shared", "sim")}));
+    config["simulator"] = {{"groups", {{"shared", {{"algorithm", "fixed-window"}, {"limit", 0}, {"window_s", 1}}}}}};
+    config["shared_quota"] = {{"redis", "redis.slow.test:6379"}, {"timeout_ms", 50}, {"groups", {"shared"}}};
+    QProcessEnvironment env;
+    env.insert("LD_PRELOAD", TOLLGATE_SLOW_DNS_SHIM);
+    env.insert("TOLLGATE_TEST_DNS_DELAY_S", "10");
+    const QString asan = qEnvironmentVariable("ASAN_OPTIONS");
+    env.insert("ASAN_OPTIONS", asan + (asan.isEmpty() ? "" : ":") + "verify_asan_link_order=0:exitcode=86");
+    QElapsedTimer took;
+    took.start();
+    QByteArray err;
+    int rc = -1;
+    const auto rows = runJob(dir, config, job, env, &err, {}, &rc);
+    const qint64 ms = took.elapsed();
+    QCOMPARE(rc, 0);
+    QCOMPARE(static_cast<int>(rows.size()), 20);
+    for (const auto& [id, row] : rows) QVERIFY2(row["ok"].get<bool>(), row.dump().c_str());
+    QVERIFY2(err.contains("redis.slow.test:6379: the name did not resolve within 1 s"), err.constData());
+    QVERIFY2(ms < 6000, qPrintable(QString("the job took %1 ms").arg(ms)));
+  }
+
   // An upstream whose certificate the system's store does not hold: one attempt (the same on every retry), an
   // error naming the host and where trust comes from; trusted through CURL_CA_BUNDLE, as the curl command is.
   void aCertificateOfOurOwnIsTrustedThroughTheEnvironment() {
