@@ -141,7 +141,12 @@ int replayCommand(const std::vector<std::string>& args) {
   if (sc->incident)
     std::printf("incident %lld: %lld s, groups %zu, peak %.1f 429/s\n", (long long)sc->incident->id,
                 (long long)sc->incident->durationMs() / 1000, sc->incident->groups.size(), sc->incident->peak429PerS);
-  std::printf("re-drive: %.1f s wall at %gx\n\n", r.wallS, r.speed);
+  std::printf("re-drive: %.1f s wall at %gx\n", r.wallS, r.speed);
+  // A recording older than the settings it ran with looked exactly like a faithful re-drive.
+  if (!r.recordedSettings)
+    std::printf("note: this recording predates recorded engine settings: re-driven on the defaults (tiers, retries, "
+                "timeouts, no rate ceiling), not on the engine that recorded it\n");
+  std::printf("\n");
   std::printf("%-14s %9s %9s %8s %8s %9s %9s %9s %9s %9s %9s %9s %9s\n", "group", "429 rec", "429 new", "shed rec",
               "shed new", "unfin rec", "unfin new", "done rec", "done new", "p0p50rec", "p0p50new", "p0p95rec",
               "p0p95new");

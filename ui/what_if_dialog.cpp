@@ -237,6 +237,9 @@ void WhatIfDialog::showResult(WhatIfResult r) {
     return;
   }
   status_->setText(tr("Done in %1 s wall at %2×%3").arg(r.wallS, 0, 'f', 1).arg(r.speed).arg(r.cancelled ? tr(" (cancelled)") : QString()));
+  if (!r.recordedSettings)  // a recording older than its settings looked exactly like a faithful re-drive
+    status_->setText(status_->text() + QStringLiteral(" — ") +
+                     tr("this recording predates recorded engine settings: re-driven on the defaults"));
   compare_->clear();
   std::map<std::string, std::vector<Sample>> rec, red;
   for (const auto& s : scenario_->recorded) rec[s.group].push_back(s);

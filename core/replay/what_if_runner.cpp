@@ -96,6 +96,7 @@ WhatIfResult WhatIfRunner::run(const ReplayScenario& sc, const WhatIfOverrides& 
   const double speed = std::max(1.0, opts.speed);
   res.speed = speed;
   res.overrides = overrides.toJson();
+  res.recordedSettings = sc.engineConfig.is_object();
   res.recorded = ReplaySummary::fromSamples(sc.recorded, sc.fromMs);
   if (sc.groups.empty()) {
     res.error = "nothing recorded in the range";
@@ -335,6 +336,7 @@ nlohmann::json WhatIfResult::toJson(const ReplayScenario& sc) const {
       {"error", error},
       {"cancelled", cancelled},
       {"overrides", overrides},
+      {"recorded_settings", recordedSettings},
       {"simulator", simConfig},
       {"total", {{"recorded", recorded.total.toJson()}, {"redriven", redriven.total.toJson()}}},
       {"groups", groups},

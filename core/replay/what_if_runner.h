@@ -36,6 +36,9 @@ struct WhatIfResult {
   double p0TotalP50Ms = kUnknown, p0TotalP95Ms = kUnknown;  // re-drive: submit-to-done of P0 requests
   nlohmann::json simConfig;           // the upstream as rebuilt (compressed)
   nlohmann::json overrides;
+  // False when the recording holds no engine settings (made before they were recorded, 2026-12-06): the re-drive
+  // ran on the defaults (tiers, retries, timeouts, no rate ceiling), not on the recorded engine's.
+  bool recordedSettings = false;
 
   nlohmann::json toJson(const ReplayScenario& scenario) const;  // the report (recorded vs re-driven per group)
 };

@@ -1637,6 +1637,10 @@
         <source>total</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>this recording predates recorded engine settings: re-driven on the defaults</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::WorkloadPanelWidget</name>

@@ -1627,6 +1627,10 @@
         <source>total</source>
         <translation>合计</translation>
     </message>
+    <message>
+        <source>this recording predates recorded engine settings: re-driven on the defaults</source>
+        <translation>此录制早于引擎设置的记录：按默认设置重放</translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::WorkloadPanelWidget</name>

@@ -84,6 +84,21 @@ class TestReplayWhatIf : public QObject {
       if (g.name == "chat") QCOMPARE(g.rateCeiling.requestsPerS, 120.0);  // 30/s at 4x
   }
 
+  // A recording made before the engine's settings were recorded says so in the result and the report: it looked
+  // exactly like a faithful re-drive.
+  void aRecordingWithoutSettingsSaysItRanOnDefaults() {
+    std::string err;
+    auto reader = HistoryReader::open(db_.toStdString(), {}, &err);
+    auto sc = ReplayScenario::fromIncident(*reader, incident_.id, 10'000, &err);
+    QVERIFY2(sc, err.c_str());
+    sc->engineConfig = nullptr;
+    sc->arrivalsKnown = false;  // stops the run before the re-drive itself: the flag is what is under test
+    const WhatIfResult r = WhatIfRunner::run(*sc, WhatIfOverrides{}, WhatIfOptions{});
+    QVERIFY(!r.ok);
+    QVERIFY(!r.recordedSettings);
+    QVERIFY(!r.toJson(*sc)["recorded_settings"].get<bool>());
+  }
+
   void redriveReproducesTheRecordingAndTakesOverrides() {
     std::string err;
     auto reader = HistoryReader::open(db_.toStdString(), {}, &err);
@@ -97,6 +112,8 @@ class TestReplayWhatIf : public QObject {
     t.start();
     const WhatIfResult r = WhatIfRunner::run(*sc, ov, opts);
     QVERIFY2(r.ok, r.error.c_str());
+    QVERIFY(r.recordedSettings);
+    QVERIFY(r.toJson(*sc)["recorded_settings"].get<bool>());
     qInfo("re-drive of %.0f s at %.0fx: %.1f s wall; 429s recorded %lld, re-driven %lld; arrivals %lld vs %lld",
           sc->durationS(), r.speed, r.wallS, (long long)r.recorded.total.r429, (long long)r.redriven.total.r429,
           (long long)r.recorded.total.arrivals, (long long)r.redriven.total.arrivals);
