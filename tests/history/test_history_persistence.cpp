@@ -19,6 +19,7 @@ class TestHistoryPersistence : public TempDirTest {
  private slots:
   void incidentsDetectedMergedAndPersisted();
   void migratesV1File();
+  void migratesTheFirstV2File();
   void migratesV3FileRowsReadBackEqual();
   void compactEncodingRoundTrip();
 };
@@ -149,6 +150,39 @@ void TestHistoryPersistence::migratesV1File() {
   auto check = reader->integrityCheck();
   QVERIFY(check.ok());
   QCOMPARE(check.value, std::vector<std::string>{"ok"});
+}
+
+// The first v2 (d068a72) lacked the 10-s tier, which v2 gained 14 minutes later under the same number: the
+// migration failed at step 4 ("no such table: samples_10s") at every start and left the file at version 3.
+void TestHistoryPersistence::migratesTheFirstV2File() {
+  const QString path = file("v2-first.db");
+  QFile fixture(HISTORY_FIXTURES "/history_v1.sql");
+  QVERIFY(fixture.open(QIODevice::ReadOnly));
+  rawExec(path, fixture.readAll().toStdString());
+  rawExec(path, R"sql(BEGIN;
+ALTER TABLE requests_1m ADD COLUMN lat_p95_ms REAL;
+CREATE TABLE incidents(
+  id INTEGER PRIMARY KEY, start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL,
+  groups TEXT NOT NULL, reasons TEXT NOT NULL, peak_429_per_s REAL NOT NULL, total_429 INTEGER NOT NULL,
+  shed INTEGER NOT NULL, operator_actions INTEGER NOT NULL, detail TEXT NOT NULL);
+CREATE INDEX incidents_start ON incidents(start_ms);
+CREATE INDEX events_kind_ts ON events(kind, ts_ms);
+PRAGMA user_version = 2;
+COMMIT;)sql");
+  {
+    auto store = openStore(path);
+    QVERIFY(store);
+    QCOMPARE(store->status().schemaVersion, kCurrentSchema);
+  }
+  sqlite3* db = nullptr;
+  QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  QCOMPARE(sqlite3_prepare_v2(db, "SELECT sum(n) FROM samples_10s", -1, &st, nullptr), SQLITE_OK);
+  QCOMPARE(sqlite3_step(st), SQLITE_ROW);
+  const auto tenSecondRows = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  QCOMPARE(tenSecondRows, sqlite3_int64(3));  // the fixture's three samples, in the tier built for them
 }
 
 // A v3 file (REAL latencies in ms, absolute reset_at_ms, REAL rollup averages; written by the v3 build)
