@@ -259,6 +259,18 @@ int runCommand(const std::vector<std::string>& argv) {
     // Results that could not be written are lost to the resume too: the run did not do its job.
     if (!jp.writeError.empty()) report["job"]["write_error"] = writeError = jp.writeError;
   }
+  // Whether the run was recorded: a history file refused (newer schema, locked, not writable) left one log line
+  // among the run's, and the report looked the same either way.
+  if (!session->historyPath().empty()) {
+    nlohmann::json h = {{"path", session->historyPath()}, {"recording", session->history() != nullptr}};
+    if (!session->history()) {
+      h["error"] = session->historyError();
+    } else if (const HistoryStatus st = session->history()->status(); !st.ok || st.rowsDropped > 0) {
+      h["error"] = st.lastError;
+      h["rows_dropped"] = st.rowsDropped;
+    }
+    report["history"] = std::move(h);
+  }
   if (auto path = a.value("--report")) {
     std::ofstream out(*path);
     out << dumpJson(report, 2) << "\n";

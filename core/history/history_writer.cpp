@@ -45,6 +45,9 @@ std::size_t dropOldest(std::vector<Row>& rows, std::size_t bound, EpochMs& lo, E
   return n;
 }
 
+// How long opening waits for a file of an older schema that another process holds (upgrading it, most likely).
+constexpr int kMigrationWaitMs = 60'000;
+
 }  // namespace
 
 void HistoryWriter::LostSpan::add(std::uint64_t n, EpochMs from, EpochMs to) {
@@ -68,7 +71,33 @@ void HistoryWriter::open() {
     throw sql::Error(SQLITE_ERROR, "cannot switch " + path_ + " to WAL mode");
   db_.exec("PRAGMA synchronous = NORMAL");
   db_.exec("PRAGMA journal_size_limit = 67108864");
-  history::migrate(db_);
+  // A file of an older schema may be being upgraded by another tollgate (the dashboard, headless runs and serve
+  // share the user's file), which takes minutes for a week of history: wait longer for it than for a write, and
+  // say what held the file rather than "database is locked".
+  const auto fileVersion = db_.queryInt("PRAGMA user_version");
+  const bool older = fileVersion > 0 && fileVersion < history::kSchemaVersion;
+  if (older) {
+    db_.check(sqlite3_busy_timeout(db_.handle(), 0), "busy timeout");
+    try {
+      db_.exec("BEGIN IMMEDIATE; ROLLBACK;");
+    } catch (const sql::Error& e) {
+      if ((e.code & 0xff) != SQLITE_BUSY) throw;
+      logWarn("history", path_ + " (schema " + std::to_string(fileVersion) + ") is locked by another process, " +
+                             "probably a tollgate upgrading it: waiting up to " +
+                             std::to_string(kMigrationWaitMs / 1000) + " s");
+    }
+    db_.check(sqlite3_busy_timeout(db_.handle(), kMigrationWaitMs), "busy timeout");
+  }
+  try {
+    history::migrate(db_);
+  } catch (const sql::Error& e) {
+    if (!older || (e.code & 0xff) != SQLITE_BUSY) throw;
+    throw sql::Error(e.code, path_ + " is locked by another process, probably a tollgate upgrading it from schema " +
+                                 std::to_string(fileVersion) + " to " + std::to_string(history::kSchemaVersion) +
+                                 " (still locked after " + std::to_string(kMigrationWaitMs / 1000) +
+                                 " s); start again when it is done");
+  }
+  db_.check(sqlite3_busy_timeout(db_.handle(), 5000), "busy timeout");
   pageSize_ = db_.queryInt("PRAGMA page_size");
   setMaxBytes(opts_.maxFileBytes);
   insSample_.prepare(db_, std::string("INSERT OR REPLACE INTO samples(group_id, ") + history::kSampleColumns +

@@ -261,6 +261,41 @@ class TestCliLimits : public QObject {
     QCOMPARE(QDir(dir.path()).entryList({"keep.csv.partial*"}).size(), 0);
   }
 
+  // A headless run whose history file is refused (here: a newer schema) runs on, and its report says it was not
+  // recorded and why: one log line among the run's was all there was, and the report looked the same either way.
+  void aRefusedHistoryFileIsInTheRunReport() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("newer.db"), report = dir.filePath("report.json");
+    sqlite3* h = nullptr;
+    QCOMPARE(sqlite3_open(db.toUtf8().constData(), &h), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(h, "PRAGMA application_id = 1413957715; PRAGMA user_version = 99; CREATE TABLE t(x);",
+                          nullptr, nullptr, nullptr),
+             SQLITE_OK);
+    sqlite3_close(h);
+    QByteArray err;
+    QCOMPARE(runTollgate({"run", "--headless", "--quiet", "--duration", "1", "--history", db, "--report", report},
+                         nullptr, &err),
+             0);
+    auto readReport = [&] {
+      QFile f(report);
+      return f.open(QIODevice::ReadOnly) ? nlohmann::json::parse(f.readAll().toStdString(), nullptr, false)
+                                         : nlohmann::json();
+    };
+    const auto j = readReport();
+    QVERIFY2(j.contains("history"), j.dump().c_str());
+    QCOMPARE(j["history"]["path"].get<std::string>(), db.toStdString());
+    QVERIFY(!j["history"]["recording"].get<bool>());
+    QVERIFY2(j["history"]["error"].get<std::string>().find("schema version 99 is newer") != std::string::npos,
+             j.dump().c_str());
+    // Recorded: says so, with no error.
+    const QString good = dir.filePath("good.db");
+    QCOMPARE(runTollgate({"run", "--headless", "--quiet", "--duration", "1", "--history", good, "--report", report},
+                         nullptr, &err),
+             0);
+    const auto ok = readReport();
+    QVERIFY2(ok["history"]["recording"].get<bool>() && !ok["history"].contains("error"), ok.dump().c_str());
+  }
+
   // Ctrl-C (or a TERM, a HUP) part-way through an export left its partial file beside it for good; now the file
   // it would have replaced stays as it was and nothing is left beside it, and the process still ends by the signal.
   void anExportInterruptedLeavesNoPartialFile() {

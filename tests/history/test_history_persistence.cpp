@@ -8,7 +8,10 @@
 #include <QFile>
 #include <QtTest>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 using namespace tg;
 using namespace tgtest;
@@ -20,6 +23,7 @@ class TestHistoryPersistence : public TempDirTest {
   void incidentsDetectedMergedAndPersisted();
   void migratesV1File();
   void migratesTheFirstV2File();
+  void waitsForAnotherProcessUpgradingTheFile();
   void migratesV3FileRowsReadBackEqual();
   void compactEncodingRoundTrip();
 };
@@ -183,6 +187,37 @@ COMMIT;)sql");
   sqlite3_finalize(st);
   sqlite3_close(db);
   QCOMPARE(tenSecondRows, sqlite3_int64(3));  // the fixture's three samples, in the tier built for them
+}
+
+// A file of an older schema held by another process (a tollgate upgrading it: minutes for a week of history) is
+// waited for, not given up after the 5 s a write waits: the dashboard, headless runs and serve share the file, and
+// the second one to start ran its whole session without history.
+void TestHistoryPersistence::waitsForAnotherProcessUpgradingTheFile() {
+  const QString path = file("busy-v3.db");
+  QFile fixture(HISTORY_FIXTURES "/history_v3.sql");
+  QVERIFY(fixture.open(QIODevice::ReadOnly));
+  rawExec(path, fixture.readAll().toStdString());
+  rawExec(path, "PRAGMA journal_mode = WAL;");
+  std::atomic<bool> held{false};
+  std::thread other([&] {  // another connection's write transaction, 6 s long
+    sqlite3* db = nullptr;
+    sqlite3_open(path.toUtf8().constData(), &db);
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK) {
+      held = true;
+      std::this_thread::sleep_for(std::chrono::seconds(6));
+      sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    }
+    held = true;
+    sqlite3_close(db);
+  });
+  while (!held) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto t0 = std::chrono::steady_clock::now();
+  auto store = openStore(path);
+  const double waitedS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  other.join();
+  QVERIFY2(store, "gave up on the lock");
+  QCOMPARE(store->status().schemaVersion, kCurrentSchema);
+  QVERIFY2(waitedS > 4.0, qPrintable(QString::number(waitedS)));  // it did wait for the other one's transaction
 }
 
 // A v3 file (REAL latencies in ms, absolute reset_at_ms, REAL rollup averages; written by the v3 build)
