@@ -13,6 +13,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <vector>
+
 namespace tg::ui {
 
 namespace {
@@ -66,6 +68,8 @@ ControlsWidget::ControlsWidget(QWidget* parent)
   groupSpin_->setRange(1, 100000);
   globalSpin_->setAccessibleName(tr("Global concurrency"));
   groupSpin_->setAccessibleName(tr("Group concurrency"));
+  globalSlider_->setAccessibleName(tr("Global concurrency"));  // read as "All groups", its box's title
+  groupSlider_->setAccessibleName(tr("Group concurrency"));
   linkSliderAndSpin(globalSlider_, globalSpin_);
   linkSliderAndSpin(groupSlider_, groupSpin_);
 
@@ -86,6 +90,7 @@ ControlsWidget::ControlsWidget(QWidget* parent)
     b->setObjectName(QStringLiteral("pauseGlobal_P%1").arg(t));
     b->setCheckable(true);
     b->setToolTip(tr("Hold every group's %1 queue; requests wait until resumed").arg(tierLabel(t)));
+    b->setAccessibleDescription(tr("all groups"));  // the one-group buttons have the same words
     globalPause_[t] = b;
     globalPauseRow->addWidget(b);
     connect(b, &QPushButton::clicked, this, [this, t, b](bool on) { pauseTier(Tier(t), on, {}, b); });
@@ -111,6 +116,7 @@ ControlsWidget::ControlsWidget(QWidget* parent)
     auto* b = new QPushButton(tr("Pause %1").arg(tierLabel(t)), groupBox);
     b->setObjectName(QStringLiteral("pauseGroup_P%1").arg(t));
     b->setCheckable(true);
+    b->setAccessibleDescription(tr("the selected group"));
     groupTierPause_[t] = b;
     groupPauseRow->addWidget(b);
     connect(b, &QPushButton::clicked, this,
@@ -122,6 +128,15 @@ ControlsWidget::ControlsWidget(QWidget* parent)
   groupActions->addWidget(pauseGroup_);
   groupActions->addWidget(drain_);
   groupForm->addRow(QString(), groupActions);
+
+  // Tab as the dock reads, top to bottom (made in another order, it reached a group's concurrency before the group,
+  // and both rate ceilings after every pause button).
+  std::vector<QWidget*> order{globalSlider_, globalSpin_, global_.rps, global_.tpm};
+  order.insert(order.end(), globalPause_.begin(), globalPause_.end());
+  order.insert(order.end(), {groupCombo_, groupSlider_, groupSpin_, group_.rps, group_.tpm});
+  order.insert(order.end(), groupTierPause_.begin(), groupTierPause_.end());
+  order.insert(order.end(), {pauseGroup_, drain_});
+  for (std::size_t i = 1; i < order.size(); ++i) setTabOrder(order[i - 1], order[i]);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);

@@ -33,7 +33,14 @@ EventLogWidget::EventLogWidget(EventLogModel* model, QWidget* parent)
     kindWidth = std::max(kindWidth, fontMetrics().horizontalAdvance(eventKindText(EventKind(k))));
   view_->setColumnWidth(EventLogModel::Kind, kindWidth + 16);
   view_->setWordWrap(false);
+  // Tab leaves the table (arrows move between rows): it trapped a keyboard-only operator in the log, with the
+  // workload, the cards and the replay panel after it out of reach.
+  view_->setTabKeyNavigation(false);
+  view_->setAccessibleName(tr("Events"));
 
+  groupCombo_->setAccessibleName(tr("Filter by group"));
+  kindCombo_->setAccessibleName(tr("Filter by kind"));
+  severityCombo_->setAccessibleName(tr("Filter by severity"));
   groupCombo_->setObjectName(QStringLiteral("eventGroupFilter"));
   groupCombo_->addItem(tr("All groups"), QString());
   kindCombo_->setObjectName(QStringLiteral("eventKindFilter"));
@@ -58,6 +65,10 @@ EventLogWidget::EventLogWidget(EventLogModel* model, QWidget* parent)
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(filters);
   layout->addWidget(view_, 1);
+  // In the order they are seen: the filters above the table came after it.
+  setTabOrder(groupCombo_, kindCombo_);
+  setTabOrder(kindCombo_, severityCombo_);
+  setTabOrder(severityCombo_, view_);
 
   connect(groupCombo_, &QComboBox::currentIndexChanged, this,
           [this](int i) { proxy_->setGroupFilter(groupCombo_->itemData(i).toString()); });

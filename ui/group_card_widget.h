@@ -27,6 +27,9 @@ class GroupCardWidget : public QFrame {
   QString fieldText(const QString& field) const;
   BreakerState breaker() const { return breaker_; }
 
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+
  private:
   void addField(QGridLayout* grid, const QString& name, const QString& caption, int row, int col, int colSpan = 1);
 

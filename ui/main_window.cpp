@@ -63,6 +63,7 @@ MainWindow::MainWindow(QWidget* parent)
   chartsScroll->setObjectName(QStringLiteral("chartsScroll"));
   chartsScroll->setWidgetResizable(true);
   chartsScroll->setFrameShape(QFrame::NoFrame);
+  chartsScroll->setFocusPolicy(Qt::NoFocus);  // a Tab stop that showed nothing; the arrows scroll the charts too
   chartsScroll->setWidget(charts_);
   chartsScroll->viewport()->installEventFilter(charts_);  // one column of charts when two do not fit
   setCentralWidget(chartsScroll);
@@ -74,6 +75,7 @@ MainWindow::MainWindow(QWidget* parent)
   scroll->setWidgetResizable(true);
   scroll->setWidget(cardsHost_);
   scroll->setMinimumWidth(320);  // a card with four-digit queue depths fits without a scroll bar
+  scroll->setFocusPolicy(Qt::NoFocus);  // the cards take focus themselves; the area's own stop showed nothing
 
   auto addDock = [this](const QString& title, const char* name, QWidget* w, Qt::DockWidgetArea area) {
     auto* dock = new QDockWidget(title, this);
@@ -96,8 +98,8 @@ MainWindow::MainWindow(QWidget* parent)
 
   auto* view = menuBar()->addMenu(tr("&View"));
   auto* windows = new QActionGroup(this);
-  const QStringList windowNames = {tr("Last &5 minutes"), tr("Last &15 minutes"), tr("Last &hour"),
-                                   tr("Last &6 hours")};
+  // No mnemonics: Alt+1 to Alt+4 choose them, and a "1" of "15 minutes" chose another window than Alt+1.
+  const QStringList windowNames = {tr("Last 5 minutes"), tr("Last 15 minutes"), tr("Last hour"), tr("Last 6 hours")};
   for (int i = 0; i < 4; ++i) {
     auto* a = view->addAction(windowNames[i]);
     a->setCheckable(true);
@@ -139,8 +141,14 @@ MainWindow::MainWindow(QWidget* parent)
   auto* modeBar = addToolBar(tr("Mode"));
   modeBar->setObjectName(QStringLiteral("modeToolBar"));
   auto* modes = new QActionGroup(this);
-  liveAction_ = modeBar->addAction(tr("Live"));
-  replayAction_ = modeBar->addAction(tr("Replay"));
+  liveAction_ = modeBar->addAction(tr("Li&ve"));
+  replayAction_ = modeBar->addAction(tr("&Replay"));
+  // In the View menu too, with shortcuts: a tool bar's buttons are not in the Tab order, so the mode could only be
+  // switched with the mouse.
+  liveAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+  replayAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+  view->insertSeparator(view->actions().constFirst());
+  view->insertActions(view->actions().constFirst(), {liveAction_, replayAction_});
   liveAction_->setObjectName(QStringLiteral("liveModeAction"));
   replayAction_->setObjectName(QStringLiteral("replayModeAction"));
   for (QAction* a : {liveAction_, replayAction_}) {

@@ -49,6 +49,7 @@ QToolButton* tool(QWidget* parent, QStyle::StandardPixmap icon, const QString& t
   auto* b = new QToolButton(parent);
   b->setIcon(parent->style()->standardIcon(icon));
   b->setToolTip(tip);
+  b->setAccessibleName(tip);  // icon only: a screen reader read an unnamed button
   b->setObjectName(QLatin1String(name));
   return b;
 }
@@ -71,6 +72,8 @@ ReplayPanelWidget::ReplayPanelWidget(HistorySampleSource* source, ChartPanelWidg
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setMaximumHeight(120);
+  table_->setTabKeyNavigation(false);  // Tab leaves the table; arrows move between incidents
+  table_->setAccessibleName(tr("Incidents"));
 
   for (auto* e : {fromEdit_, toEdit_}) {
     e->setTimeSpec(Qt::LocalTime);
@@ -84,6 +87,9 @@ ReplayPanelWidget::ReplayPanelWidget(HistorySampleSource* source, ChartPanelWidg
   auto* fwd = tool(this, QStyle::SP_MediaSeekForward, tr("Step forward 5 s"), "stepForward");
   auto* next = tool(this, QStyle::SP_MediaSkipForward, tr("Next incident"), "nextIncident");
   speedCombo_->setObjectName(QStringLiteral("replaySpeed"));
+  speedCombo_->setAccessibleName(tr("Replay speed"));
+  fromEdit_->setAccessibleName(tr("From"));
+  toEdit_->setAccessibleName(tr("To"));
   for (double s : kSpeeds) speedCombo_->addItem(QStringLiteral("%1×").arg(s), s);
   speedCombo_->setCurrentIndex(2);
   timeLabel_->setObjectName(QStringLiteral("playheadLabel"));
@@ -96,9 +102,13 @@ ReplayPanelWidget::ReplayPanelWidget(HistorySampleSource* source, ChartPanelWidg
   whatIf->setToolTip(tr("Re-drive this stretch's workload against its upstream with other settings"));
 
   auto* rangeRow = new QHBoxLayout;
-  rangeRow->addWidget(new QLabel(tr("From"), this));
+  auto* fromLabel = new QLabel(tr("From"), this);
+  auto* toLabel = new QLabel(tr("to"), this);
+  fromLabel->setBuddy(fromEdit_);
+  toLabel->setBuddy(toEdit_);
+  rangeRow->addWidget(fromLabel);
   rangeRow->addWidget(fromEdit_);
-  rangeRow->addWidget(new QLabel(tr("to"), this));
+  rangeRow->addWidget(toLabel);
   rangeRow->addWidget(toEdit_);
   rangeRow->addWidget(showRangeButton);
   rangeRow->addWidget(wholeButton);
@@ -115,6 +125,11 @@ ReplayPanelWidget::ReplayPanelWidget(HistorySampleSource* source, ChartPanelWidg
     transport->addWidget(w);
   transport->addWidget(scrub_, 1);
   transport->addWidget(timeLabel_);
+
+  // Tab in the order the panel reads (the speed box, made first, came before the range row).
+  QWidget* order[] = {table_, fromEdit_, toEdit_, showRangeButton, wholeButton, exportPng, exportCsvButton,
+                      exportMd, whatIf, prev, back, playButton_, fwd, next, speedCombo_, scrub_};
+  for (std::size_t i = 1; i < std::size(order); ++i) setTabOrder(order[i - 1], order[i]);
 
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(4, 2, 4, 2);
@@ -278,6 +293,7 @@ void ReplayPanelWidget::play() {
   sinceTick_.start();
   timer_->start(50);
   playButton_->setIcon(style()->standardIcon(QStyle::SP_MediaPause));
+  playButton_->setAccessibleName(tr("Pause"));
   emit playingChanged(true);
 }
 
@@ -285,6 +301,7 @@ void ReplayPanelWidget::pause() {
   if (!isPlaying()) return;
   timer_->stop();
   playButton_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
+  playButton_->setAccessibleName(tr("Play"));
   emit playingChanged(false);
 }
 

@@ -1,7 +1,9 @@
 #include "replay_scrub_widget.h"
 
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QStyleOptionFocusRect>
 
 #include <algorithm>
 
@@ -15,7 +17,32 @@ ReplayScrubWidget::ReplayScrubWidget(QWidget* parent) : QWidget(parent) {
   setObjectName(QStringLiteral("replayScrub"));
   setMouseTracking(false);
   setCursor(Qt::PointingHandCursor);
-  setToolTip(tr("Playhead: click or drag. Red: incidents; blue: operator actions"));
+  setToolTip(tr("Playhead: click or drag, or arrow keys (a second; Page Up/Down a tenth; Home/End). Red: "
+                "incidents; blue: operator actions"));
+  // The keyboard had only the panel's 5-s steps: a bar that took no focus could not be moved from it.
+  setFocusPolicy(Qt::StrongFocus);
+  setAccessibleName(tr("Playhead"));
+}
+
+void ReplayScrubWidget::keyPressEvent(QKeyEvent* e) {
+  const EpochMs span = to_ - from_;
+  EpochMs to = playhead_;
+  switch (e->key()) {
+    case Qt::Key_Left: to -= 1000; break;
+    case Qt::Key_Right: to += 1000; break;
+    case Qt::Key_PageUp: to -= std::max<EpochMs>(1000, span / 10); break;
+    case Qt::Key_PageDown: to += std::max<EpochMs>(1000, span / 10); break;
+    case Qt::Key_Home: to = from_; break;
+    case Qt::Key_End: to = to_; break;
+    default: QWidget::keyPressEvent(e); return;
+  }
+  to = std::clamp(to, from_, to_);
+  if (to != playhead_) {
+    playhead_ = to;
+    update();
+    emit scrubbed(playhead_);
+  }
+  e->accept();
 }
 
 void ReplayScrubWidget::setRange(EpochMs fromMs, EpochMs toMs) {
@@ -69,6 +96,12 @@ void ReplayScrubWidget::paintEvent(QPaintEvent*) {
   p.drawLine(x, 1, x, height() - 2);
   p.setBrush(palette().color(QPalette::Text));
   p.drawPolygon(QPolygon({QPoint(x - 5, 0), QPoint(x + 5, 0), QPoint(x, 6)}));
+  if (hasFocus()) {  // where the keyboard is, as the style draws it for its own widgets
+    QStyleOptionFocusRect focus;
+    focus.initFrom(this);
+    focus.rect = rect().adjusted(1, 1, -1, -1);
+    style()->drawPrimitive(QStyle::PE_FrameFocusRect, &focus, &p, this);
+  }
 }
 
 void ReplayScrubWidget::mousePressEvent(QMouseEvent* e) {

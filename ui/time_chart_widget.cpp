@@ -13,6 +13,8 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QMouseEvent>
+#include <QKeyEvent>
+#include <QFocusEvent>
 #include <QToolTip>
 #include <QValueAxis>
 
@@ -61,7 +63,10 @@ TimeChartWidget::TimeChartWidget(ChartKind kind, QWidget* parent)
   setMouseTracking(true);
   setMinimumSize(200, 150);
   setToolTip(chartDescription(kind));
-  setFocusPolicy(Qt::NoFocus);
+  // Reachable by Tab, with a readout in time (keyPressEvent): the values were in hover tooltips only.
+  setFocusPolicy(Qt::TabFocus);
+  setAccessibleName(chartTitle(kind));
+  setAccessibleDescription(chartDescription(kind));
 
   chart_->setTitle(chartTitle(kind));
   QFont titleFont = font();
@@ -171,6 +176,7 @@ void TimeChartWidget::setMomentMs(EpochMs tsMs) {
 void TimeChartWidget::setFrame(const ChartFrame& frame, EpochMs fromMs, EpochMs toMs) {
   setTimeRange(fromMs, toMs);
   markers_ = frame.markers;
+  if (hasFocus() && cursorFollows_) cursorMs_ = toMs_;
   const double bucketMs = double(toMs_ - fromMs_) / std::max(1, plotWidthPx());
 
   if (kind_ == ChartKind::Breaker) {
@@ -393,9 +399,18 @@ void TimeChartWidget::paintEvent(QPaintEvent* event) {
 
 void TimeChartWidget::drawForeground(QPainter* painter, const QRectF& rect) {
   QChartView::drawForeground(painter, rect);
-  if ((markers_.empty() && !momentMs_) || toMs_ <= fromMs_) return;
+  if ((markers_.empty() && !momentMs_ && !hasFocus()) || toMs_ <= fromMs_) return;
   const QRectF plot = chart_->mapRectToScene(chart_->plotArea());
   painter->save();
+  if (hasFocus()) {  // where the keyboard is: a frame round the plot and the readout's time
+    painter->setPen(QPen(palette().color(QPalette::Highlight), 2));
+    painter->setBrush(Qt::NoBrush);
+    painter->drawRect(plot.adjusted(-1, -1, 1, 1));
+    const double x = plot.left() + double(std::clamp(cursorMs_, fromMs_, toMs_) - fromMs_) /
+                                       double(toMs_ - fromMs_) * plot.width();
+    painter->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DotLine));
+    painter->drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
+  }
   painter->setClipRect(plot);
   if (momentMs_ >= fromMs_ && momentMs_ <= toMs_) {
     // Under the event markers: a band in the highlight colour a few pixels either side, and a solid line.
@@ -422,6 +437,54 @@ void TimeChartWidget::drawForeground(QPainter* painter, const QRectF& rect) {
     painter->drawPolygon(tri, 3);
   }
   painter->restore();
+}
+
+void TimeChartWidget::focusInEvent(QFocusEvent* event) {
+  QChartView::focusInEvent(event);
+  cursorFollows_ = true;
+  cursorMs_ = toMs_;
+  announceCursor(true);
+}
+
+void TimeChartWidget::focusOutEvent(QFocusEvent* event) {
+  QChartView::focusOutEvent(event);
+  QToolTip::hideText();
+  setAccessibleDescription(chartDescription(kind_));
+  viewport()->update();
+}
+
+void TimeChartWidget::keyPressEvent(QKeyEvent* event) {
+  const EpochMs span = std::max<EpochMs>(1, toMs_ - fromMs_);
+  const EpochMs step = std::max<EpochMs>(1000, span / 60), page = std::max<EpochMs>(1000, span / 6);
+  EpochMs to = cursorMs_;
+  switch (event->key()) {
+    case Qt::Key_Left: to -= step; break;
+    case Qt::Key_Right: to += step; break;
+    case Qt::Key_PageUp: to -= page; break;
+    case Qt::Key_PageDown: to += page; break;
+    case Qt::Key_Home: to = fromMs_; break;
+    case Qt::Key_End: to = toMs_; break;
+    default: QChartView::keyPressEvent(event); return;
+  }
+  cursorMs_ = std::clamp(to, fromMs_, toMs_);
+  cursorFollows_ = cursorMs_ >= toMs_;
+  announceCursor(true);
+  event->accept();
+}
+
+void TimeChartWidget::announceCursor(bool showTip) {
+  if (toMs_ <= fromMs_) return;
+  QString text = valuesAt(cursorMs_);
+  const EpochMs near = std::max<EpochMs>(500, (toMs_ - fromMs_) / 120);
+  for (const Marker& m : markers_)
+    if (std::llabs(m.tsMs - cursorMs_) <= near) text += QStringLiteral("\n") + m.label;
+  setAccessibleDescription(text);
+  if (showTip) {
+    const QRectF plot = chart_->mapRectToScene(chart_->plotArea());
+    const double x = plot.left() + double(cursorMs_ - fromMs_) / double(toMs_ - fromMs_) * plot.width();
+    QToolTip::showText(viewport()->mapToGlobal(mapFromScene(QPointF(x, plot.top()))), text, this);
+  }
+  viewport()->update();
 }
 
 void TimeChartWidget::mouseMoveEvent(QMouseEvent* event) {

@@ -53,6 +53,11 @@ class TimeChartWidget : public QChartView {
   void drawForeground(QPainter* painter, const QRectF& rect) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void changeEvent(QEvent* event) override;
+  // The keyboard's readout: Tab to a chart, Left/Right (Page Up/Down, Home/End) move a cursor in time, and the
+  // values there show as the tooltip does and are the chart's accessible description.
+  void focusInEvent(QFocusEvent* event) override;
+  void focusOutEvent(QFocusEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
 
  private:
   void fitBandLabels();  // the breaker chart's row labels only where each row is a line of text high
@@ -68,6 +73,7 @@ class TimeChartWidget : public QChartView {
   };
 
   void applyPalette();
+  void announceCursor(bool showTip);
   QLineSeries* newSegmentSeries(const LineData& spec, bool showInLegend);
   void setBands(const std::vector<BandRow>& rows);
 
@@ -85,6 +91,8 @@ class TimeChartWidget : public QChartView {
   RedrawStats* stats_ = nullptr;
   EpochMs fromMs_ = 0, toMs_ = 0;
   EpochMs momentMs_ = 0;
+  EpochMs cursorMs_ = 0;      // the keyboard's readout time, while focused
+  bool cursorFollows_ = true;  // at the newest time: follows it as the live window moves
 };
 
 }  // namespace tg::ui

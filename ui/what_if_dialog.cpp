@@ -9,11 +9,13 @@
 #include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableWidget>
@@ -61,6 +63,7 @@ WhatIfDialog::WhatIfDialog(HistorySampleSource* source, EpochMs fromMs, EpochMs 
   auto* tiers = new QHBoxLayout;
   for (int t = 0; t < kTierCount; ++t) {
     paused_[t] = new QCheckBox(QString::fromLatin1(tierName(Tier(t)).data()), this);
+    paused_[t]->setAccessibleDescription(tr("Paused tiers"));  // the row's label is not a checkbox's buddy
     tiers->addWidget(paused_[t]);
   }
   tiers->addStretch(1);
@@ -68,6 +71,8 @@ WhatIfDialog::WhatIfDialog(HistorySampleSource* source, EpochMs fromMs, EpochMs 
   groups_->setHorizontalHeaderLabels({tr("Group"), tr("Concurrency"), tr("Bucket fraction"), tr("Breaker share"),
                                       tr("Breaker min calls")});
   groups_->verticalHeader()->setVisible(false);
+  groups_->setTabKeyNavigation(false);  // Tab leaves the table (it trapped the keyboard); arrows move in it
+  groups_->setAccessibleName(tr("Groups"));
   groups_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   if (scenario_) {
     groups_->setRowCount(int(scenario_->groups.size()));
@@ -76,24 +81,33 @@ WhatIfDialog::WhatIfDialog(HistorySampleSource* source, EpochMs fromMs, EpochMs 
       auto* name = new QTableWidgetItem(QString::fromStdString(g.name));
       name->setFlags(name->flags() & ~Qt::ItemIsEditable);
       groups_->setItem(r, kName, name);
+      // A cell's editor has no label of its own: named by its column and group for a screen reader.
+      const QString group = QString::fromStdString(g.name);
+      auto named = [&](QWidget* w, int column) {
+        w->setAccessibleName(tr("%1, %2").arg(groups_->horizontalHeaderItem(column)->text(), group));
+      };
       auto* conc = new QSpinBox(groups_);
+      named(conc, kConcurrency);
       conc->setRange(1, 100000);
       conc->setValue(g.concurrency);
       conc->setProperty("shown", conc->value());
       groups_->setCellWidget(r, kConcurrency, conc);
       auto* bucket = new QDoubleSpinBox(groups_);
+      named(bucket, kBucket);
       bucket->setRange(0.05, 1.0);
       bucket->setSingleStep(0.05);
       bucket->setValue(GroupConfig{}.bucketFraction);
       bucket->setProperty("shown", bucket->value());
       groups_->setCellWidget(r, kBucket, bucket);
       auto* share = new QDoubleSpinBox(groups_);
+      named(share, kFailureShare);
       share->setRange(0.01, 1.0);
       share->setSingleStep(0.05);
       share->setValue(BreakerConfig{}.failureShare);
       share->setProperty("shown", share->value());
       groups_->setCellWidget(r, kFailureShare, share);
       auto* calls = new QSpinBox(groups_);
+      named(calls, kMinCalls);
       calls->setRange(1, 1000000);
       calls->setValue(BreakerConfig{}.minCalls);
       calls->setProperty("shown", calls->value());
@@ -128,6 +142,8 @@ WhatIfDialog::WhatIfDialog(HistorySampleSource* source, EpochMs fromMs, EpochMs 
   headline_->verticalHeader()->setVisible(false);
   headline_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   headline_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  headline_->setTabKeyNavigation(false);
+  headline_->setAccessibleName(tr("Recorded and what-if"));
   headline_->setMaximumHeight(130);
   charts_->setSource(compare_);
   // Aggregate charts (queues, responses) would add recorded and re-driven together: per-group charts only.
@@ -145,7 +161,11 @@ WhatIfDialog::WhatIfDialog(HistorySampleSource* source, EpochMs fromMs, EpochMs 
   outer->addWidget(headline_);
   outer->addWidget(key_);
   outer->addWidget(charts_, 1);
-  resize(1200, 850);
+  // 1200x850 at most, within the screen: on a 1366x768 laptop the bottom was off the screen.
+  QSize size(1200, 850);
+  if (const QScreen* screen = parent ? parent->screen() : QGuiApplication::primaryScreen())
+    size = size.boundedTo(screen->availableSize() * 0.95);
+  resize(size);
 
   connect(runButton_, &QPushButton::clicked, this, &WhatIfDialog::run);
   connect(cancelButton, &QPushButton::clicked, this, &WhatIfDialog::cancel);

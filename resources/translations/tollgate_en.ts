@@ -943,6 +943,14 @@
         <source>Pause the highest-priority tier (P0) for every group? Interactive traffic will wait.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>all groups</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the selected group</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::DesktopNotifier</name>
@@ -1014,6 +1022,22 @@
     </message>
     <message>
         <source>Fil&amp;ter:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Events</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Filter by group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Filter by kind</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Filter by severity</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1177,6 +1201,10 @@
         <source>rate ceiling %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>breaker %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::MainWindow</name>
@@ -1205,22 +1233,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Last &amp;5 minutes</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Last &amp;15 minutes</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Last &amp;hour</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Last &amp;6 hours</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>&amp;Language</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1230,10 +1242,6 @@
     </message>
     <message>
         <source>Mode</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Live</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1314,6 +1322,30 @@
     </message>
     <message>
         <source>Fleet</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last 5 minutes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last 15 minutes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last hour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Last 6 hours</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Li&amp;ve</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Replay</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1446,11 +1478,35 @@
         <source>Start</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Incidents</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Replay speed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>To</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Play</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::ReplayScrubWidget</name>
     <message>
-        <source>Playhead: click or drag. Red: incidents; blue: operator actions</source>
+        <source>Playhead: click or drag, or arrow keys (a second; Page Up/Down a tenth; Home/End). Red: incidents; blue: operator actions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Playhead</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1639,6 +1695,18 @@
     </message>
     <message>
         <source>this recording predates recorded engine settings: re-driven on the defaults</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Groups</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1, %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Recorded and what-if</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

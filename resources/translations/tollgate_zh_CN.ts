@@ -938,6 +938,14 @@
         <source>Pause the highest-priority tier (P0) for every group? Interactive traffic will wait.</source>
         <translation>暂停所有分组的最高优先级（P0）？交互式流量将会等待。</translation>
     </message>
+    <message>
+        <source>all groups</source>
+        <translation>所有分组</translation>
+    </message>
+    <message>
+        <source>the selected group</source>
+        <translation>所选分组</translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::DesktopNotifier</name>
@@ -1010,6 +1018,22 @@
     <message>
         <source>Fil&amp;ter:</source>
         <translation>筛选(&amp;T)：</translation>
+    </message>
+    <message>
+        <source>Events</source>
+        <translation>事件</translation>
+    </message>
+    <message>
+        <source>Filter by group</source>
+        <translation>按分组筛选</translation>
+    </message>
+    <message>
+        <source>Filter by kind</source>
+        <translation>按类型筛选</translation>
+    </message>
+    <message>
+        <source>Filter by severity</source>
+        <translation>按严重程度筛选</translation>
     </message>
 </context>
 <context>
@@ -1171,6 +1195,10 @@
         <source>rate ceiling %1</source>
         <translation>速率上限 %1</translation>
     </message>
+    <message>
+        <source>breaker %1</source>
+        <translation>熔断器 %1</translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::MainWindow</name>
@@ -1199,22 +1227,6 @@
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <source>Last &amp;5 minutes</source>
-        <translation>最近 5 分钟(&amp;5)</translation>
-    </message>
-    <message>
-        <source>Last &amp;15 minutes</source>
-        <translation>最近 15 分钟(&amp;1)</translation>
-    </message>
-    <message>
-        <source>Last &amp;hour</source>
-        <translation>最近 1 小时(&amp;H)</translation>
-    </message>
-    <message>
-        <source>Last &amp;6 hours</source>
-        <translation>最近 6 小时(&amp;6)</translation>
-    </message>
-    <message>
         <source>&amp;Language</source>
         <translation>语言(&amp;L)</translation>
     </message>
@@ -1225,10 +1237,6 @@
     <message>
         <source>Mode</source>
         <translation>模式</translation>
-    </message>
-    <message>
-        <source>Live</source>
-        <translation>实时</translation>
     </message>
     <message>
         <source>Replay</source>
@@ -1309,6 +1317,30 @@
     <message>
         <source>Fleet</source>
         <translation>集群</translation>
+    </message>
+    <message>
+        <source>Last 5 minutes</source>
+        <translation>最近 5 分钟</translation>
+    </message>
+    <message>
+        <source>Last 15 minutes</source>
+        <translation>最近 15 分钟</translation>
+    </message>
+    <message>
+        <source>Last hour</source>
+        <translation>最近 1 小时</translation>
+    </message>
+    <message>
+        <source>Last 6 hours</source>
+        <translation>最近 6 小时</translation>
+    </message>
+    <message>
+        <source>Li&amp;ve</source>
+        <translation>实时(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Replay</source>
+        <translation>回放(&amp;R)</translation>
     </message>
 </context>
 <context>
@@ -1440,12 +1472,36 @@
         <source>Start</source>
         <translation>开始</translation>
     </message>
+    <message>
+        <source>Incidents</source>
+        <translation>事故</translation>
+    </message>
+    <message>
+        <source>Replay speed</source>
+        <translation>回放速度</translation>
+    </message>
+    <message>
+        <source>To</source>
+        <translation>至</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Play</source>
+        <translation>播放</translation>
+    </message>
 </context>
 <context>
     <name>tg::ui::ReplayScrubWidget</name>
     <message>
-        <source>Playhead: click or drag. Red: incidents; blue: operator actions</source>
-        <translation>播放头：单击或拖动。红色：事故；蓝色：操作员操作</translation>
+        <source>Playhead: click or drag, or arrow keys (a second; Page Up/Down a tenth; Home/End). Red: incidents; blue: operator actions</source>
+        <translation>播放头：点击或拖动，或用方向键（每次一秒；Page Up/Down 每次十分之一；Home/End）。红色：事故；蓝色：操作员操作</translation>
+    </message>
+    <message>
+        <source>Playhead</source>
+        <translation>播放头</translation>
     </message>
 </context>
 <context>
@@ -1630,6 +1686,18 @@
     <message>
         <source>this recording predates recorded engine settings: re-driven on the defaults</source>
         <translation>此录制早于引擎设置的记录：按默认设置重放</translation>
+    </message>
+    <message>
+        <source>Groups</source>
+        <translation>分组</translation>
+    </message>
+    <message>
+        <source>%1, %2</source>
+        <translation>%1，%2</translation>
+    </message>
+    <message>
+        <source>Recorded and what-if</source>
+        <translation>录制与假设</translation>
     </message>
 </context>
 <context>

@@ -175,6 +175,13 @@ class TestReplayUi : public QObject {
     panel_->nextIncident();
     panel_->previousIncident();
     QVERIFY(panel_->currentIncident());
+    // From the keyboard: the bar takes focus; Right a second on, Home to the start (it was mouse-only).
+    QVERIFY(scrub->focusPolicy() & Qt::TabFocus);
+    const EpochMs before = source_->playheadMs();
+    QTest::keyClick(scrub, Qt::Key_Right);
+    QCOMPARE(source_->playheadMs(), std::min(to, before + 1000));
+    QTest::keyClick(scrub, Qt::Key_Home);
+    QCOMPARE(source_->playheadMs(), from);
   }
 
   void exportsReportCsvAndPngs() {

@@ -348,6 +348,52 @@ class TestUiDashboard : public QObject {
     QVERIFY2(w.card(QStringLiteral("batch"))->fieldText("tokens").contains(" / 90000"),
              qPrintable(w.card(QStringLiteral("batch"))->fieldText("tokens")));
     QVERIFY(w.statusText().contains("running"));
+    // A screen reader hears all of it on the card (the tooltip, its only words, left out the queue and the wait).
+    const QString said = card->accessibleDescription();
+    QVERIFY2(said.contains("queue P0 1 · P1 2 · P2 3") && said.contains("Retry-After until 12:03:41") &&
+                 said.contains("P2 paused") && said.contains("breaker closed"),
+             qPrintable(said));
+  }
+
+  // A keyboard-only operator: Tab leaves the event table, the Controls dock is tabbed top to bottom, and a chart
+  // reached by Tab reads its values out at a cursor the arrows move.
+  void theKeyboardReachesAndReadsEverything() {
+    MainWindow w;
+    auto* table = w.findChild<QTableView*>(QStringLiteral("eventTable"));
+    QVERIFY(table);
+    QVERIFY(!table->tabKeyNavigation());  // Tab went from cell to cell, 40 presses stayed in the table
+    ControlsWidget* c = w.findChild<ControlsWidget*>();
+    QVERIFY(c);
+    auto nextStop = [](QWidget* from) {
+      QWidget* n = from->nextInFocusChain();
+      // A spin box's own line edit (qt_spinbox_lineedit) is a part of the stop, not one of its own.
+      while (n != from && (!(n->focusPolicy() & Qt::TabFocus) || n->objectName().startsWith(QLatin1String("qt_"))))
+        n = n->nextInFocusChain();
+      return n;
+    };
+    auto named = [&](const char* name) { return c->findChild<QWidget*>(QLatin1String(name)); };
+    // After all groups' last pause button comes the group to act on, then its concurrency.
+    QCOMPARE(nextStop(c->globalPauseButton(Tier::P2)), named("controlGroup"));
+    QCOMPARE(nextStop(named("controlGroup")), named("groupConcurrencySlider"));
+    QCOMPARE(nextStop(named("globalConcurrency")), named("globalRateCeilingRps"));
+
+    LiveSampleSource source;
+    SyntheticEngine engine(2);
+    fill(source, engine, 400);
+    ChartPanelWidget panel;
+    panel.resize(1200, 800);
+    panel.setRefreshIntervalMs(0);
+    panel.setWindowMs(15 * 60'000);
+    panel.setSource(&source);
+    TimeChartWidget* chart = panel.chart(ChartKind::Throughput);
+    QVERIFY(chart->focusPolicy() & Qt::TabFocus);
+    QCOMPARE(chart->accessibleName(), chartTitle(ChartKind::Throughput));
+    QFocusEvent in(QEvent::FocusIn, Qt::TabFocusReason);
+    QApplication::sendEvent(chart, &in);
+    QCOMPARE(chart->accessibleDescription(), chart->valuesAt(chart->toMs()));
+    QTest::keyClick(chart, Qt::Key_Home);
+    QVERIFY(chart->accessibleDescription() != chart->valuesAt(chart->toMs()));
+    QCOMPARE(chart->accessibleDescription(), chart->valuesAt(chart->fromMs()));
   }
 
   void breakerOpenShowsOnCardAndTimeline() {
