@@ -115,7 +115,9 @@ int serveCommand(const std::vector<std::string>& argv) {
     prev = snap;
     last = now;
   }
-  session->stop();
+  // An orderly stop: no new connection, queued requests answered 503 at once, and those the upstream is working on
+  // get the request timeout (at most 30 s) to be answered; a second signal exits at once.
+  session->stop(std::min(30.0, session->config().engine.requestTimeoutS + 1));
   return kExitOk;
 }
 

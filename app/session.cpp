@@ -116,12 +116,12 @@ JsonlJob& Session::startJob(JsonlJob::Options opts) {
   return *job_;
 }
 
-void Session::stop() {
+void Session::stop(double gatewayDrainS) {
   if (!running_) return;
   running_ = false;
   if (synthetic_) synthetic_->stop();
   if (job_) job_->cancel();
-  if (gateway_) gateway_->stop();  // parked clients get their answer while the engine still runs
+  if (gateway_) gateway_->stop(gatewayDrainS);  // parked clients get their answer while the engine still runs
   engine_->stop();  // every outstanding request gets its callback (cancelled) before this returns
   if (job_) finalJob_ = job_->progress();
   job_.reset();

@@ -45,7 +45,8 @@ class Session {
 
   // `gatewayRequired` (serve): a gateway that cannot listen is an error thrown, not a session run without it.
   void start(bool startSyntheticWorkload = true, bool gatewayRequired = false);
-  void stop();
+  // `gatewayDrainS`: how long a gateway's requests in flight may take to be answered (serve's orderly stop).
+  void stop(double gatewayDrainS = 0);
 
   // A JSONL job instead of (or beside) the synthetic workload.
   JsonlJob& startJob(JsonlJob::Options opts);

@@ -109,6 +109,8 @@ class EngineLoop {
     holding_ = true;
     scheduler_.holdSends();
   }
+  // Loop thread only: what waits (queued, or backing off before a retry) is answered, cancelled with `why`.
+  void cancelWaiting(const std::string& why) { scheduler_.cancelAll(why, Clock::now()); }
 
   // Thread-safe. Runs fn on the loop thread within one turn.
   void post(std::function<void()> fn) { post(Command{std::move(fn), nullptr}); }
@@ -367,9 +369,12 @@ void EngineLoop::run() {
 
 Engine::Engine(EngineConfig config) : loop_(std::make_unique<EngineLoop>(std::move(config))) {}
 
-bool Engine::finishInFlight(double maxS) {
+bool Engine::finishInFlight(double maxS, const std::string& cancelWaitingWhy) {
   if (!loop_->running()) return true;
-  loop_->post([this] { loop_->holdSends(); });
+  loop_->post([this, why = cancelWaitingWhy] {
+    loop_->holdSends();
+    if (!why.empty()) loop_->cancelWaiting(why);
+  });
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, maxS));
   while (!loop_->settled()) {
     if (std::chrono::steady_clock::now() >= until) return false;

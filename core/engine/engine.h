@@ -34,7 +34,9 @@ class Engine {
   void stop();   // cancels queued and in-flight work (each gets its callback), waits for the thread. Idempotent.
   // An orderly stop: sends nothing more (queued requests and retries wait for stop() to cancel them) and waits up
   // to `maxS` for what is in flight to be answered. True when nothing is in flight (or the engine is not running).
-  bool finishInFlight(double maxS);
+  // With `cancelWaitingWhy`, what waits is cancelled with that reason at once instead of at stop() (a gateway's
+  // queued clients get their answer now, not after the drain).
+  bool finishInFlight(double maxS, const std::string& cancelWaitingWhy = {});
 
   // --- thread-safe from here on ---
   // Queues a request. The callback runs exactly once: on the engine thread, or, when the engine has

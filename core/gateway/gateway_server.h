@@ -38,7 +38,9 @@ class GatewayServer {
   // Binds and starts serving; throws std::runtime_error naming the address and the reason (port in use).
   void start();
   // Stops accepting, cancels every request still in the engine, answers parked clients, stops the server.
-  void stop();
+  // Closes the listening socket and answers every client. With `drainS` > 0, what the upstream is already working
+  // on gets that long to be answered (what waits is answered 503 at once); what is still in flight then is cancelled.
+  void stop(double drainS = 0);
 
   int port() const { return port_; }             // the bound port (config port 0: the one the OS chose)
   std::string listenAddress() const;             // "127.0.0.1:8088"

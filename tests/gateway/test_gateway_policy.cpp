@@ -190,6 +190,11 @@ class TestGatewayPolicy : public QObject {
     QCOMPARE(admit(openaiRoute(), sdk, kMaxWait, true).deadlineS, 30.0);  // P0's max wait
     ClientRequest shortSdk{"GET", "/v1/models", "", {{"X-Stainless-Timeout", "10"}}, ""};
     QCOMPARE(admit(openaiRoute(), shortSdk, kMaxWait, true).deadlineS, 9.0);  // a second left for the answer
+    // "1" is a timeout of 1.0-1.99 s (the SDK truncates): half of it queues, not 50 ms.
+    ClientRequest oneSecond{"GET", "/v1/models", "", {{"X-Stainless-Timeout", "1"}}, ""};
+    QCOMPARE(admit(openaiRoute(), oneSecond, kMaxWait, true).deadlineS, 0.5);
+    ClientRequest twoSeconds{"GET", "/v1/models", "", {{"X-Stainless-Timeout", "2"}}, ""};
+    QCOMPARE(admit(openaiRoute(), twoSeconds, kMaxWait, true).deadlineS, 1.0);
     for (const char* v : {"0", "-1", "nan", "inf", "1e400", "3s", ""}) {
       ClientRequest bad{"GET", "/v1/models", "", {{"X-Tollgate-Deadline", v}}, ""};
       QCOMPARE(admit(openaiRoute(), bad, kMaxWait, true).status, 400);
