@@ -187,6 +187,15 @@ MainWindow::MainWindow(QWidget* parent)
   // screen, a 1366x768 window was placed below its title bar, and the status bar (the alert's text) off screen.
   if (realScreen && size() != QSize(1480, 900)) setWindowState(windowState() | Qt::WindowMaximized);
   restoreSettings();
+  // A geometry saved on a larger screen (or by an offscreen run) came back whole: 1480x900 on a 1366x768 screen,
+  // the Controls dock's right half and the status bar off it. The same rule as a first start then.
+  if (realScreen) {
+    const QSize available = screen()->availableGeometry().size();
+    if (width() > available.width() || height() > available.height()) {
+      resize(size().boundedTo(available));
+      setWindowState(windowState() | Qt::WindowMaximized);
+    }
+  }
   connect(charts_, &ChartPanelWidget::windowMsChanged, this, [this] { saveSettings(); });
   connect(charts_, &ChartPanelWidget::chartVisibilityChanged, this, [this] { saveSettings(); });
   connect(timer_, &QTimer::timeout, this, &MainWindow::refresh);
