@@ -394,6 +394,7 @@ QString waitReasonText(const WaitReason& w) {
 
 QString incidentReasonText(const std::string& reason) {
   if (reason == "429_share") return QCoreApplication::translate("DisplayText", "share of 429s", "incident reason");
+  if (reason == "5xx_share") return QCoreApplication::translate("DisplayText", "share of 5xx", "incident reason");
   if (reason == "breaker_open") return QCoreApplication::translate("DisplayText", "breaker open", "incident reason");
   if (reason == "queue_growth") return QCoreApplication::translate("DisplayText", "queue growth", "incident reason");
   if (reason == "shed") return QCoreApplication::translate("DisplayText", "requests shed", "incident reason");

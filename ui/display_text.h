@@ -32,7 +32,7 @@ QString dimensionText(Dimension d);
 // Why a group's requests wait, from the engine's code and numbers: "Retry-After until 12:03:41",
 // "tokens: next in 3.2 s"; empty when not waiting.
 QString waitReasonText(const WaitReason& w);
-// What an incident was detected by, from history's names ("429_share", "breaker_open", "queue_growth", "shed").
+// What an incident was detected by, from history's names ("429_share", "5xx_share", "breaker_open", "queue_growth", "shed").
 QString incidentReasonText(const std::string& reason);
 // A fleet member's or the shared quota's mode ("starting", "shared", "fallback").
 QString sharedModeText(const std::string& mode);

@@ -26,6 +26,8 @@ struct IncidentOptions {
   std::int64_t shareWindowMs = 10'000;  // window for the 429 share
   double share429 = 0.20;               // 429s / sends over the window
   int min429InWindow = 5;               // ignore 1-of-2 style shares
+  double share5xx = 0.20;               // 5xx answers / sends over the same window (the upstream failing)
+  int min5xxInWindow = 5;               // 0 = never
   bool breakerOpen = true;              // breaker Open (or HalfOpen) is a hit
   std::int64_t queueGrowthWindowMs = 10'000;
   int queueGrowth = 50;                 // total queue depth grew by at least this over the window
@@ -111,7 +113,7 @@ struct Incident {
   EpochMs startMs = 0, endMs = 0;
   std::int64_t durationMs() const { return endMs - startMs; }
   std::vector<std::string> groups;
-  std::vector<std::string> reasons;  // "429_share", "breaker_open", "queue_growth", "shed"
+  std::vector<std::string> reasons;  // "429_share", "5xx_share", "breaker_open", "queue_growth", "shed"
   double peak429PerS = 0;            // over all groups, per sample time
   std::int64_t total429 = 0;
   std::int64_t shed = 0;

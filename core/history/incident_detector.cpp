@@ -26,30 +26,45 @@ std::vector<Incident> IncidentDetector::detect(std::vector<Sample> samples, cons
   for (std::size_t begin = 0; begin < samples.size();) {
     std::size_t end = begin;
     while (end < samples.size() && samples[end].group == samples[begin].group) ++end;
-    // Sliding 429-share window (ts - shareWindowMs, ts] over this group's samples.
-    std::size_t lo = begin, marked429 = begin;
-    std::int64_t sends = 0, r429 = 0;
+    // Sliding share windows (ts - shareWindowMs, ts] over this group's samples: of 429s, and of 5xx (an upstream
+    // failing: 10 s of 30% 503s, 93 of them reaching clients, was no incident).
+    struct Share {
+      int Sample::*count;
+      double share;
+      int minInWindow;
+      const char* reason;
+      std::int64_t inWindow = 0;
+      std::size_t marked = 0;
+    };
+    Share shares[] = {{&Sample::r429, opts_.share429, opts_.min429InWindow, "429_share"},
+                      {&Sample::r5xx, opts_.share5xx, opts_.min5xxInWindow, "5xx_share"}};
+    for (Share& sh : shares) sh.marked = begin;
+    std::size_t lo = begin;
+    std::int64_t sends = 0;
     for (std::size_t i = begin; i < end; ++i) {
       const Sample& s = samples[i];
       sends += s.sends;
-      r429 += s.r429;
+      for (Share& sh : shares) sh.inWindow += s.*sh.count;
       while (lo < i && samples[lo].tsMs <= s.tsMs - opts_.shareWindowMs) {
         sends -= samples[lo].sends;
-        r429 -= samples[lo].r429;
+        for (Share& sh : shares) sh.inWindow -= samples[lo].*sh.count;
         ++lo;
       }
       const EpochMs from = s.tsMs - static_cast<EpochMs>(std::max(s.intervalS, 0.001) * 1000);
       auto hit = [&](const char* reason) { hits.push_back({from, s.tsMs, &s.group, reason}); };
-      if (r429 >= opts_.min429InWindow && static_cast<double>(r429) >= opts_.share429 * std::max<std::int64_t>(sends, 1)) {
-        // The stretch is the samples that had 429s, not the whole trailing window: it starts at the first
-        // 429 in the window and ends with the last one.
-        for (std::size_t j = std::max(lo, marked429); j <= i; ++j) {
+      for (Share& sh : shares) {
+        if (sh.minInWindow <= 0 || sh.inWindow < sh.minInWindow ||
+            static_cast<double>(sh.inWindow) < sh.share * static_cast<double>(std::max<std::int64_t>(sends, 1)))
+          continue;
+        // The stretch is the samples that had them, not the whole trailing window: it starts at the first in the
+        // window and ends with the last one.
+        for (std::size_t j = std::max(lo, sh.marked); j <= i; ++j) {
           const Sample& w = samples[j];
-          if (w.r429 == 0) continue;
+          if (w.*sh.count == 0) continue;
           const EpochMs wFrom = w.tsMs - static_cast<EpochMs>(std::max(w.intervalS, 0.001) * 1000);
-          hits.push_back({wFrom, w.tsMs, &w.group, "429_share"});
+          hits.push_back({wFrom, w.tsMs, &w.group, sh.reason});
         }
-        marked429 = i + 1;
+        sh.marked = i + 1;
       }
       if (opts_.breakerOpen && s.breaker != BreakerState::Closed) hit("breaker_open");
       if (opts_.shedPerSample > 0 && s.shed >= opts_.shedPerSample) hit("shed");

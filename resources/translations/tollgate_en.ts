@@ -486,6 +486,11 @@
         <source>shared quota (Redis unreachable or refusing): this instance&apos;s share</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>share of 5xx</source>
+        <comment>incident reason</comment>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>

@@ -484,6 +484,11 @@
         <source>shared quota (Redis unreachable or refusing): this instance&apos;s share</source>
         <translation>共享配额（Redis 不可达或拒绝）：本实例的份额</translation>
     </message>
+    <message>
+        <source>share of 5xx</source>
+        <comment>incident reason</comment>
+        <translation>5xx 占比</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>

@@ -33,6 +33,7 @@ class TestIncidentDetector : public QObject {
   void eachSignalTrips_data() {
     QTest::addColumn<QString>("signal");
     QTest::newRow("429 share") << "429_share";
+    QTest::newRow("5xx share") << "5xx_share";
     QTest::newRow("breaker") << "breaker_open";
     QTest::newRow("queue growth") << "queue_growth";
     QTest::newRow("shed") << "shed";
@@ -43,6 +44,7 @@ class TestIncidentDetector : public QObject {
     for (int t = 100; t <= 120; ++t) {
       Sample& s = at(rows, t);
       if (signal == "429_share") s.r429 = 5;
+      if (signal == "5xx_share") s.r5xx = 3;  // 30% of 10 a second: an upstream failing, no 429 at all
       if (signal == "breaker_open") s.breaker = BreakerState::Open;
       if (signal == "queue_growth") s.queueDepth[2] = (t - 100) * 10;
       if (signal == "shed") s.shed = 3;
@@ -57,6 +59,7 @@ class TestIncidentDetector : public QObject {
     auto rows = calm("a", 300);
     at(rows, 50).r429 = 1;  // 1 of 100 in the window: below min429InWindow and the share
     for (int t = 100; t < 200; t += 3) at(rows, t).r429 = 1;  // ~3% share
+    for (int t = 220; t < 280; t += 4) at(rows, t).r5xx = 1;  // ~2.5% of 5xx: an upstream's usual failures
     QVERIFY(IncidentDetector().detect(rows, {}).empty());
   }
 

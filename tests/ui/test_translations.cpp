@@ -356,7 +356,7 @@ class TestTranslations : public QObject {
     for (double s : {0.85, 8.5, 42.0, 250.0, 3 * 3600.0 + 300, 2 * 86400.0 + 4 * 3600})
       texts << durationText(s);
     QCOMPARE(durationText(59), QStringLiteral("59 秒"));
-    for (const char* r : {"429_share", "breaker_open", "queue_growth", "shed"}) texts << incidentReasonText(r);
+    for (const char* r : {"429_share", "5xx_share", "breaker_open", "queue_growth", "shed"}) texts << incidentReasonText(r);
 
     // On the group card and a chart's marker, as the window shows them.
     MainWindow w;
