@@ -232,6 +232,9 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
   session->addSnapshotListener([&bridge](SnapshotPtr s) { bridge.publishSnapshot(std::move(s)); });
   session->addEventListener([&bridge](const Event& e) { bridge.publishEvent(e); });
   try {
+    // The window shows after this: a file another tollgate is upgrading is waited for 5 s, not 60 (the status
+    // bar then says history is off and why).
+    session->setHistoryUpgradeWaitMs(5000);
     session->start();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tollgate: %s\n", e.what());

@@ -97,7 +97,10 @@ int serveCommand(const std::vector<std::string>& argv) {
   SnapshotPtr prev;
   while (!gStop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (duration && session->elapsedS() >= *duration) break;
+    if (duration && session->elapsedS() >= *duration) {
+      gStop = true;  // the stop is under way: a signal during its drain exits at once, as a second one does
+      break;
+    }
     const auto now = std::chrono::steady_clock::now();
     if (quiet || now - last < every) continue;
     SnapshotPtr snap = session->engine().latestSnapshot();

@@ -51,7 +51,9 @@ void Session::start(bool startSyntheticWorkload, bool gatewayRequired) {
     std::error_code ec;
     const auto dir = std::filesystem::path(historyPath_).parent_path();
     if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    history_ = HistoryStore::open(historyPath_, HistoryOptions{}, &historyError_);
+    HistoryOptions options;
+    if (historyUpgradeWaitMs_ >= 0) options.upgradeWaitMs = historyUpgradeWaitMs_;
+    history_ = HistoryStore::open(historyPath_, options, &historyError_);
     if (!history_) logError("history", historyPath_ + ": " + historyError_ + " (running without history)");
     else logInfo("history", "recording to " + historyPath_);
   }

@@ -38,6 +38,8 @@ class Session {
   // is refused (corrupt, foreign, newer schema) is left untouched and the session runs without history;
   // historyError() says why.
   void setHistoryPath(std::string path) { historyPath_ = std::move(path); }
+  // How long start() waits for a history file another process is upgrading (-1: HistoryOptions' 60 s).
+  void setHistoryUpgradeWaitMs(int ms) { historyUpgradeWaitMs_ = ms; }
   const std::string& historyPath() const { return historyPath_; }
   HistoryStore* history() { return history_.get(); }
   const std::string& historyError() const { return historyError_; }
@@ -78,6 +80,7 @@ class Session {
   std::optional<WorkloadProfile> profile_;
   std::string historyPath_;
   std::string historyError_;
+  int historyUpgradeWaitMs_ = -1;
   std::unique_ptr<HistoryStore> history_;
   SampleBuilder sampleBuilder_;  // engine thread only
   EpochMs lastSampleMs_ = 0;     // engine thread only

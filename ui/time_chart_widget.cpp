@@ -176,11 +176,12 @@ void TimeChartWidget::setMomentMs(EpochMs tsMs) {
 void TimeChartWidget::setFrame(const ChartFrame& frame, EpochMs fromMs, EpochMs toMs) {
   setTimeRange(fromMs, toMs);
   markers_ = frame.markers;
-  if (hasFocus() && cursorFollows_) cursorMs_ = toMs_;
+  if (hasFocus()) cursorMs_ = cursorFollows_ ? toMs_ : std::clamp(cursorMs_, fromMs_, toMs_);
   const double bucketMs = double(toMs_ - fromMs_) / std::max(1, plotWidthPx());
 
   if (kind_ == ChartKind::Breaker) {
     setBands(frame.bands);
+    if (hasFocus()) announceCursor(false);  // a screen reader hears the values as they are now
     viewport()->update();
     return;
   }
@@ -248,6 +249,7 @@ void TimeChartWidget::setFrame(const ChartFrame& frame, EpochMs fromMs, EpochMs 
   // Per-group charts take their colors from the group cards; a legend of ten groups would crowd the plot.
   const bool aggregate = kind_ == ChartKind::QueueDepth || kind_ == ChartKind::Throughput;
   chart_->legend()->setVisible(aggregate || (legendEntries > 0 && legendEntries <= 4));
+  if (hasFocus()) announceCursor(false);  // a screen reader hears the values as they are now
   viewport()->update();
 }
 

@@ -105,12 +105,13 @@ class EngineLoop {
   // Thread-safe: whether the loop holds its sends (finishInFlight) and has nothing in flight, as of its last turn.
   bool settled() const { return settled_.load(); }
   bool running() const { return thread_.joinable(); }
-  void holdSends() {  // loop thread only (through post)
+  // Loop thread only (through post). With `cancelWhy`, what waits (queued, backing off before a retry, or coming
+  // back from in flight to wait) is cancelled with it at once.
+  void holdSends(const std::string& cancelWhy = {}) {
     holding_ = true;
-    scheduler_.holdSends();
+    scheduler_.holdSends(cancelWhy);
+    if (!cancelWhy.empty()) scheduler_.cancelAll(cancelWhy, Clock::now());
   }
-  // Loop thread only: what waits (queued, or backing off before a retry) is answered, cancelled with `why`.
-  void cancelWaiting(const std::string& why) { scheduler_.cancelAll(why, Clock::now()); }
 
   // Thread-safe. Runs fn on the loop thread within one turn.
   void post(std::function<void()> fn) { post(Command{std::move(fn), nullptr}); }
@@ -371,10 +372,7 @@ Engine::Engine(EngineConfig config) : loop_(std::make_unique<EngineLoop>(std::mo
 
 bool Engine::finishInFlight(double maxS, const std::string& cancelWaitingWhy) {
   if (!loop_->running()) return true;
-  loop_->post([this, why = cancelWaitingWhy] {
-    loop_->holdSends();
-    if (!why.empty()) loop_->cancelWaiting(why);
-  });
+  loop_->post([this, why = cancelWaitingWhy] { loop_->holdSends(why); });
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, maxS));
   while (!loop_->settled()) {
     if (std::chrono::steady_clock::now() >= until) return false;

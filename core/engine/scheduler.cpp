@@ -390,7 +390,11 @@ TimePoint Scheduler::dispatch(TimePoint now, EpochMs nowEpoch, const SendFn& sen
     gp->tierWait.fill(TierWait{});
     gp->sentThisRound.clear();
   }
-  if (holdSends_) return wake;  // stopping: what is queued stays for the stop to cancel
+  if (holdSends_) {  // stopping: what is queued stays for the stop to cancel, or is answered now if asked
+    // (a retry back from in flight, a late arrival: each waited for the whole drain)
+    if (!holdCancelWhy_.empty()) cancelAll(holdCancelWhy_, now);
+    return wake;
+  }
   std::vector<bool> blocked(groups_.size(), false);  // a higher tier of this group is waiting
   std::vector<TierWait> blockedBy(groups_.size());   // on what: the lower tiers wait on the same
   for (int ti = 0; ti < kTierCount; ++ti) {

@@ -74,7 +74,11 @@ class Scheduler {
   void cancelAll(const std::string& why, TimePoint now);
   // An orderly stop's first step: dispatch sends nothing more (retries included); what is in flight finishes.
   // No operator action and nothing told to the fleet: only this process is stopping.
-  void holdSends() { holdSends_ = true; }
+  // Sends nothing more; with `cancelWhy`, what waits now or comes to wait later is cancelled with it.
+  void holdSends(std::string cancelWhy = {}) {
+    holdSends_ = true;
+    holdCancelWhy_ = std::move(cancelWhy);
+  }
   int inFlight() const { return globalInFlight_; }
   // Answers an in-flight ticket the transport aborted with Cancelled (`why`).
   void cancelInFlight(Ticket t, const std::string& why, TimePoint now);
@@ -196,6 +200,7 @@ class Scheduler {
   int globalLimit_ = 64;
   int globalInFlight_ = 0;
   bool holdSends_ = false;
+  std::string holdCancelWhy_;
   RateCeiling globalRate_;
   std::array<bool, kTierCount> globalTierPaused_{};
   // Per tier, the group dispatch tries first: the one after the last that sent. In config order every round,

@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -204,6 +205,13 @@ struct MhdLogBudget {
 };
 MhdLogBudget gMhdLog;
 
+void sayMhdSuppressed() {  // with gMhdLog.mu held
+  if (gMhdLog.suppressed > 0)
+    logWarn("gateway", std::to_string(gMhdLog.suppressed) + " more libmicrohttpd message(s) not shown (ten a minute "
+                       "are written; malformed requests from a client?)");
+  gMhdLog.suppressed = 0;
+}
+
 void logTrampoline(void*, const char* fmt, va_list ap) {
   char line[512];
   std::vsnprintf(line, sizeof line, fmt, ap);
@@ -216,9 +224,7 @@ void logTrampoline(void*, const char* fmt, va_list ap) {
   std::lock_guard lk(gMhdLog.mu);
   const auto now = std::chrono::steady_clock::now();
   if (now - gMhdLog.windowStart >= std::chrono::minutes(1)) {
-    if (gMhdLog.suppressed > 0)
-      logWarn("gateway", std::to_string(gMhdLog.suppressed) + " more libmicrohttpd message(s) in the last minute "
-                         "not shown (malformed requests from a client?)");
+    sayMhdSuppressed();
     gMhdLog.windowStart = now;
     gMhdLog.shown = 0;
     gMhdLog.suppressed = 0;
@@ -376,6 +382,9 @@ void GatewayServer::stop(double drainS) {
   if (!daemon_) return;
   stopping_ = true;
   const MHD_socket listen = MHD_quiesce_daemon(daemon_);
+  // Quiesced, the socket still listened until its close after MHD_stop_daemon: through a drain the kernel took new
+  // connections that nobody read (a client hung for the drain, then got a reset). Refused from now on.
+  if (listen != MHD_INVALID_SOCKET) ::shutdown(listen, SHUT_RDWR);
   // Sent requests finish: the upstream is working on them, and on a paid API they are paid for. Cancelling them
   // too (a SIGTERM during a burst) aborted work 20-233 ms under way, which the clients then sent again.
   if (drainS > 0) {
@@ -422,6 +431,10 @@ void GatewayServer::stop(double drainS) {
   }
   MHD_stop_daemon(daemon_);
   daemon_ = nullptr;
+  {
+    std::lock_guard lk(gMhdLog.mu);  // a count still untold when the warnings stopped coming
+    sayMhdSuppressed();
+  }
   if (listen != MHD_INVALID_SOCKET) close(listen);
   watcher_.reset();
   requestDeadline_.reset();
@@ -655,6 +668,8 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
   }
   if (!x->submitted) {
     lk.unlock();
+    // A body that was finished during the drain: nothing more is sent (it sat, held, until the drain ended).
+    if (stopping_) return fail(503, "tollgate_stopping", "tollgate: the gateway is stopping");
     return submit(c, x);
   }
   if (auto sent = sendWhatIsReady(c, x, lk)) return *sent;

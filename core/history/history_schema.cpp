@@ -326,12 +326,18 @@ void migrate(sql::Db& db) {
   // Version 2 gained its 10-s tier 14 minutes after it was first written (4a701d1 after d068a72) under the same
   // number: a file of that first v2 (or one stopped at 3 on its way up) lacks the table step 4 rebuilds, and
   // failed there at every start. The tier is built from the samples, as the v2 step builds it.
-  if (version >= 2 && version < 4 &&
-      db.queryInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'samples_10s'") == 0) {
+  auto lacksTenSecondTier = [&] {
+    return db.queryInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'samples_10s'") == 0;
+  };
+  if (version >= 2 && version < 4 && lacksTenSecondTier()) {
     sql::SqliteTransaction tx(db);
-    db.exec("CREATE TABLE IF NOT EXISTS samples_10s(group_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL, "
-            "n INTEGER NOT NULL" + rollupColumnsV2() + ", PRIMARY KEY(group_id, ts_ms)) WITHOUT ROWID;\n" +
-            rollupAllSamplesSqlV2("samples_10s", 10'000) + ";");
+    // Again under the write lock: another process may have repaired or upgraded the file meanwhile (the tier
+    // built twice doubled its counts; built into a v4 file it failed on the old columns).
+    const auto now = db.queryInt("PRAGMA user_version");
+    if (now >= 2 && now < 4 && lacksTenSecondTier())
+      db.exec("CREATE TABLE samples_10s(group_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL, n INTEGER NOT NULL" +
+              rollupColumnsV2() + ", PRIMARY KEY(group_id, ts_ms)) WITHOUT ROWID;\n" +
+              rollupAllSamplesSqlV2("samples_10s", 10'000) + ";");
     tx.commit();
   }
   if (version < 4) step(4, migrateV3toV4());

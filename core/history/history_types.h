@@ -27,7 +27,7 @@ struct IncidentOptions {
   double share429 = 0.20;               // 429s / sends over the window
   int min429InWindow = 5;               // ignore 1-of-2 style shares
   double share5xx = 0.20;               // 5xx answers / sends over the same window (the upstream failing)
-  int min5xxInWindow = 5;               // 0 = never
+  int min5xxInWindow = 5;               // ignore a few scattered failures
   bool breakerOpen = true;              // breaker Open (or HalfOpen) is a hit
   std::int64_t queueGrowthWindowMs = 10'000;
   int queueGrowth = 50;                 // total queue depth grew by at least this over the window
@@ -50,6 +50,9 @@ struct HistoryOptions {
   std::int64_t maintenanceIntervalMs = 10 * 60 * 1000;     // retention on the writer thread
   std::int64_t incidentIntervalMs = 30'000;                // incident detection on the writer thread
   std::uint64_t maxFileBytes = 0;  // 0 = no cap; else writes fail with "disk full" beyond it
+  // How long opening waits for a file of an older schema that another process holds (upgrading it, most likely).
+  // The dashboard waits less: it opens history before its window shows.
+  int upgradeWaitMs = 60'000;
   bool checkOnOpen = true;         // PRAGMA quick_check before accepting an existing file (O(file size))
   IncidentOptions incidents;
   // Wall clock for retention and status stamps; tests pass a fixed one.

@@ -45,9 +45,6 @@ std::size_t dropOldest(std::vector<Row>& rows, std::size_t bound, EpochMs& lo, E
   return n;
 }
 
-// How long opening waits for a file of an older schema that another process holds (upgrading it, most likely).
-constexpr int kMigrationWaitMs = 60'000;
-
 }  // namespace
 
 void HistoryWriter::LostSpan::add(std::uint64_t n, EpochMs from, EpochMs to) {
@@ -84,9 +81,9 @@ void HistoryWriter::open() {
       if ((e.code & 0xff) != SQLITE_BUSY) throw;
       logWarn("history", path_ + " (schema " + std::to_string(fileVersion) + ") is locked by another process, " +
                              "probably a tollgate upgrading it: waiting up to " +
-                             std::to_string(kMigrationWaitMs / 1000) + " s");
+                             std::to_string(opts_.upgradeWaitMs / 1000) + " s");
     }
-    db_.check(sqlite3_busy_timeout(db_.handle(), kMigrationWaitMs), "busy timeout");
+    db_.check(sqlite3_busy_timeout(db_.handle(), opts_.upgradeWaitMs), "busy timeout");
   }
   try {
     history::migrate(db_);
@@ -94,7 +91,7 @@ void HistoryWriter::open() {
     if (!older || (e.code & 0xff) != SQLITE_BUSY) throw;
     throw sql::Error(e.code, path_ + " is locked by another process, probably a tollgate upgrading it from schema " +
                                  std::to_string(fileVersion) + " to " + std::to_string(history::kSchemaVersion) +
-                                 " (still locked after " + std::to_string(kMigrationWaitMs / 1000) +
+                                 " (still locked after " + std::to_string(opts_.upgradeWaitMs / 1000) +
                                  " s); start again when it is done");
   }
   db_.check(sqlite3_busy_timeout(db_.handle(), 5000), "busy timeout");

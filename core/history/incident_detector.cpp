@@ -53,7 +53,7 @@ std::vector<Incident> IncidentDetector::detect(std::vector<Sample> samples, cons
       const EpochMs from = s.tsMs - static_cast<EpochMs>(std::max(s.intervalS, 0.001) * 1000);
       auto hit = [&](const char* reason) { hits.push_back({from, s.tsMs, &s.group, reason}); };
       for (Share& sh : shares) {
-        if (sh.minInWindow <= 0 || sh.inWindow < sh.minInWindow ||
+        if (sh.inWindow < sh.minInWindow ||
             static_cast<double>(sh.inWindow) < sh.share * static_cast<double>(std::max<std::int64_t>(sends, 1)))
           continue;
         // The stretch is the samples that had them, not the whole trailing window: it starts at the first in the

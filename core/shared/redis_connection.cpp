@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace tg {
@@ -120,29 +121,35 @@ std::optional<std::vector<std::string>> RedisConnection::resolve(const std::stri
   // held the worker, and stop() with it, for 10 s. The lookup runs on a thread of its own; one that answers
   // late serves the next attempt instead of starting another.
   if (!lookup_) {
-    lookup_ = std::make_shared<Lookup>();
-    std::thread([l = lookup_, host = ep_.host] {
-      addrinfo hints{};
-      hints.ai_family = AF_UNSPEC;
-      hints.ai_socktype = SOCK_STREAM;
-      addrinfo* found = nullptr;
-      const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
-      const int error = errno;
-      std::vector<std::string> addresses;
-      for (const addrinfo* a = rc == 0 ? found : nullptr; a; a = a->ai_next) {
-        char text[NI_MAXHOST];
-        if (getnameinfo(a->ai_addr, a->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0 &&
-            std::find(addresses.begin(), addresses.end(), text) == addresses.end())
-          addresses.emplace_back(text);
-      }
-      if (found) freeaddrinfo(found);
-      std::lock_guard lock(l->mu);
-      l->done = true;
-      l->rc = rc;
-      l->error = error;
-      l->addresses = std::move(addresses);
-      l->cv.notify_all();
-    }).detach();
+    auto fresh = std::make_shared<Lookup>();
+    try {
+      std::thread([l = fresh, host = ep_.host] {
+        addrinfo hints{};
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* found = nullptr;
+        const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+        const int error = errno;
+        std::vector<std::string> addresses;
+        for (const addrinfo* a = rc == 0 ? found : nullptr; a; a = a->ai_next) {
+          char text[NI_MAXHOST];
+          if (getnameinfo(a->ai_addr, a->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0 &&
+              std::find(addresses.begin(), addresses.end(), text) == addresses.end())
+            addresses.emplace_back(text);
+        }
+        if (found) freeaddrinfo(found);
+        std::lock_guard lock(l->mu);
+        l->done = true;
+        l->rc = rc;
+        l->error = error;
+        l->addresses = std::move(addresses);
+        l->cv.notify_all();
+      }).detach();
+    } catch (const std::system_error& e) {  // no thread to be had (a pids limit): this attempt fails, not the process
+      fail("redis " + where + ": cannot start the name lookup: " + e.what());
+      return std::nullopt;
+    }
+    lookup_ = std::move(fresh);
   }
   const std::shared_ptr<Lookup> l = lookup_;
   const double limitS = std::max(kMinLookupS, ep_.timeoutS);

@@ -91,8 +91,11 @@ class TestReplayWhatIf : public QObject {
     auto reader = HistoryReader::open(db_.toStdString(), {}, &err);
     auto sc = ReplayScenario::fromIncident(*reader, incident_.id, 10'000, &err);
     QVERIFY2(sc, err.c_str());
-    sc->engineConfig = nullptr;
     sc->arrivalsKnown = false;  // stops the run before the re-drive itself: the flag is what is under test
+    QVERIFY(sc->engineConfig.is_object());
+    const WhatIfResult with = WhatIfRunner::run(*sc, WhatIfOverrides{}, WhatIfOptions{});
+    QVERIFY(!with.ok && with.recordedSettings);  // the same path says true when the settings are there
+    sc->engineConfig = nullptr;
     const WhatIfResult r = WhatIfRunner::run(*sc, WhatIfOverrides{}, WhatIfOptions{});
     QVERIFY(!r.ok);
     QVERIFY(!r.recordedSettings);
