@@ -49,6 +49,7 @@ struct GroupCounters {
 // One key of a group, for per-key metrics: named by its fingerprint, never the key.
 struct KeySnapshot {
   std::string fingerprint;
+  bool clientsOwn = false;  // a pass-through client's own key, not one of the config's
   std::array<DimensionState, kDimensionCount> dims{};  // indexed by Dimension
 };
 

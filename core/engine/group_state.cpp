@@ -53,7 +53,10 @@ GroupSnapshot GroupState::snapshot(TimePoint now, const std::array<bool, kTierCo
   gs.group = cfg.name;
   gs.keys = static_cast<int>(keys.size());
   gs.keyStates.resize(keys.size());
-  for (std::size_t k = 0; k < keys.size(); ++k) gs.keyStates[k].fingerprint = keys[k].fingerprint;
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    gs.keyStates[k].fingerprint = keys[k].fingerprint;
+    gs.keyStates[k].clientsOwn = keys[k].own;
+  }
   for (int d = 0; d < kDimensionCount; ++d) {
     DimensionState sum;
     for (std::size_t k = 0; k < keys.size(); ++k) {

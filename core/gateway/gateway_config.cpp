@@ -94,6 +94,9 @@ GatewayConfig loadGatewayConfig(const nlohmann::json& j, const EngineConfig& eng
       if (client.name.empty() || client.name.size() > 64 || hasControlBytes(client.name))
         cr.fail("name", "expected a client name of 1 to 64 characters, without control characters");
       if (!names.insert(client.name).second) cr.fail("name", "expected a unique client name (\"" + client.name + "\" repeats)");
+      // The metrics' and history's name for a request no client's token matched: a client so named was counted
+      // with the refused ones.
+      if (client.name == "anonymous") cr.fail("name", "\"anonymous\" is the name of unauthenticated requests; choose another");
       client.tokenEnv = cr.requiredString("token_env");
       cr.finish();
       const char* v = std::getenv(client.tokenEnv.c_str());

@@ -67,11 +67,15 @@ void addSheds(MetricFamily& f, const std::string& group, const Counters& c) {
 // Calls fn(keyLabel, dims) per key fingerprint once the snapshot carries them (GroupSnapshot::keyStates),
 // else once with the group's summed dims as key="all". A group without per-key entries (no keys
 // configured) also reports key="all"; never both, so sum by (group) stays right.
+// A pass-through route's client keys are the clients' own, and any client can bring new ones (one series each,
+// up to 256 a group, then others in their idle slots, a fingerprint of each readable by whoever scrapes): not
+// reported. A group whose keys are all its clients' reports none.
 template <class Group, class Fn>
 void forEachKeyDims(const Group& g, Fn&& fn) {
   if constexpr (detail::kHasKeyStates<Group>) {
     if (!g.keyStates.empty()) {
-      for (const auto& k : g.keyStates) fn(k.fingerprint, k.dims);
+      for (const auto& k : g.keyStates)
+        if (!k.clientsOwn) fn(k.fingerprint, k.dims);
       return;
     }
   }
@@ -95,6 +99,14 @@ std::vector<MetricFamily> snapshotFamilies(const EngineSnapshot& s) {
   auto r429 = family("tollgate_rate_limited_total", "429 responses from the upstream (and rate-limit 403s)",
                      MetricType::Counter);
   auto shed = family("tollgate_shed_total", "Requests answered without a send, by reason", MetricType::Counter);
+  // What the upstream answered, every attempt (retries too): 5xx and network errors the engine retried were
+  // visible nowhere, only as the gateway's own 502/503 once the retries ran out.
+  auto upstream = family("tollgate_upstream_responses_total",
+                         "Answers from the upstream per attempt, by class: 2xx (and 3xx), 429, 4xx, 5xx, network",
+                         MetricType::Counter);
+  auto retries = family("tollgate_retries_total", "Attempts that were retries", MetricType::Counter);
+  auto tokens = family("tollgate_tokens_used_total", "Tokens the upstream reported used (or estimated)",
+                       MetricType::Counter);
   auto breaker = family("tollgate_breaker_state",
                         "Circuit breaker of the group: 0 closed, 1 open, 2 half-open (also the state label)",
                         MetricType::Gauge);
@@ -113,6 +125,14 @@ std::vector<MetricFamily> snapshotFamilies(const EngineSnapshot& s) {
     addGauge(concurrency, {{"group", g.group}}, g.concurrencyLimit);
     addGauge(ceiling, {{"group", g.group}}, g.concurrencyCeiling);
     addCounter(r429, {{"group", g.group}}, g.counters.r429);
+    const std::pair<const char*, std::uint64_t> classes[] = {{"2xx", g.counters.ok},
+                                                             {"429", g.counters.r429},
+                                                             {"4xx", g.counters.other4xx},
+                                                             {"5xx", g.counters.r5xx},
+                                                             {"network", g.counters.netErrors}};
+    for (const auto& [cls, n] : classes) addCounter(upstream, {{"group", g.group}, {"class", cls}}, n);
+    addCounter(retries, {{"group", g.group}}, g.counters.retries);
+    addCounter(tokens, {{"group", g.group}}, g.counters.tokensUsed);
     addSheds(shed, g.group, g.counters);
     addGauge(breaker, {{"group", g.group}, {"state", std::string(breakerStateName(g.breaker))}},
              static_cast<double>(g.breaker));
@@ -135,8 +155,8 @@ std::vector<MetricFamily> snapshotFamilies(const EngineSnapshot& s) {
   }
 
   std::vector<MetricFamily> out;
-  for (auto* f : {&remaining, &limit, &queue, &inFlight, &concurrency, &ceiling, &r429, &shed, &breaker, &sharedMode,
-                  &sharedLive, &redisCalls})
+  for (auto* f : {&remaining, &limit, &queue, &inFlight, &concurrency, &ceiling, &r429, &shed, &upstream, &retries,
+                  &tokens, &breaker, &sharedMode, &sharedLive, &redisCalls})
     if (!f->metric.empty()) out.push_back(std::move(*f));  // a family with no series says nothing
   return out;
 }
@@ -181,7 +201,13 @@ std::string GatewayMetrics::render(const EngineSnapshot& s, int openConnections)
   addGauge(open, {}, openConnections);
   families.push_back(std::move(open));
 
-  return SecretRegistry::redact(prometheus::TextSerializer{}.Serialize(families));
+  // Label values only, each on its own: the finished text went through redact whole, so a client's key on a
+  // pass-through route that was also a word of the exposition ("group", "tollgate") rewrote label or metric
+  // names, and Prometheus refused every scrape from then on.
+  for (auto& f : families)
+    for (auto& metric : f.metric)
+      for (auto& label : metric.label) label.value = SecretRegistry::redact(label.value);
+  return prometheus::TextSerializer{}.Serialize(families);
 }
 
 }  // namespace tg::gateway

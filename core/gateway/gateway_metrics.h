@@ -23,7 +23,7 @@ class GatewayMetrics {
   GatewayMetrics& operator=(const GatewayMetrics&) = delete;
 
   // One answered gateway request. client = the configured client name or "anonymous"; route = the
-  // configured route prefix ("" when no route matched). Both must come from config, never from the
+  // configured route prefix ("-" when no route matched). Both must come from config, never from the
   // request line, or a scanner could grow one series per path. Thread-safe.
   void countRequest(const std::string& client, const std::string& route, int status);
 
@@ -39,7 +39,10 @@ class GatewayMetrics {
   static constexpr const char* kContentType = "text/plain; version=0.0.4; charset=utf-8";
 
   // The wait-time histogram's upper bounds in seconds (a +Inf bucket follows).
-  static constexpr double kWaitBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+  // Up to an hour: tiers wait that long (P2 600 s in the demo, 3600 s in examples/gateway-openai.json), and
+  // every wait over 60 s fell in +Inf, so "p95 wait over 5 min" could not be asked.
+  static constexpr double kWaitBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,   2.5,
+                                            5,     10,   30,    60,   120, 300,  600, 1800, 3600};
 
  private:
   struct Impl;  // the prometheus-cpp registry and the gateway's own families

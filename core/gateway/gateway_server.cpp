@@ -658,7 +658,8 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
     lk.unlock();
     if (x->own == Exchange::Own::Metrics)
       return answerNow(c, *x, 200, {{"Content-Type", GatewayMetrics::kContentType}}, metricsBody());
-    return answerNow(c, *x, 200, {{"Content-Type", "application/json"}}, healthBody());
+    // 503 while stopping: a health check on a kept-open connection read 200 and kept sending traffic here.
+    return answerNow(c, *x, stopping_ ? 503 : 200, {{"Content-Type", "application/json"}}, healthBody());
   }
   if (x->tooLarge) {
     lk.unlock();

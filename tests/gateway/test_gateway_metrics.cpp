@@ -261,6 +261,8 @@ class TestGatewayMetrics : public QObject {
         {"tollgate_queue_depth", "gauge"},         {"tollgate_in_flight", "gauge"},
         {"tollgate_concurrency_limit", "gauge"},   {"tollgate_concurrency_ceiling", "gauge"},
         {"tollgate_rate_limited_total", "counter"}, {"tollgate_shed_total", "counter"},
+        {"tollgate_upstream_responses_total", "counter"}, {"tollgate_retries_total", "counter"},
+        {"tollgate_tokens_used_total", "counter"},
         {"tollgate_breaker_state", "gauge"},       {"tollgate_gateway_requests_total", "counter"},
         {"tollgate_wait_seconds", "histogram"},    {"tollgate_gateway_open_connections", "gauge"}};
     QCOMPARE(e.type, expected);
@@ -286,15 +288,17 @@ class TestGatewayMetrics : public QObject {
 
   void waitHistogramBucketsAreCumulative() {
     GatewayMetrics m;
-    // NaN and negative count as 0 s; 100 s lands only in +Inf.
-    for (double v : {0.001, 0.02, 0.02, 0.3, 7.0, 100.0, double(NAN), -1.0}) m.observeWait("openai", Tier::P0, v);
+    // NaN and negative count as 0 s; 5000 s (past the hour) lands only in +Inf, 100 s in 120 and up.
+    for (double v : {0.001, 0.02, 0.02, 0.3, 7.0, 5000.0, double(NAN), -1.0}) m.observeWait("openai", Tier::P0, v);
+    m.observeWait("openai", Tier::P1, 100);
     m.observeWait("openai", Tier::P2, 45);
     const auto e = parseExposition(m.render(EngineSnapshot{}, 0));
     PARSED(e);
 
     const std::map<std::string, double> expectedP0{
         {"0.005", 3}, {"0.01", 3}, {"0.025", 5}, {"0.05", 5}, {"0.1", 5}, {"0.25", 5}, {"0.5", 6},
-        {"1", 6},     {"2.5", 6},  {"5", 6},     {"10", 7},   {"30", 7},  {"60", 7},   {"+Inf", 8}};
+        {"1", 6},     {"2.5", 6},  {"5", 6},     {"10", 7},   {"30", 7},  {"60", 7},   {"120", 7},
+        {"300", 7},   {"600", 7},  {"1800", 7},  {"3600", 7}, {"+Inf", 8}};
     std::vector<std::pair<double, double>> p0;  // (upper bound, cumulative count)
     for (const auto& s : e.named("tollgate_wait_seconds_bucket")) {
       if (s.labels.at("tier") != "P0") continue;
@@ -308,11 +312,14 @@ class TestGatewayMetrics : public QObject {
     std::sort(p0.begin(), p0.end());
     for (std::size_t i = 1; i < p0.size(); ++i) QVERIFY(p0[i].second >= p0[i - 1].second);
     QCOMPARE(e.value("tollgate_wait_seconds_count", {{"group", "openai"}, {"tier", "P0"}}), 8.0);
-    QVERIFY(std::abs(*e.value("tollgate_wait_seconds_sum", {{"group", "openai"}, {"tier", "P0"}}) - 107.341) < 1e-9);
+    QVERIFY(std::abs(*e.value("tollgate_wait_seconds_sum", {{"group", "openai"}, {"tier", "P0"}}) - 5007.341) < 1e-9);
 
     QCOMPARE(e.value("tollgate_wait_seconds_bucket", {{"group", "openai"}, {"tier", "P2"}, {"le", "30"}}), 0.0);
     QCOMPARE(e.value("tollgate_wait_seconds_bucket", {{"group", "openai"}, {"tier", "P2"}, {"le", "60"}}), 1.0);
     QCOMPARE(e.value("tollgate_wait_seconds_count", {{"group", "openai"}, {"tier", "P2"}}), 1.0);
+    // A wait of minutes is a bucket of its own (all of them fell in +Inf past 60 s).
+    QCOMPARE(e.value("tollgate_wait_seconds_bucket", {{"group", "openai"}, {"tier", "P1"}, {"le", "60"}}), 0.0);
+    QCOMPARE(e.value("tollgate_wait_seconds_bucket", {{"group", "openai"}, {"tier", "P1"}, {"le", "120"}}), 1.0);
   }
 
   void labelValuesAreEscaped() {
@@ -347,6 +354,49 @@ class TestGatewayMetrics : public QObject {
     text = m.render(twoGroups(), 1);
     QVERIFY2(text.find(token) == std::string::npos, text.c_str());
     QVERIFY2(text.find(keyFingerprint(token)) != std::string::npos, text.c_str());
+  }
+
+  // A pass-through client's key that is also a word of the exposition ("group") rewrote the label name when the
+  // whole text was redacted, and Prometheus refused every scrape: only label values are redacted now. Its own key
+  // is not a series either (any client could add one, each with its fingerprint).
+  void aClientsKeyNeitherBreaksNorJoinsTheScrape() {
+    SecretRegistry::hold("group");
+    SecretRegistry::hold("tollgate");
+    EngineSnapshot s = twoGroups();
+    if constexpr (kPerKey) {
+      auto& own = s.groups[0].keyStates.emplace_back();
+      own.fingerprint = keyFingerprint("group");
+      own.clientsOwn = true;
+      own.dims[int(Dimension::Requests)].remaining = 3;
+    }
+    GatewayMetrics m;
+    m.countRequest("svc-a", "/openai", 200);
+    const std::string text = m.render(s, 1);
+    SecretRegistry::release("group");
+    SecretRegistry::release("tollgate");
+    const auto e = parseExposition(text);
+    PARSED(e);
+    QVERIFY(!e.named("tollgate_queue_depth").empty());
+    QCOMPARE(e.value("tollgate_queue_depth", {{"group", "openai"}, {"tier", "P2"}}), 3.0);
+    for (const auto& sm : e.named("tollgate_quota_remaining"))
+      QVERIFY2(sm.labels.at("key") != keyFingerprint("group"), "a client's own key is a series");
+  }
+
+  // What the upstream answered, by class, and the retries: the 5xx the engine retried were seen nowhere.
+  void upstreamAnswersByClass() {
+    EngineSnapshot s = twoGroups();
+    s.groups[0].counters.ok = 90;
+    s.groups[0].counters.r5xx = 6;
+    s.groups[0].counters.netErrors = 2;
+    s.groups[0].counters.retries = 8;
+    GatewayMetrics m;
+    const auto e = parseExposition(m.render(s, 0));
+    PARSED(e);
+    QCOMPARE(e.value("tollgate_upstream_responses_total", {{"group", "openai"}, {"class", "2xx"}}), 90.0);
+    QCOMPARE(e.value("tollgate_upstream_responses_total", {{"group", "openai"}, {"class", "5xx"}}), 6.0);
+    QCOMPARE(e.value("tollgate_upstream_responses_total", {{"group", "openai"}, {"class", "network"}}), 2.0);
+    QCOMPARE(e.value("tollgate_upstream_responses_total", {{"group", "openai"}, {"class", "429"}}), 7.0);
+    QCOMPARE(e.value("tollgate_retries_total", {{"group", "openai"}}), 8.0);
   }
 
   void emptySnapshotOnlyGatewayFamilies() {

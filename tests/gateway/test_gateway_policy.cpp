@@ -95,6 +95,9 @@ class TestGatewayPolicy : public QObject {
     qputenv("TOLLGATE_TEST_SHORT_TOKEN", "short");
     QVERIFY(configError({{"routes", {route}}, {"clients", {{{"name", "a"}, {"token_env", "TOLLGATE_TEST_SHORT_TOKEN"}}}}})
                 .contains("at least 16"));
+    // The name of refused requests in metrics and history: a client so named was counted with them.
+    QVERIFY(configError({{"routes", {route}}, {"clients", {{{"name", "anonymous"}, {"token_env", "X"}}}}})
+                .startsWith("/gateway/clients/0/name"));
   }
 
   void routesMatchOnSegmentBoundaries() {
