@@ -75,6 +75,17 @@ std::map<std::string, json> runJob(const QTemporaryDir& dir, const json& config,
   return rowsById(results);
 }
 
+// The getaddrinfo shim preloaded: a name under .slow.test answers after 10 s, and then does not exist. The shim
+// comes before a sanitizer's runtime; a report exits 86, which the tests' exit code checks catch.
+QProcessEnvironment slowDns() {
+  QProcessEnvironment env;
+  env.insert("LD_PRELOAD", TOLLGATE_SLOW_DNS_SHIM);
+  env.insert("TOLLGATE_TEST_DNS_DELAY_S", "10");
+  const QString asan = qEnvironmentVariable("ASAN_OPTIONS");
+  env.insert("ASAN_OPTIONS", asan + (asan.isEmpty() ? "" : ":") + "verify_asan_link_order=0:exitcode=86");
+  return env;
+}
+
 bool run(const QString& program, const QStringList& args) {
   QProcess p;
   p.start(program, args);
@@ -95,12 +106,7 @@ class TestCliNetwork : public QObject {
     QTemporaryDir dir;
     std::string job = line("slow", "slow");
     for (int i = 0; i < 30; ++i) job += line("fast-" + std::to_string(i), "fast");
-    QProcessEnvironment env;
-    env.insert("LD_PRELOAD", TOLLGATE_SLOW_DNS_SHIM);
-    env.insert("TOLLGATE_TEST_DNS_DELAY_S", "10");
-    // The shim comes before a sanitizer's runtime; a report exits 86, which the exit code check below catches.
-    const QString asan = qEnvironmentVariable("ASAN_OPTIONS");
-    env.insert("ASAN_OPTIONS", asan + (asan.isEmpty() ? "" : ":") + "verify_asan_link_order=0:exitcode=86");
+    const QProcessEnvironment env = slowDns();
     QElapsedTimer took;
     took.start();
     // The fast group paced at 10/s: its 30 requests span the slow lookup's 1-s timeout and the 9 s after it.
@@ -130,11 +136,7 @@ class TestCliNetwork : public QObject {
     json config = configOf(json::array({group("shared", "sim")}));
     config["simulator"] = {{"groups", {{"shared", {{"algorithm", "fixed-window"}, {"limit", 0}, {"window_s", 1}}}}}};
     config["shared_quota"] = {{"redis", "redis.slow.test:6379"}, {"timeout_ms", 50}, {"groups", {"shared"}}};
-    QProcessEnvironment env;
-    env.insert("LD_PRELOAD", TOLLGATE_SLOW_DNS_SHIM);
-    env.insert("TOLLGATE_TEST_DNS_DELAY_S", "10");
-    const QString asan = qEnvironmentVariable("ASAN_OPTIONS");
-    env.insert("ASAN_OPTIONS", asan + (asan.isEmpty() ? "" : ":") + "verify_asan_link_order=0:exitcode=86");
+    const QProcessEnvironment env = slowDns();
     QElapsedTimer took;
     took.start();
     QByteArray err;

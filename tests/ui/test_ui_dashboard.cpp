@@ -355,8 +355,8 @@ class TestUiDashboard : public QObject {
              qPrintable(said));
   }
 
-  // A keyboard-only operator: Tab leaves the event table, the Controls dock is tabbed top to bottom, and a chart
-  // reached by Tab reads its values out at a cursor the arrows move.
+  // A keyboard-only operator: Tab leaves the event table, and the Controls dock is tabbed top to bottom (a chart's
+  // readout is in markersAndTooltips).
   void theKeyboardReachesAndReadsEverything() {
     MainWindow w;
     auto* table = w.findChild<QTableView*>(QStringLiteral("eventTable"));
@@ -376,24 +376,6 @@ class TestUiDashboard : public QObject {
     QCOMPARE(nextStop(c->globalPauseButton(Tier::P2)), named("controlGroup"));
     QCOMPARE(nextStop(named("controlGroup")), named("groupConcurrencySlider"));
     QCOMPARE(nextStop(named("globalConcurrency")), named("globalRateCeilingRps"));
-
-    LiveSampleSource source;
-    SyntheticEngine engine(2);
-    fill(source, engine, 400);
-    ChartPanelWidget panel;
-    panel.resize(1200, 800);
-    panel.setRefreshIntervalMs(0);
-    panel.setWindowMs(15 * 60'000);
-    panel.setSource(&source);
-    TimeChartWidget* chart = panel.chart(ChartKind::Throughput);
-    QVERIFY(chart->focusPolicy() & Qt::TabFocus);
-    QCOMPARE(chart->accessibleName(), chartTitle(ChartKind::Throughput));
-    QFocusEvent in(QEvent::FocusIn, Qt::TabFocusReason);
-    QApplication::sendEvent(chart, &in);
-    QCOMPARE(chart->accessibleDescription(), chart->valuesAt(chart->toMs()));
-    QTest::keyClick(chart, Qt::Key_Home);
-    QVERIFY(chart->accessibleDescription() != chart->valuesAt(chart->toMs()));
-    QCOMPARE(chart->accessibleDescription(), chart->valuesAt(chart->fromMs()));
   }
 
   void breakerOpenShowsOnCardAndTimeline() {
@@ -583,6 +565,16 @@ class TestUiDashboard : public QObject {
     QCOMPARE(std::count_if(marks429.begin(), marks429.end(), [](const Marker& m) { return m.lane; }), 2);
     const QString tip = panel.chart(ChartKind::Throughput)->valuesAt(kT0 + 200'000);
     QVERIFY2(tip.contains("2xx") && tip.contains("429") && !tip.contains('\n'), qPrintable(tip));
+    // The same values from the keyboard: a chart reached by Tab reads them out at a cursor the keys move.
+    TimeChartWidget* chart = panel.chart(ChartKind::Throughput);
+    QVERIFY(chart->focusPolicy() & Qt::TabFocus);
+    QCOMPARE(chart->accessibleName(), chartTitle(ChartKind::Throughput));
+    QFocusEvent in(QEvent::FocusIn, Qt::TabFocusReason);
+    QApplication::sendEvent(chart, &in);
+    QCOMPARE(chart->accessibleDescription(), chart->valuesAt(chart->toMs()));
+    QTest::keyClick(chart, Qt::Key_Home);
+    QVERIFY(chart->accessibleDescription() != chart->valuesAt(chart->toMs()));
+    QCOMPARE(chart->accessibleDescription(), chart->valuesAt(chart->fromMs()));
   }
 
   void axisStartsWithTheDataUntilTheWindowIsFull() {
