@@ -477,7 +477,12 @@ void GatewayServer::unpark(Exchange& x) {
 }
 
 void GatewayServer::finishCount(Exchange& x, int status) {
-  if (metrics_) metrics_->countRequest(x.client, x.route ? x.route->prefix : std::string("-"), status);
+  // The gateway's own endpoints by name: scrapes and health checks were counted with the unrouted 404s as "-".
+  const std::string route = x.route                        ? x.route->prefix
+                            : x.own == Exchange::Own::Metrics ? std::string("/metrics")
+                            : x.own == Exchange::Own::Health  ? std::string("/healthz")
+                                                              : std::string("-");
+  if (metrics_) metrics_->countRequest(x.client, route, status);
   std::lock_guard lk(mu_);
   ++byClient_[x.client];
 }
@@ -854,13 +859,18 @@ void GatewayServer::onCompleted(MHD_Connection* c, void** cls, int why) {
   *cls = nullptr;
   auto x = holder->x;
   RequestHandle cancel = 0;
+  bool unanswered = false;
   {
     std::lock_guard lk(x->mu);
     if (x->suspended && x->fd >= 0 && watcher_) watcher_->unwatch(x->fd);
     x->closed = true;
     x->suspended = false;
     if (x->submitted && !x->finished) cancel = x->handle;
+    unanswered = x->submitted && !x->queued;
   }
+  // A client that left before its answer (while queued, or waiting on the upstream) was counted nowhere: 499, as
+  // nginx logs it.
+  if (unanswered) finishCount(*x, 499);
   if (cancel) engine_.cancel(cancel, why == MHD_REQUEST_TERMINATED_COMPLETED_OK
                                          ? "the gateway finished answering"
                                          : "the gateway client disconnected mid-transfer");

@@ -633,6 +633,13 @@ class TestGatewayLoopback : public QObject {
     QCOMPARE(g.simRequests("tight"), std::int64_t(3));
     QCOMPARE(call(g.url("/openai/v1/chat/completions"), "POST", tight, kChat).status, 200L);
     QCOMPARE(g.simRequests("tight"), std::int64_t(4));
+    // Counted, as nginx logs it (it was in no series), and a scrape is counted as one, not as an unrouted "-".
+    QVERIFY(call(g.url("/metrics"), "GET", {}).status == 200);
+    const std::string m = call(g.url("/metrics"), "GET", {}).body;
+    QVERIFY2(m.find(R"(tollgate_gateway_requests_total{client="svc-test",route="/openai",status="499"} 1)") !=
+                 std::string::npos, m.c_str());
+    QVERIFY2(m.find(R"(route="/metrics",status="200"} 1)") != std::string::npos, m.c_str());
+    QVERIFY2(m.find(R"(route="-")") == std::string::npos, m.c_str());
   }
 
   void streamsChunkByChunk() {
