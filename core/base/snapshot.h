@@ -44,6 +44,7 @@ struct GroupCounters {
   std::uint64_t completed = 0;  // requests finished successfully
   std::uint64_t failed = 0;     // requests finished with an error (incl. shed)
   std::uint64_t tokensUsed = 0; // tokens reported by responses (or estimated)
+  std::uint64_t breakerOpens = 0;  // transitions of the breaker to open (from closed or half-open)
 };
 
 // One key of a group, for per-key metrics: named by its fingerprint, never the key.

@@ -760,6 +760,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
                  !ownFault && ((rateLimited && !inFlightLimit) || status >= 500 || status == 0 || transportFailed),
                  now)) {
     const std::string from(breakerStateName(tr->from)), to(breakerStateName(tr->to));
+    if (tr->to == BreakerState::Open) ++g.counters.breakerOpens;
     emit(EventKind::BreakerTransition, tr->to == BreakerState::Open ? Severity::Warn : Severity::Info, g.cfg.name,
          "breaker " + from + " -> " + to,
          {{"from", from}, {"to", to}, {"failure_share", tr->failureShare}, {"calls", tr->calls}}, nowEpoch);

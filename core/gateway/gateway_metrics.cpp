@@ -107,6 +107,9 @@ std::vector<MetricFamily> snapshotFamilies(const EngineSnapshot& s) {
   auto retries = family("tollgate_retries_total", "Attempts that were retries", MetricType::Counter);
   auto tokens = family("tollgate_tokens_used_total", "Tokens the upstream reported used (or estimated)",
                        MetricType::Counter);
+  // The state gauge alone missed a half-open probe that failed between two scrapes (open throughout).
+  auto opens = family("tollgate_breaker_opens_total", "Times the group's breaker opened (from closed or half-open)",
+                      MetricType::Counter);
   auto breaker = family("tollgate_breaker_state",
                         "Circuit breaker of the group: 0 closed, 1 open, 2 half-open (also the state label)",
                         MetricType::Gauge);
@@ -133,6 +136,7 @@ std::vector<MetricFamily> snapshotFamilies(const EngineSnapshot& s) {
     for (const auto& [cls, n] : classes) addCounter(upstream, {{"group", g.group}, {"class", cls}}, n);
     addCounter(retries, {{"group", g.group}}, g.counters.retries);
     addCounter(tokens, {{"group", g.group}}, g.counters.tokensUsed);
+    addCounter(opens, {{"group", g.group}}, g.counters.breakerOpens);
     addSheds(shed, g.group, g.counters);
     addGauge(breaker, {{"group", g.group}, {"state", std::string(breakerStateName(g.breaker))}},
              static_cast<double>(g.breaker));
@@ -156,7 +160,7 @@ std::vector<MetricFamily> snapshotFamilies(const EngineSnapshot& s) {
 
   std::vector<MetricFamily> out;
   for (auto* f : {&remaining, &limit, &queue, &inFlight, &concurrency, &ceiling, &r429, &shed, &upstream, &retries,
-                  &tokens, &breaker, &sharedMode, &sharedLive, &redisCalls})
+                  &tokens, &opens, &breaker, &sharedMode, &sharedLive, &redisCalls})
     if (!f->metric.empty()) out.push_back(std::move(*f));  // a family with no series says nothing
   return out;
 }

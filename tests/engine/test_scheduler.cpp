@@ -404,6 +404,7 @@ class TestScheduler : public QObject {
     h.failTwice(t0);
     QCOMPARE(h.group(t0).breaker, BreakerState::Open);
     QCOMPARE(h.count(EventKind::BreakerTransition), 1);
+    QCOMPARE(h.group(t0).counters.breakerOpens, std::uint64_t(1));
     h.admit("c");
     QCOMPARE(h.dispatch(t0 + 1s), 0);
     QVERIFY(h.group(t0 + 1s).waitReason.find("breaker open until") == 0);
@@ -414,6 +415,7 @@ class TestScheduler : public QObject {
     h.respond(200, {}, t0 + 5s);
     QCOMPARE(h.group(t0 + 5s).breaker, BreakerState::Closed);
     QCOMPARE(h.count(EventKind::BreakerTransition), 3);
+    QCOMPARE(h.group(t0 + 5s).counters.breakerOpens, std::uint64_t(1));  // closing is not an opening
   }
 
   // A refusal whose headers show the quota at zero, or short of the request's cost, is the quota's (the key

@@ -262,7 +262,7 @@ class TestGatewayMetrics : public QObject {
         {"tollgate_concurrency_limit", "gauge"},   {"tollgate_concurrency_ceiling", "gauge"},
         {"tollgate_rate_limited_total", "counter"}, {"tollgate_shed_total", "counter"},
         {"tollgate_upstream_responses_total", "counter"}, {"tollgate_retries_total", "counter"},
-        {"tollgate_tokens_used_total", "counter"},
+        {"tollgate_tokens_used_total", "counter"}, {"tollgate_breaker_opens_total", "counter"},
         {"tollgate_breaker_state", "gauge"},       {"tollgate_gateway_requests_total", "counter"},
         {"tollgate_wait_seconds", "histogram"},    {"tollgate_gateway_open_connections", "gauge"}};
     QCOMPARE(e.type, expected);
@@ -389,6 +389,7 @@ class TestGatewayMetrics : public QObject {
     s.groups[0].counters.r5xx = 6;
     s.groups[0].counters.netErrors = 2;
     s.groups[0].counters.retries = 8;
+    s.groups[0].counters.breakerOpens = 2;
     GatewayMetrics m;
     const auto e = parseExposition(m.render(s, 0));
     PARSED(e);
@@ -397,6 +398,7 @@ class TestGatewayMetrics : public QObject {
     QCOMPARE(e.value("tollgate_upstream_responses_total", {{"group", "openai"}, {"class", "network"}}), 2.0);
     QCOMPARE(e.value("tollgate_upstream_responses_total", {{"group", "openai"}, {"class", "429"}}), 7.0);
     QCOMPARE(e.value("tollgate_retries_total", {{"group", "openai"}}), 8.0);
+    QCOMPARE(e.value("tollgate_breaker_opens_total", {{"group", "openai"}}), 2.0);
   }
 
   void emptySnapshotOnlyGatewayFamilies() {
