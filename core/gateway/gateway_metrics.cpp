@@ -174,6 +174,11 @@ struct GatewayMetrics::Impl {
           .Name("tollgate_gateway_requests_total")
           .Help("Requests the gateway answered, per configured client, route prefix and HTTP status")
           .Register(registry);
+  prometheus::Family<prometheus::Histogram>& upstream =
+      prometheus::BuildHistogram()
+          .Name("tollgate_upstream_seconds")
+          .Help("Time the upstream took for a gateway request's last attempt (its transfer)")
+          .Register(registry);
   prometheus::Family<prometheus::Histogram>& wait =
       prometheus::BuildHistogram()
           .Name("tollgate_wait_seconds")
@@ -193,6 +198,13 @@ void GatewayMetrics::observeWait(const std::string& group, Tier tier, double sec
   const double v = std::isnan(seconds) ? 0.0 : std::clamp(seconds, 0.0, kMaxDurationS);
   static const prometheus::Histogram::BucketBoundaries kBounds(std::begin(kWaitBuckets), std::end(kWaitBuckets));
   impl_->wait.Add({{"group", group}, {"tier", std::string(tierName(tier))}}, kBounds).Observe(v);
+}
+
+void GatewayMetrics::observeUpstream(const std::string& group, double seconds) {
+  const double v = std::isnan(seconds) ? 0.0 : std::clamp(seconds, 0.0, kMaxDurationS);
+  static const prometheus::Histogram::BucketBoundaries kBounds(std::begin(kUpstreamBuckets),
+                                                               std::end(kUpstreamBuckets));
+  impl_->upstream.Add({{"group", group}}, kBounds).Observe(v);
 }
 
 std::string GatewayMetrics::render(const EngineSnapshot& s, int openConnections) const {

@@ -31,6 +31,10 @@ class GatewayMetrics {
   // NaN or negative seconds count as 0. Thread-safe.
   void observeWait(const std::string& group, Tier tier, double seconds);
 
+  // The upstream's time for a request's last attempt (its transfer), per group: latency in seconds, for alerts
+  // on a slow upstream. NaN or negative count as 0. Thread-safe.
+  void observeUpstream(const std::string& group, double seconds);
+
   // The whole /metrics body in Prometheus text format 0.0.4, from the engine's latest snapshot plus the
   // above. Unknown values (a quota the server never reported) are left out rather than written as NaN.
   // Thread-safe.
@@ -43,6 +47,8 @@ class GatewayMetrics {
   // every wait over 60 s fell in +Inf, so "p95 wait over 5 min" could not be asked.
   static constexpr double kWaitBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,   2.5,
                                             5,     10,   30,    60,   120, 300,  600, 1800, 3600};
+  // The upstream time histogram's upper bounds in seconds: an LLM call takes from 0.1 s to minutes.
+  static constexpr double kUpstreamBuckets[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600};
 
  private:
   struct Impl;  // the prometheus-cpp registry and the gateway's own families

@@ -736,7 +736,10 @@ int GatewayServer::submit(MHD_Connection* c, const std::shared_ptr<Exchange>& x)
   const RequestHandle h = engine_.submit(std::move(r), [this, weak](const Result& res) {
     auto x = weak.lock();
     if (!x) return;
-    if (metrics_) metrics_->observeWait(x->group, x->tier, res.waitMs / 1000.0);
+    if (metrics_) {
+      metrics_->observeWait(x->group, x->tier, res.waitMs / 1000.0);
+      if (res.attempts > 0) metrics_->observeUpstream(x->group, res.latencyMs / 1000.0);  // it was sent
+    }
     std::lock_guard lk(x->mu);
     x->finished = true;
     if (x->headReady && x->relay) {  // relayed: end the stream (an error after the head truncates it)

@@ -254,6 +254,7 @@ class TestGatewayMetrics : public QObject {
     GatewayMetrics m;
     m.countRequest("svc-a", "/openai", 200);
     m.observeWait("openai", Tier::P1, 0.2);
+    m.observeUpstream("openai", 1.5);
     const auto e = parseExposition(m.render(twoGroups(), 0));
     PARSED(e);
     const std::map<std::string, std::string> expected{
@@ -264,7 +265,7 @@ class TestGatewayMetrics : public QObject {
         {"tollgate_upstream_responses_total", "counter"}, {"tollgate_retries_total", "counter"},
         {"tollgate_tokens_used_total", "counter"}, {"tollgate_breaker_opens_total", "counter"},
         {"tollgate_breaker_state", "gauge"},       {"tollgate_gateway_requests_total", "counter"},
-        {"tollgate_wait_seconds", "histogram"},    {"tollgate_gateway_open_connections", "gauge"}};
+        {"tollgate_wait_seconds", "histogram"},    {"tollgate_upstream_seconds", "histogram"},    {"tollgate_gateway_open_connections", "gauge"}};
     QCOMPARE(e.type, expected);
     for (const auto& [name, type] : expected) {
       QVERIFY2(e.help.count(name) && !e.help.at(name).empty(), name.c_str());
@@ -320,6 +321,15 @@ class TestGatewayMetrics : public QObject {
     // A wait of minutes is a bucket of its own (all of them fell in +Inf past 60 s).
     QCOMPARE(e.value("tollgate_wait_seconds_bucket", {{"group", "openai"}, {"tier", "P1"}, {"le", "60"}}), 0.0);
     QCOMPARE(e.value("tollgate_wait_seconds_bucket", {{"group", "openai"}, {"tier", "P1"}, {"le", "120"}}), 1.0);
+    // The upstream's own time, by group: a 45-s LLM answer is in the 60-s bucket, not only in +Inf.
+    m.observeUpstream("openai", 45);
+    m.observeUpstream("openai", 0.3);
+    const auto u = parseExposition(m.render(EngineSnapshot{}, 0));
+    PARSED(u);
+    QCOMPARE(u.value("tollgate_upstream_seconds_bucket", {{"group", "openai"}, {"le", "0.5"}}), 1.0);
+    QCOMPARE(u.value("tollgate_upstream_seconds_bucket", {{"group", "openai"}, {"le", "30"}}), 1.0);
+    QCOMPARE(u.value("tollgate_upstream_seconds_bucket", {{"group", "openai"}, {"le", "60"}}), 2.0);
+    QCOMPARE(u.value("tollgate_upstream_seconds_count", {{"group", "openai"}}), 2.0);
   }
 
   void labelValuesAreEscaped() {
