@@ -36,6 +36,9 @@ struct RetryConfig {
   double maxBackoffS = 10;
   double maxServerWaitS = 120;  // cap on any server-directed wait; beyond it: QuotaExhausted
   double default429WaitS = 1;   // a bare 429 (no headers) waits this, doubled per consecutive 429
+  // A 2xx whose body broke off (a reset, a timeout mid-body) of a POST or PATCH is sent again only with an
+  // Idempotency-Key header, or when this is set: the upstream may have done the work and charged for it.
+  bool resendBrokenAnswers = false;
 };
 
 struct TierConfig {

@@ -213,6 +213,7 @@ TollgateConfig ConfigLoader::fromJson(const nlohmann::json& j, const std::string
     rc.maxBackoffS = rr.number("max_backoff_s", rc.maxBackoffS, 0.001, 3600);
     rc.maxServerWaitS = rr.number("max_server_wait_s", rc.maxServerWaitS, 0, 7 * 86400.0);
     rc.default429WaitS = rr.number("default_429_wait_s", rc.default429WaitS, 0.001, 600);
+    rc.resendBrokenAnswers = rr.boolean("resend_broken_answers", rc.resendBrokenAnswers);
     rr.finish();
   }
   const auto* groups = r.child("groups");

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <strings.h>
+#include <utility>
 
 namespace tg {
 namespace {
@@ -414,7 +415,7 @@ Response CurlTransport::finish(CURL* easy, CURLcode rc) {
     if (rc == CURLE_OUT_OF_MEMORY)
       r.errorText = "response head too large (a header line over libcurl's 100 KB limit), or out of memory: " +
                     r.errorText;
-    if (!t->committed) r.status = 0;  // committed: the head already went out with its status
+    if (!t->committed) r.headStatus = std::exchange(r.status, 0);  // committed: the head went out with its status
   } else if (!t->sink && r.status >= 300 && r.status < 400 && r.status != 304) {
     // A redirect is not followed (the key would go with it to wherever it points), and it is not the answer
     // asked for: a job counted it a success (an http:// base_url that the provider moves to https:// made every

@@ -42,6 +42,9 @@ struct SendError {
 struct Response {
   Ticket ticket = 0;
   int status = 0;                // 0 when no response arrived (network error, timeout, refused resend)
+  // Not committed, failed after its head had come (a reset or a timeout mid-body): that head's status. The
+  // upstream answered, so it may have done the work: the scheduler resends only what may be done twice.
+  int headStatus = 0;
   ErrorKind error = ErrorKind::None;
   // A failure that is the request's own, not the upstream's (too large, malformed URL): no retry, and no
   // mark against the upstream.

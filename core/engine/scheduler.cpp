@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <strings.h>
 #include <tuple>
 
 namespace tg {
@@ -50,6 +51,21 @@ void logSuppressed(GroupState::ErrorLog& l, const std::string& scope, TimePoint 
   logError(scope, "+" + std::to_string(l.suppressed) + " similar errors (" + l.what + ") suppressed");
   l.suppressed = 0;
   l.last = now;
+}
+
+// Whether sending a request again is harmless after the upstream answered 2xx and the body broke off: a method
+// whose repetition has the effect of one (RFC 9110 9.2.2), or a POST/PATCH the caller made so with an
+// Idempotency-Key (Stripe's and OpenAI's header, the IETF draft's), or the operator's say-so.
+bool resendableAfterAnswer(const Request& req, const GroupConfig& g, const RetryConfig& retry) {
+  if (retry.resendBrokenAnswers) return true;
+  for (const char* m : {"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"})
+    if (strcasecmp(req.method.c_str(), m) == 0) return true;
+  const auto keyed = [](const auto& headers) {
+    for (const auto& [name, value] : headers)
+      if (strcasecmp(name.c_str(), "idempotency-key") == 0 && !value.empty()) return true;
+    return false;
+  };
+  return keyed(req.headers) || keyed(g.headers);
 }
 
 }  // namespace
@@ -805,11 +821,19 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   else p->last.headers.clear();  // this attempt got no response: an earlier one's head is not the answer
 
   const double serverWaitS = rateLimited && verdict.kind == QuotaVerdict::Kind::Throttled ? verdict.waitS : -1;
-  // Relayed bytes may have reached the client, and a sink's abort is the caller's: neither is sent again.
-  const bool final = permanent || r.committed || kind == ErrorKind::Cancelled;
+  // Relayed bytes may have reached the client, and a sink's abort is the caller's: neither is sent again. Nor is
+  // a POST whose 2xx broke off: the upstream did the work (an LLM API charged for it) and would do it twice.
+  const bool brokenAnswer = transportFailed && !r.committed && r.headStatus >= 200 && r.headStatus < 300 &&
+                            !resendableAfterAnswer(p->req, g.cfg, cfg_.retry);
+  const bool final = permanent || r.committed || kind == ErrorKind::Cancelled || brokenAnswer;
   const RetryDecision d =
       final ? RetryDecision{kind == ErrorKind::None ? RetryAction::Done : RetryAction::Fail, 0,
-                            r.committed ? "not retried: the answer had begun" : "not retried"}
+                            r.committed    ? "not retried: the answer had begun"
+                            : brokenAnswer ? "the upstream answered HTTP " + std::to_string(r.headStatus) +
+                                                 " and its body broke off; not sent again, since the upstream may "
+                                                 "have done the work (and charged for it): an Idempotency-Key "
+                                                 "header or retry.resend_broken_answers allows it"
+                                           : "not retried"}
             : retry_.decide(p->attempts, status, kind, rateLimited, exhausted, budget_, serverWaitS);
   switch (d.action) {
     case RetryAction::Done:

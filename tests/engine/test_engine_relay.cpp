@@ -393,6 +393,64 @@ class TestEngineRelay : public QObject {
     QCOMPARE(server.count(), 1);
   }
 
+  // Buffered (no sink), a 2xx that breaks off is not sent again where a repeat would do the work twice: the
+  // upstream answered, so it did the work (an LLM API charged for it). A method that may be repeated, a POST
+  // with an Idempotency-Key, or the operator's retry.resend_broken_answers is sent again, and the second answer
+  // is the result. A 5xx that breaks off is retried as ever: the upstream did not do the work.
+  void brokenAnswerIsResentOnlyWhereHarmless_data() {
+    QTest::addColumn<QString>("method");
+    QTest::addColumn<int>("status");
+    QTest::addColumn<bool>("idempotencyKey");
+    QTest::addColumn<bool>("configured");
+    QTest::addColumn<bool>("resent");
+    QTest::newRow("POST 200") << "POST" << 200 << false << false << false;
+    QTest::newRow("PATCH 201") << "PATCH" << 201 << false << false << false;
+    QTest::newRow("GET 200") << "GET" << 200 << false << false << true;
+    QTest::newRow("PUT 200") << "PUT" << 200 << false << false << true;
+    QTest::newRow("POST 200 with Idempotency-Key") << "POST" << 200 << true << false << true;
+    QTest::newRow("POST 200, resend_broken_answers") << "POST" << 200 << false << true << true;
+    QTest::newRow("POST 502") << "POST" << 502 << false << false << true;
+  }
+  void brokenAnswerIsResentOnlyWhereHarmless() {
+    QFETCH(QString, method);
+    QFETCH(int, status);
+    QFETCH(bool, idempotencyKey);
+    QFETCH(bool, configured);
+    QFETCH(bool, resent);
+    std::atomic<int> calls{0};
+    RawHttpServer server([&](const std::string&, int) {
+      if (calls++ > 0) return RawHttpServer::status(200, {}, R"({"second":true})");
+      return RawHttpServer::raw("HTTP/1.1 " + std::to_string(status) +
+                                " X\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n{\"partial");
+    });
+    EngineConfig c = configFor(server.url());
+    c.retry.resendBrokenAnswers = configured;
+    Engine e(c);
+    e.start();
+    Results res;
+    Request r = request("broken");
+    r.method = method.toStdString();
+    if (idempotencyKey) r.headers.emplace_back("Idempotency-Key", "row-17");
+    e.submit(std::move(r), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 10000);
+    std::this_thread::sleep_for(300ms);  // past the retry backoff it would have had
+    e.stop();
+    const Result out = res.byId("broken");
+    if (resent) {
+      QCOMPARE(server.count(), 2);
+      QVERIFY2(out.error == ErrorKind::None && out.status == 200 && out.attempts == 2 &&
+                   out.body == R"({"second":true})",
+               describe(out));
+    } else {
+      QCOMPARE(server.count(), 1);
+      QVERIFY2(out.error == ErrorKind::Network && out.status == 0 && out.attempts == 1 && !out.retryUseless &&
+                   out.errorMessage.find("answered HTTP " + std::to_string(status) + " and its body broke off") !=
+                       std::string::npos &&
+                   out.errorMessage.find("Idempotency-Key") != std::string::npos,
+               describe(out));
+    }
+  }
+
   // A caller's cancel reaches a transfer its sink paused: one answer, and the connection closes.
   void cancelWhilePaused() {
     RawHttpServer server([](const std::string&, int) {
