@@ -108,6 +108,20 @@ GatewayConfig loadGatewayConfig(const nlohmann::json& j, const EngineConfig& eng
       c.clients.push_back(std::move(client));
     }
   }
+  if (const auto* m = r.child("metrics_token_env")) {
+    if (!m->is_string() || m->get<std::string>().empty())
+      r.fail("metrics_token_env", "expected the name of an environment variable holding the /metrics token");
+    c.metricsTokenEnv = m->get<std::string>();
+    const char* v = std::getenv(c.metricsTokenEnv.c_str());
+    if (!v || !*v)
+      r.fail("metrics_token_env",
+             "environment variable " + c.metricsTokenEnv + " is not set (it holds the token /metrics asks for)");
+    c.metricsToken = v;
+    if (c.metricsToken.size() < 16 || hasControlBytes(c.metricsToken))
+      r.fail("metrics_token_env", "expected a token of at least 16 characters, without control characters, in " +
+                                      c.metricsTokenEnv);
+    SecretRegistry::add(c.metricsToken);
+  }
   if (c.clients.empty() && !isLoopbackHost(c.listenHost))
     r.fail("clients", "expected at least one client with a token: a gateway beyond loopback must not be open to anyone");
 

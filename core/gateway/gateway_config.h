@@ -52,6 +52,10 @@ struct GatewayConfig {
   int requestHeadTimeoutS = 30;     // a request head must be whole this long after its request line
   int requestBodyTimeoutS = 120;    // a request body must be whole this long after its head
   std::vector<ClientConfig> clients;  // empty: no token asked (allowed only on loopback)
+  // /metrics asks for "Authorization: Bearer <this>" when set (from the environment variable metricsTokenEnv,
+  // held only in memory like the clients' tokens); /healthz stays open, for load balancers.
+  std::string metricsTokenEnv;
+  std::string metricsToken;
   std::vector<RouteConfig> routes;
 };
 
@@ -59,7 +63,7 @@ struct GatewayConfig {
 // groups must exist. Tokens are read from their environment variables here; a missing one is an error.
 // {"listen": "127.0.0.1:8088", "allow_non_loopback": false, "max_body_bytes": 33554432,
 //  "max_connections": 4096, "idle_timeout_s": 120, "request_head_timeout_s": 30, "request_body_timeout_s": 120,
-//  "clients": [{"name": "svc-a", "token_env": "TOLLGATE_TOKEN_SVC_A"}],
+//  "clients": [{"name": "svc-a", "token_env": "TOLLGATE_TOKEN_SVC_A"}], "metrics_token_env": "TOLLGATE_METRICS_TOKEN",
 //  "routes": [{"prefix": "/openai", "group": "openai", "groups": ["openai", "openai-batch"],
 //              "default_tier": "P1", "dialect": "openai" | "anthropic" | "generic",
 //              "auth": "tollgate" | "pass_through"}]}

@@ -376,6 +376,10 @@ void GatewayServer::start() {
   port_ = info ? info->port : cfg_.port;
   stopping_ = false;
   logInfo("gateway", "listening on http://" + listenAddress() + " (" + std::to_string(cfg_.routes.size()) + " routes)");
+  if (metrics_ && cfg_.metricsToken.empty() && !isLoopbackHost(cfg_.listenHost))
+    logWarn("gateway", "/metrics on " + listenAddress() +
+                           " asks for no token: whoever reaches it reads the groups, clients and counts "
+                           "(gateway.metrics_token_env sets one)");
 }
 
 void GatewayServer::stop(double drainS) {
@@ -597,6 +601,14 @@ int GatewayServer::onRequest(MHD_Connection* c, const char* method, const char* 
     const bool health = x->path == "/healthz", metrics = x->path == "/metrics" && metrics_;
     if ((health || metrics) && get) {
       x->own = health ? Exchange::Own::Health : Exchange::Own::Metrics;
+      if (metrics && !metricsScrapeAllowed(cfg_.metricsToken, x->headers)) {
+        Answer a = errorAnswer(401, "tollgate_unauthorized",
+                               "tollgate: /metrics needs the metrics token (Authorization: Bearer <token>, "
+                               "gateway.metrics_token_env)",
+                               Dialect::OpenAI);
+        a.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"tollgate metrics\"");
+        return answerNow(c, *x, 401, a.headers, a.body);
+      }
       return true;
     }
     const RouteMatch m = routes_.match(x->path);

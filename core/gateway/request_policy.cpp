@@ -136,6 +136,16 @@ std::string_view shownCredential(const HeaderList& headers) {
   return shown;
 }
 
+bool metricsScrapeAllowed(const std::string& token, const HeaderList& headers) {
+  if (token.empty()) return true;
+  const auto* a = findHeader(headers, "authorization");
+  std::string_view v = a ? std::string_view(*a) : std::string_view();
+  if (!startsWithIgnoreCase(v, "bearer ")) return false;
+  v.remove_prefix(7);
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  return constantTimeEquals(v, token);
+}
+
 const ClientConfig* authenticate(const std::vector<ClientConfig>& clients, const HeaderList& headers,
                                  bool passThrough) {
   std::string_view shown;

@@ -42,6 +42,10 @@ std::string_view shownCredential(const HeaderList& headers);
 // difference is; null when none matches. On `auth: tollgate` routes the token is the shown credential; on
 // pass-through routes that is the client's own provider key, so the token goes in X-Tollgate-Token
 // (`passThrough`).
+// Whether the scraper showed the metrics token ("Authorization: Bearer T", as Prometheus's `authorization`
+// sends it), compared in constant time. An empty `token` (none configured) lets every scrape in.
+bool metricsScrapeAllowed(const std::string& token, const HeaderList& headers);
+
 const ClientConfig* authenticate(const std::vector<ClientConfig>& clients, const HeaderList& headers,
                                  bool passThrough = false);
 

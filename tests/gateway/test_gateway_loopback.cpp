@@ -437,6 +437,30 @@ class TestGatewayLoopback : public QObject {
     QVERIFY(m.body.find(kToken) == std::string::npos);
   }
 
+  // With gateway.metrics_token_env, /metrics answers only a scrape showing that token (401 otherwise, a client's
+  // gateway token included), and the token is in no answer; /healthz stays open for load balancers.
+  void metricsTokenGuardsTheScrape() {
+    qputenv("TOLLGATE_TEST_METRICS_TOKEN", "metrics-token-0123456789");
+    nlohmann::json cfg = engineConfig();
+    cfg["gateway"]["metrics_token_env"] = "TOLLGATE_TEST_METRICS_TOKEN";
+    GatewayUnderTest g(simConfig(), cfg);
+    QCOMPARE(call(g.url("/openai/v1/chat/completions"), "POST", kAuth, kChat).status, 200L);
+    Reply none = call(g.url("/metrics"), "GET", {});
+    QCOMPARE(none.status, 401L);
+    QVERIFY2(none.header("www-authenticate") && none.header("www-authenticate")->find("Bearer") == 0, none.body.c_str());
+    QVERIFY2(none.body.find("metrics_token_env") != std::string::npos, none.body.c_str());
+    QCOMPARE(call(g.url("/metrics"), "GET", {std::string("Authorization: Bearer ") + kToken}).status, 401L);
+    QCOMPARE(call(g.url("/metrics"), "GET", {"Authorization: Bearer metrics-token-012345678"}).status, 401L);
+    QCOMPARE(call(g.url("/metrics"), "GET", {"x-api-key: metrics-token-0123456789"}).status, 401L);
+    QCOMPARE(call(g.url("/healthz"), "GET", {}).status, 200L);
+    Reply m = call(g.url("/metrics"), "GET", {"Authorization: Bearer metrics-token-0123456789"});
+    QCOMPARE(m.status, 200L);
+    QVERIFY2(m.body.find(R"(tollgate_gateway_requests_total{client="svc-test",route="/openai",status="200"} 1)") !=
+                 std::string::npos, m.body.c_str());
+    QVERIFY2(m.body.find(R"(route="/metrics",status="401"} 4)") != std::string::npos, m.body.c_str());
+    QVERIFY(m.body.find("metrics-token-0123456789") == std::string::npos);
+  }
+
   // An upstream that echoes the key it was sent (in a header, an error body, a 200 body, a stream cut mid-key)
   // never hands it to the gateway's client: the gateway adds the group's key so that services never hold it.
   void anEchoedKeyNeverReachesTheClient() {

@@ -98,6 +98,11 @@ class TestGatewayPolicy : public QObject {
     // The name of refused requests in metrics and history: a client so named was counted with them.
     QVERIFY(configError({{"routes", {route}}, {"clients", {{{"name", "anonymous"}, {"token_env", "X"}}}}})
                 .startsWith("/gateway/clients/0/name"));
+    QVERIFY(configError({{"routes", {route}}, {"metrics_token_env", "TOLLGATE_TEST_UNSET_X"}})
+                .contains("TOLLGATE_TEST_UNSET_X is not set"));
+    QVERIFY(configError({{"routes", {route}}, {"metrics_token_env", "TOLLGATE_TEST_SHORT_TOKEN"}})
+                .startsWith("/gateway/metrics_token_env"));
+    QVERIFY(configError({{"routes", {route}}, {"metrics_token_env", ""}}).startsWith("/gateway/metrics_token_env"));
   }
 
   void routesMatchOnSegmentBoundaries() {
