@@ -224,7 +224,13 @@ QString engineEventText(const Event& e) {
       const int groups = int(numberAt(d, "groups", 0));
       return QCoreApplication::translate("DisplayText", "Engine started (%n group(s))", nullptr, groups);
     }
-    case EventKind::EngineStop: return QCoreApplication::translate("DisplayText", "Engine stopped");
+    case EventKind::EngineStop:
+      if (const auto u = d.find("unclean"); u != d.end() && u->is_boolean() && u->get<bool>())
+        return QCoreApplication::translate("DisplayText",
+                                           "Tollgate (pid %1) ended without stopping: killed, crashed or the machine "
+                                           "went down; recorded until here")
+            .arg(jsonText(d.value("pid", nlohmann::json(0))));
+      return QCoreApplication::translate("DisplayText", "Engine stopped");
     case EventKind::Burst429Start: {
       const std::string cls = stringAt(d, "classification");
       if (cls.empty()) return {};

@@ -2,7 +2,11 @@
 
 #include "json_text.h"
 
+#include <unistd.h>
+
 #include <charconv>
+#include <fstream>
+#include <iterator>
 #include <string_view>
 
 namespace tg::history {
@@ -24,6 +28,81 @@ void writeMetaMs(sql::Db& db, const char* key, EpochMs value) {
   sql::Stmt m(db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)");
   m.bind(1, std::string_view(key)).bind(2, std::to_string(value));
   m.run();
+}
+
+namespace {
+
+std::string firstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// Field 22 of /proc/PID/stat, the process's start in clock ticks since boot: a pid reused by another process
+// has another start. Empty when there is no such process.
+std::string processStart(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto at = stat.rfind(')');  // the command name may hold spaces and parentheses
+  if (at == std::string::npos) return {};
+  for (int field = 2; field < 22 && at != std::string::npos; ++field) at = stat.find(' ', at + 1);
+  if (at == std::string::npos) return {};
+  const auto end = stat.find(' ', at + 1);
+  return stat.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+}
+
+// "pid:[4026531836]" -> "4026531836"
+std::string pidNamespace() {
+  char buf[64] = {};
+  const ssize_t n = ::readlink("/proc/self/ns/pid", buf, sizeof buf - 1);
+  const std::string link(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+  const auto open = link.find('['), close = link.find(']');
+  return open == std::string::npos || close == std::string::npos ? "-" : link.substr(open + 1, close - open - 1);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::size_t from = 0;
+  for (auto at = s.find(sep); at != std::string::npos; at = s.find(sep, from)) {
+    parts.push_back(s.substr(from, at - from));
+    from = at + 1;
+  }
+  parts.push_back(s.substr(from));
+  return parts;
+}
+
+constexpr EpochMs kForeignSilenceMs = 3'600'000;
+
+}  // namespace
+
+std::string ownWriterKey() {
+  const std::string pid = std::to_string(::getpid());
+  const std::string boot = firstLine("/proc/sys/kernel/random/boot_id");
+  return "writer/" + (boot.empty() ? "-" : boot) + "/" + pidNamespace() + "/" + pid + "/" + processStart(pid);
+}
+
+std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, EpochMs nowMs) {
+  const std::vector<std::string> own = split(ownKey, '/');
+  std::vector<EndedWriter> ended;
+  if (own.size() != 5 || own[4].empty()) return ended;  // no /proc here: nothing can be judged
+  sql::Stmt rows(db, "SELECT key, value FROM meta WHERE key >= 'writer/' AND key < 'writer0'");
+  while (rows.step()) {
+    EndedWriter w;
+    w.key = rows.text(0);
+    if (w.key == ownKey) continue;
+    const std::string value = rows.text(1);
+    std::from_chars(value.data(), value.data() + value.size(), w.lastWriteMs);  // 0 when unreadable
+    const std::vector<std::string> k = split(w.key, '/');
+    if (k.size() != 5) continue;  // not a row this code wrote: not ours to judge
+    std::from_chars(k[3].data(), k[3].data() + k[3].size(), w.pid);
+    bool gone = false;
+    if (k[1] != own[1]) gone = true;  // an earlier boot (or another machine, which WAL cannot share a file with)
+    else if (k[2] != own[2]) gone = nowMs - w.lastWriteMs > kForeignSilenceMs;  // its pids are not ours to look up
+    else gone = k[4].empty() || processStart(k[3]) != k[4];
+    if (gone) ended.push_back(std::move(w));
+  }
+  return ended;
 }
 
 }  // namespace tg::history

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tg::history {
 
@@ -19,5 +20,21 @@ inline constexpr const char* kMeta10sFrom = "tier_10s_from";                 // 
 std::optional<EpochMs> readMetaMs(sql::Db& db, const char* key, const std::string& path);
 // Inserts or replaces `key`; call inside the caller's transaction.
 void writeMetaMs(sql::Db& db, const char* key, EpochMs value);
+
+// Each writing process keeps a row in meta while it writes: key "writer/<boot id>/<pid namespace>/<pid>/<start
+// time>", value the epoch ms of its last committed write. A clean close removes it; a row left behind is a
+// process that was killed or crashed, or a machine that went down, which nothing else in the file can tell from
+// a process still writing beside this one.
+std::string ownWriterKey();
+
+struct EndedWriter {
+  std::string key;
+  std::int64_t pid = 0;
+  EpochMs lastWriteMs = 0;
+};
+// The writers meta lists, other than this process, that cannot be running: on this boot of this machine (WAL
+// shares the file only within one machine) under this process's pid namespace, a pid that is gone or now another
+// process's; one of an earlier boot; and one of another pid namespace (a container) silent for over an hour.
+std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, EpochMs nowMs);
 
 }  // namespace tg::history

@@ -1,5 +1,6 @@
 #include "history_writer.h"
 
+#include "history_meta.h"
 #include "history_schema.h"
 #include "json_text.h"
 #include "log.h"
@@ -109,6 +110,7 @@ void HistoryWriter::open() {
   rollups_.open(db_, path_);
   incidents_.emplace(db_, path_, opts_.incidents, opts_.retainMs);
   for (const auto& [id, name] : history::loadGroups(db_)) groupIds_[name] = id;
+  markWriters();
   st_.schemaVersion = history::kSchemaVersion;
   thread_ = std::thread([this] { run(); });
 }
@@ -120,6 +122,16 @@ HistoryWriter::~HistoryWriter() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (!writerKey_.empty()) {  // a clean close: no row says this process ended without one
+    try {
+      sql::Stmt done(db_, "DELETE FROM meta WHERE key = ?1");
+      done.bind(1, std::string_view(writerKey_));
+      done.run();
+    } catch (const sql::Error& e) {
+      logWarn("history", path_ + ": could not mark this run's clean close (" + e.what() +
+                             "); the next start will say it ended without stopping");
+    }
+  }
   // Statements first, then the connection; closing the last connection checkpoints and removes the WAL.
   insSample_ = {};
   insEvent_ = {};
@@ -350,6 +362,7 @@ bool HistoryWriter::writeBatch() {
     insertSamples(added);
     for (const auto& e : pendEvents_) insertEvent(e);
     requests_.write([&](const std::string& g) { return groupId(g, added); });
+    if (!writerKey_.empty()) history::writeMetaMs(db_, writerKey_.c_str(), opts_.now());  // still writing
     if (gap.rows > 0) {
       std::string reason;
       {
@@ -385,6 +398,36 @@ bool HistoryWriter::writeBatch() {
   pendSamples_.clear();  // outside the lock: appenders never wait for the destructors
   pendEvents_.clear();
   return true;
+}
+
+void HistoryWriter::markWriters() {
+  writerKey_ = history::ownWriterKey();  // kept even if this pass fails: the next write adds the row
+  const EpochMs now = opts_.now();
+  std::vector<std::string> said;
+  try {
+    sql::SqliteTransaction tx(db_);
+    for (const auto& w : history::endedWriters(db_, writerKey_, now)) {
+      Event e;
+      e.tsMs = w.lastWriteMs > 0 ? w.lastWriteMs : now;
+      e.kind = EventKind::EngineStop;
+      e.severity = Severity::Warn;
+      e.message = "tollgate (pid " + std::to_string(w.pid) +
+                  ") ended without stopping: killed, crashed or the machine went down; history holds what it wrote "
+                  "until here (what it held for the next write, about a second, is lost)";
+      e.detail = {{"unclean", true}, {"pid", w.pid}, {"last_write_ms", w.lastWriteMs}};
+      insertEvent(e);
+      sql::Stmt gone(db_, "DELETE FROM meta WHERE key = ?1");
+      gone.bind(1, std::string_view(w.key));
+      gone.run();
+      said.push_back(e.message);
+    }
+    history::writeMetaMs(db_, writerKey_.c_str(), now);
+    tx.commit();
+  } catch (const sql::Error& e) {  // a full disk: the writer holds rows and retries, as for any write
+    logWarn("history", path_ + ": could not look for runs that ended without stopping: " + e.what());
+    return;
+  }
+  for (const auto& m : said) logWarn("history", path_ + ": " + m);
 }
 
 void HistoryWriter::setMaxBytes(std::uint64_t bytes) {

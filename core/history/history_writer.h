@@ -86,6 +86,8 @@ class HistoryWriter {
   bool retention(EpochMs nowMs, bool periodic = false);
   bool detect();
   void setMaxBytes(std::uint64_t bytes);
+  // At open: an EngineStop for every writer the file lists that ended without closing, and this one's own row.
+  void markWriters();
 
   const std::string path_;
   const HistoryOptions opts_;
@@ -119,6 +121,7 @@ class HistoryWriter {
   bool retentionSkipSaid_ = false;
   std::optional<IncidentRecorder> incidents_;
   std::int64_t pageSize_ = 4096;
+  std::string writerKey_;  // this process's row in meta while it writes (history_meta.h)
 };
 
 }  // namespace tg

@@ -491,6 +491,10 @@
         <comment>incident reason</comment>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Tollgate (pid %1) ended without stopping: killed, crashed or the machine went down; recorded until here</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>

@@ -489,6 +489,10 @@
         <comment>incident reason</comment>
         <translation>5xx 占比</translation>
     </message>
+    <message>
+        <source>Tollgate (pid %1) ended without stopping: killed, crashed or the machine went down; recorded until here</source>
+        <translation>Tollgate（pid %1）未正常停止即结束：被强制终止、崩溃或机器宕机；记录至此为止</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>

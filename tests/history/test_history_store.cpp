@@ -8,6 +8,7 @@
 
 #include <sqlite3.h>
 
+#include <QDateTime>
 #include <QFile>
 #include <QProcess>
 #include <QtTest>
@@ -160,6 +161,20 @@ void TestHistoryStore::survivesKill9() {
     flushes = static_cast<int>(output.count("flushed"));
   }
   QVERIFY2(flushes >= 8, child.readAllStandardError().constData());
+  const auto stopEvents = [&] {
+    auto reader = openReader(path);
+    auto events = reader ? reader->events(0, 1LL << 50, {}, {EventKind::EngineStop}) : HistoryResult<std::vector<Event>>{};
+    return events.value;
+  };
+  {  // A writer opened beside one still writing (the dashboard beside a headless run) says nothing of it.
+    const auto before = QDateTime::currentMSecsSinceEpoch();
+    auto beside = openStore(path);
+    QVERIFY(beside);
+    QVERIFY(stopEvents().empty());
+    QVERIFY(QDateTime::currentMSecsSinceEpoch() - before < 10'000);
+  }
+  QVERIFY(stopEvents().empty());  // nor does that one's clean close
+  const qint64 pid = child.processId();
   child.kill();  // SIGKILL, mid-write
   QVERIFY(child.waitForFinished(5000));
   output += child.readAllStandardOutput();
@@ -184,10 +199,25 @@ void TestHistoryStore::survivesKill9() {
     // At most the batches appended after the last confirmed flush (10 x 500) plus one flush are missing.
     qInfo("kill -9: %lld rows confirmed before the kill, %lld rows in the file", confirmed, n);
   }
-  auto store = openStore(path);  // and the writer carries on
-  QVERIFY(store);
-  store->append(std::vector<Sample>{makeSample("g", 1LL << 39)});
-  QVERIFY(store->flush());
+  const auto killedAt = QDateTime::currentMSecsSinceEpoch();
+  {
+    auto store = openStore(path);  // and the writer carries on
+    QVERIFY(store);
+    store->append(std::vector<Sample>{makeSample("g", 1LL << 39)});
+    QVERIFY(store->flush());
+  }
+  // ... saying that the one before it ended without stopping, at its last write, once.
+  const std::vector<Event> stops = stopEvents();
+  QCOMPARE(stops.size(), std::size_t(1));
+  const Event& stop = stops.front();
+  QCOMPARE(stop.severity, Severity::Warn);
+  QVERIFY2(stop.message.find("pid " + std::to_string(pid) + ") ended without stopping") !=
+               std::string::npos, stop.message.c_str());
+  QVERIFY(stop.detail.value("unclean", false));
+  QCOMPARE(stop.detail.value("pid", std::int64_t(0)), std::int64_t(pid));
+  QVERIFY2(stop.tsMs <= killedAt && stop.tsMs > killedAt - 5'000, qPrintable(QString::number(killedAt - stop.tsMs)));
+  QVERIFY(openStore(path));
+  QCOMPARE(stopEvents().size(), std::size_t(1));
 }
 
 void TestHistoryStore::diskFullIsReportedAndRecovered() {
