@@ -4,6 +4,9 @@
 #include "cli.h"
 
 #include "command_line.h"
+#include "config_loader.h"
+#include "gateway_config.h"
+#include "log.h"
 #include "session.h"
 
 #include <atomic>
@@ -32,6 +35,73 @@ void onSignal(int) {
   }
 }
 
+std::atomic<bool> gReload{false};
+void onHangUp(int) { gReload = true; }
+
+std::string ceilingText(const RateCeilingConfig& c) {
+  if (!c.any()) return "none";
+  char rps[48], tpm[48];
+  std::snprintf(rps, sizeof rps, "%g req/s", c.requestsPerS);
+  std::snprintf(tpm, sizeof tpm, "%g tokens/min", c.tokensPerMin);
+  if (c.requestsPerS > 0 && c.tokensPerMin > 0) return std::string(rps) + " and " + tpm;
+  return c.requestsPerS > 0 ? rps : tpm;
+}
+
+// SIGHUP: the config file read again; the operator's controls it sets (concurrency, rate ceilings) applied
+// live, as the dashboard would, each recorded as an operator action by "config reload"; what else changed is
+// named as a restart's. A file that no longer loads changes nothing.
+void reloadConfig(Session& session, const std::string& path, const nlohmann::json& startedRaw, EngineConfig& applied) {
+  constexpr const char* kActor = "config reload";
+  ConfigReload plan;
+  try {
+    const nlohmann::json raw = readJsonFile(path);
+    TollgateConfig fresh = ConfigLoader::fromJson(raw, path);
+    if (!fresh.gateway) throw ConfigError(path, "/gateway", "expected the gateway section serve runs");
+    gateway::loadGatewayConfig(*fresh.gateway, fresh.engine, path);  // its routes and tokens must load too
+    plan = ConfigLoader::planReload(startedRaw, applied, raw, fresh.engine);
+  } catch (const std::exception& e) {
+    logError("serve", std::string("SIGHUP: ") + e.what() + "; nothing changed");
+    return;
+  }
+  Engine& engine = session.engine();
+  std::vector<std::string> done;
+  if (plan.globalConcurrency) {
+    done.push_back("global_concurrency " + std::to_string(applied.globalConcurrency) + " -> " +
+                   std::to_string(*plan.globalConcurrency));
+    engine.setGlobalConcurrency(*plan.globalConcurrency, kActor);
+    applied.globalConcurrency = *plan.globalConcurrency;
+  }
+  if (plan.rateCeiling) {
+    done.push_back("rate_ceiling " + ceilingText(applied.rateCeiling) + " -> " + ceilingText(*plan.rateCeiling));
+    engine.setRateCeiling("", *plan.rateCeiling, kActor);
+    applied.rateCeiling = *plan.rateCeiling;
+  }
+  for (auto& g : applied.groups) {
+    for (const auto& [name, limit] : plan.groupConcurrency)
+      if (name == g.name) {
+        done.push_back(name + " concurrency " + std::to_string(g.concurrency) + " -> " + std::to_string(limit));
+        engine.setGroupConcurrency(name, limit, kActor);
+        g.concurrency = limit;
+      }
+    for (const auto& [name, ceiling] : plan.groupRateCeiling)
+      if (name == g.name) {
+        done.push_back(name + " rate_ceiling " + ceilingText(g.rateCeiling) + " -> " + ceilingText(ceiling));
+        engine.setRateCeiling(name, ceiling, kActor);
+        g.rateCeiling = ceiling;
+      }
+  }
+  std::string said = "SIGHUP: " + path + ": ";
+  if (done.empty()) said += "no concurrency or rate ceiling changed";
+  for (std::size_t i = 0; i < done.size(); ++i) said += (i ? "; " : "") + done[i];
+  logInfo("serve", said);
+  if (plan.restartOnly.empty()) return;
+  constexpr std::size_t kNamed = 12;
+  std::string rest;
+  for (std::size_t i = 0; i < plan.restartOnly.size() && i < kNamed; ++i) rest += (i ? ", " : "") + plan.restartOnly[i];
+  if (plan.restartOnly.size() > kNamed) rest += " and " + std::to_string(plan.restartOnly.size() - kNamed) + " more";
+  logWarn("serve", "SIGHUP: not applied until a restart (only concurrency and rate ceilings change live): " + rest);
+}
+
 }  // namespace
 
 int serveCommand(const std::vector<std::string>& argv) {
@@ -49,8 +119,12 @@ int serveCommand(const std::vector<std::string>& argv) {
     return kExitUsage;
   }
   std::unique_ptr<Session> session;
+  nlohmann::json startedRaw;  // what a SIGHUP compares the file with
+  EngineConfig applied;
   try {
-    TollgateConfig cfg = loadConfig(a.value("--config"));
+    const auto path = a.value("--config");
+    if (path) startedRaw = readJsonFile(*path);
+    TollgateConfig cfg = path ? ConfigLoader::fromJson(startedRaw, *path) : loadConfig(std::nullopt);
     if (!cfg.gateway) {
       std::fprintf(stderr,
                    "tollgate serve: %s has no \"gateway\" section: add one with \"listen\" and \"routes\" (see "
@@ -59,6 +133,7 @@ int serveCommand(const std::vector<std::string>& argv) {
       return kExitUsage;
     }
     if (auto listen = a.value("--listen")) (*cfg.gateway)["listen"] = *listen;
+    applied = cfg.engine;
     session = std::make_unique<Session>(std::move(cfg));
   } catch (const std::exception& e) {
     // --listen is written into the config's gateway section: its error named the config file, not the flag.
@@ -73,6 +148,7 @@ int serveCommand(const std::vector<std::string>& argv) {
   applyHistoryFlag(*session, a.value("--history"));
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
+  std::signal(SIGHUP, onHangUp);
   try {
     session->start(/*startSyntheticWorkload=*/false, /*gatewayRequired=*/true);
   } catch (const std::exception& e) {
@@ -97,6 +173,12 @@ int serveCommand(const std::vector<std::string>& argv) {
   SnapshotPtr prev;
   while (!gStop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (gReload.exchange(false)) {
+      if (const auto path = a.value("--config"))
+        reloadConfig(*session, *path, startedRaw, applied);
+      else
+        logWarn("serve", "SIGHUP: nothing to reload: this is the embedded demo (start with --config FILE)");
+    }
     if (duration && session->elapsedS() >= *duration) {
       gStop = true;  // the stop is under way: a signal during its drain exits at once, as a second one does
       break;

@@ -257,6 +257,42 @@ BreakerConfig ConfigLoader::readBreaker(const nlohmann::json& j, const std::stri
   return readBreakerFields(r);
 }
 
+namespace {
+// The document without what a reload applies live, to see what else changed.
+nlohmann::json withoutLiveControls(nlohmann::json j) {
+  if (!j.is_object()) return j;
+  j.erase("global_concurrency");
+  j.erase("rate_ceiling");
+  if (auto g = j.find("groups"); g != j.end() && g->is_array())
+    for (auto& one : *g)
+      if (one.is_object()) {
+        one.erase("concurrency");
+        one.erase("rate_ceiling");
+      }
+  return j;
+}
+}  // namespace
+
+ConfigReload ConfigLoader::planReload(const nlohmann::json& startedRaw, const EngineConfig& applied,
+                                      const nlohmann::json& freshRaw, const EngineConfig& fresh) {
+  ConfigReload r;
+  if (fresh.globalConcurrency != applied.globalConcurrency) r.globalConcurrency = fresh.globalConcurrency;
+  if (!(fresh.rateCeiling == applied.rateCeiling)) r.rateCeiling = fresh.rateCeiling;
+  for (const auto& g : fresh.groups) {
+    const GroupConfig* before = applied.findGroup(g.name);
+    if (!before) continue;  // a new group: a restart's
+    if (g.concurrency != before->concurrency) r.groupConcurrency.emplace_back(g.name, g.concurrency);
+    if (!(g.rateCeiling == before->rateCeiling)) r.groupRateCeiling.emplace_back(g.name, g.rateCeiling);
+  }
+  for (const auto& op : nlohmann::json::diff(withoutLiveControls(startedRaw), withoutLiveControls(freshRaw))) {
+    std::string path = op.value("path", std::string());
+    if (path.empty()) path = "/";  // the whole document (an array or a scalar where an object was)
+    if (std::find(r.restartOnly.begin(), r.restartOnly.end(), path) == r.restartOnly.end())
+      r.restartOnly.push_back(std::move(path));
+  }
+  return r;
+}
+
 void ConfigLoader::bindSimulator(TollgateConfig& c, const std::string& url) {
   for (auto& g : c.engine.groups)
     if (g.baseUrl == kSimUrl) g.baseUrl = url;

@@ -37,6 +37,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tg {
 
@@ -50,8 +52,27 @@ struct TollgateConfig {
   bool usesEmbeddedSimulator() const;
 };
 
+// What re-reading the config (serve's SIGHUP) changes in a running engine: the operator's controls the file
+// sets (concurrency, rate ceilings), each only where the file's value changed since it was last applied; and
+// the JSON paths of everything else that differs from what the process started with, which only a restart
+// applies (groups, keys, URLs, routes, clients, tiers, retry...).
+struct ConfigReload {
+  std::optional<int> globalConcurrency;
+  std::optional<RateCeilingConfig> rateCeiling;
+  std::vector<std::pair<std::string, int>> groupConcurrency;
+  std::vector<std::pair<std::string, RateCeilingConfig>> groupRateCeiling;
+  std::vector<std::string> restartOnly;
+  bool changesLive() const {
+    return globalConcurrency || rateCeiling || !groupConcurrency.empty() || !groupRateCeiling.empty();
+  }
+};
+
 class ConfigLoader {
  public:
+  // `startedRaw`: the JSON the process started with; `applied`: the engine config as last applied; `fresh` was
+  // read from `freshRaw`.
+  static ConfigReload planReload(const nlohmann::json& startedRaw, const EngineConfig& applied,
+                                 const nlohmann::json& freshRaw, const EngineConfig& fresh);
   static TollgateConfig fromFile(const std::string& path);
   static TollgateConfig fromJson(const nlohmann::json& j, const std::string& file);
   // One "breaker" object (also used by what-if overrides): window_s, min_calls, failure_share, open_s,

@@ -12,6 +12,10 @@
 #include <map>
 #include <set>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
 
 using nlohmann::json;
 
@@ -60,6 +64,25 @@ bool batchRunReport(const QStringList& extra, json* group) {
   std::ifstream in(report.toStdString());
   *group = json::parse(in)["groups"]["batch"];
   return group->is_object();
+}
+
+// GET `path` on loopback `port` (HTTP/1.1, Connection: close): the whole answer, head and body; empty on failure.
+std::string httpGet(int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  std::string answer;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    const std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+      char buf[8192];
+      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  return answer;
 }
 
 }  // namespace
@@ -401,6 +424,74 @@ class TestCli : public QObject {
     QCOMPARE(runTollgate({"serve", "--config", cfg, "--duration", "2.5", "--history", "off"}, &out, &err), 0);
     QVERIFY2(out.contains("gateway: http://127.0.0.1:"), out.constData());
     QVERIFY2(!out.contains("--- t="), out.constData());  // two of them, a second apart, before
+  }
+
+  // SIGHUP reads the config again: a group's concurrency and rate ceiling change live (as an operator's would),
+  // what else changed is named as a restart's, and a file that no longer loads changes nothing.
+  void serveReloadsItsConfigOnSighup() {
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json");
+    json c = json::parse(slowConfig());
+    c["gateway"] = {{"listen", "127.0.0.1:0"}, {"routes", json::array({{{"prefix", "/openai"}, {"group", "batch"}}})}};
+    writeFile(cfg, c.dump());
+    QProcess serve;
+    serve.start(bin(), {"serve", "--config", cfg, "--history", "off", "--quiet", "--duration", "60"});
+    QVERIFY(serve.waitForStarted(5000));
+    QByteArray out, err;
+    for (int i = 0; i < 100 && !out.contains("\nroute:"); ++i) {
+      serve.waitForReadyRead(100);
+      out += serve.readAllStandardOutput();
+    }
+    const int at = out.indexOf("gateway: http://127.0.0.1:");
+    QVERIFY2(at >= 0, out.constData());
+    const int port = out.mid(at + 26, out.indexOf('\n', at) - at - 26).toInt();
+    QVERIFY(port > 0);
+    const auto limit = [&] {
+      const std::string m = httpGet(port, "/metrics");
+      const std::string key = "tollgate_concurrency_ceiling{group=\"batch\"} ";
+      const auto k = m.find(key);
+      return k == std::string::npos ? -1 : std::atoi(m.c_str() + k + key.size());
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(limit(), 8, 5000);
+    const auto hangUpAndRead = [&](const char* until) {
+      ::kill(static_cast<pid_t>(serve.processId()), SIGHUP);
+      QByteArray said;
+      for (int i = 0; i < 50 && !said.contains(until); ++i) {
+        serve.waitForReadyRead(100);
+        said += serve.readAllStandardError();
+      }
+      return said;
+    };
+
+    c["groups"][0]["concurrency"] = 3;
+    c["groups"][0]["rate_ceiling"] = {{"requests_per_s", 20}};
+    c["retry"] = {{"max_attempts", 3}};
+    writeFile(cfg, c.dump());
+    err = hangUpAndRead("restart");
+    QVERIFY2(err.contains("batch concurrency 8 -> 3; batch rate_ceiling none -> 20 req/s\n"),
+             err.constData());
+    QVERIFY2(err.contains("not applied until a restart (only concurrency and rate ceilings change live): /retry"),
+             err.constData());
+    QTRY_COMPARE_WITH_TIMEOUT(limit(), 3, 5000);
+
+    writeFile(cfg, "{\"groups\": [");  // cut short by an editor's save
+    err = hangUpAndRead("nothing changed");
+    QVERIFY2(err.contains("SIGHUP: ") && err.contains(cfg.toUtf8()) && err.contains("nothing changed"),
+             err.constData());
+    QCOMPARE(serve.state(), QProcess::Running);
+    QCOMPARE(limit(), 3);
+
+    c["groups"][0]["concurrency"] = 5;  // only what changed since the last reload is applied
+    writeFile(cfg, c.dump());
+    err = hangUpAndRead("restart");
+    QVERIFY2(err.contains("SIGHUP: " + cfg.toUtf8() + ": batch concurrency 3 -> 5\n") ||
+                 err.contains("SIGHUP: " + cfg.toUtf8() + ": batch concurrency 3 -> 5\r\n"),
+             err.constData());
+    QTRY_COMPARE_WITH_TIMEOUT(limit(), 5, 5000);
+
+    serve.terminate();
+    QVERIFY(serve.waitForFinished(35000));
+    QCOMPARE(serve.exitCode(), 0);
   }
 
   void probeStopsWhenTheUpstreamRefusesTheMethod() {
