@@ -352,9 +352,11 @@ void ControlsWidget::setSnapshot(const SnapshotPtr& ptr) {
     // audited as done ("Resumed P2 on interactive").
     const bool everywhere = snapshot.tierPaused[t];
     groupTierPause_[t]->setEnabled(commands_ && !everywhere);
-    groupTierPause_[t]->setToolTip(everywhere ? tr("%1 is paused on all groups: resume it under All groups")
-                                                    .arg(tierLabel(t))
-                                              : QString());
+    const QString why =
+        everywhere ? tr("%1 is paused on all groups: resume it under All groups").arg(tierLabel(t)) : QString();
+    groupTierPause_[t]->setToolTip(why);
+    // A disabled button takes no focus, so a keyboard never shows its tooltip: a screen reader reads this.
+    groupTierPause_[t]->setAccessibleDescription(why);
   }
   pauseGroup_->setChecked(g->paused);
   pauseGroup_->setText(g->paused ? tr("Resume &group") : tr("Pause &group"));

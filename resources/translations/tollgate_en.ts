@@ -6,62 +6,62 @@
     <message>
         <source>engine_start</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>engine start</translation>
     </message>
     <message>
         <source>engine_stop</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>engine stop</translation>
     </message>
     <message>
         <source>burst_429_start</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>429 burst start</translation>
     </message>
     <message>
         <source>burst_429_end</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>429 burst end</translation>
     </message>
     <message>
         <source>breaker</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>breaker</translation>
     </message>
     <message>
         <source>quota_change</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>quota change</translation>
     </message>
     <message>
         <source>quota_exhausted</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>quota exhausted</translation>
     </message>
     <message>
         <source>operator</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>operator</translation>
     </message>
     <message>
         <source>config_reload</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>config reload</translation>
     </message>
     <message>
         <source>shed</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>shed</translation>
     </message>
     <message>
         <source>request_failed</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>request failed</translation>
     </message>
     <message>
         <source>history_gap</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>history gap</translation>
     </message>
     <message>
         <source>info</source>
@@ -160,7 +160,7 @@
     <message>
         <source>shared_quota</source>
         <comment>event kind</comment>
-        <translation type="unfinished"></translation>
+        <translation>shared quota</translation>
     </message>
     <message>
         <source>forever</source>
