@@ -3,6 +3,7 @@
 #include "curl_options.h"
 #include "log.h"
 #include "request_safety.h"
+#include "usage_tokens.h"
 
 #include <algorithm>
 #include <cmath>
@@ -152,8 +153,11 @@ struct CurlTransport::Transfer {
     event.clear();
   }
   void keepEvent(std::string_view e) {
-    if (e.find("usage") != std::string_view::npos) body.assign(e);
+    if (e.find("usage") == std::string_view::npos) return;
+    body.assign(e);
+    usage.add(e);
   }
+  StreamUsage usage;  // over every event: the last one alone may not hold it all
 };
 
 CurlTransport::CurlTransport(TransportOptions options) : options_(options) {
@@ -431,6 +435,9 @@ Response CurlTransport::finish(CURL* easy, CURLcode rc) {
   } else {
     r.error = classifyTransfer(CURLE_OK, r.status).kind;
   }
+  if (t->eventStream) r.streamTokens = t->usage.tokens();
+  else if (r.status >= 200 && r.status < 300 && isEventStream(t->headers))  // a buffered stream (a job's)
+    r.streamTokens = streamUsageTokens(t->body);
   r.headers = std::move(t->headers);
   r.body = std::move(t->body);
   recycle(std::move(t));

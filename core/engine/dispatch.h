@@ -54,6 +54,8 @@ struct Response {
   // Empty when over max_response_bytes. Committed: only what token counting needs (the last SSE event
   // carrying "usage", or the first kMaxKeptBody bytes), the rest went to the sink.
   std::string body;
+  // A committed event stream: the tokens its events stated over the whole stream (StreamUsage); -1 otherwise.
+  std::int64_t streamTokens = -1;
   // The head went to the Dispatch's sink: bytes may have reached the client, so the request is never
   // retried, whatever happens later. error Cancelled when the sink refused the head or aborted a chunk.
   bool committed = false;

@@ -785,7 +785,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
 
   // Tokens: settle the reservation against what the response says it used.
   const bool success = status >= 200 && status < 300;
-  const std::int64_t used = success ? usageTokens(r.body) : -1;
+  const std::int64_t used = !success ? -1 : r.streamTokens >= 0 ? r.streamTokens : usageTokens(r.body);
   if (used >= 0) {
     // What the reservation overstated comes back, unless the upstream stated its token count in this response:
     // its figure already holds whatever it charged (many charge max_tokens up front and refund nothing).

@@ -40,4 +40,33 @@ std::int64_t usageTokens(std::string_view body) {
   return any ? sum : -1;
 }
 
+void StreamUsage::add(std::string_view event) {
+  const std::size_t u = event.find("\"usage\"");
+  if (u == std::string_view::npos) return;
+  if (auto t = jsonNumberAfter(event, "\"total_tokens\"", u); t >= 0) total_ = t;
+  for (const char* k : {"\"input_tokens\"", "\"prompt_tokens\""})
+    input_ = std::max(input_, jsonNumberAfter(event, k, u));
+  for (const char* k : {"\"output_tokens\"", "\"completion_tokens\""})
+    output_ = std::max(output_, jsonNumberAfter(event, k, u));
+}
+
+std::int64_t StreamUsage::tokens() const {
+  if (total_ >= 0) return total_;
+  if (input_ < 0 && output_ < 0) return -1;
+  return std::max<std::int64_t>(input_, 0) + std::max<std::int64_t>(output_, 0);
+}
+
+std::int64_t streamUsageTokens(std::string_view body) {
+  StreamUsage usage;
+  std::size_t start = 0;
+  while (start < body.size()) {
+    const std::size_t lf = body.find("\n\n", start), crlf = body.find("\r\n\r\n", start);
+    const std::size_t end = std::min(lf, crlf);
+    usage.add(body.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) break;
+    start = end + (end == crlf ? 4 : 2);
+  }
+  return usage.tokens();
+}
+
 }  // namespace tg

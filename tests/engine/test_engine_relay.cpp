@@ -494,6 +494,32 @@ class TestEngineRelay : public QObject {
     QCOMPARE(relayed.result.tokensUsed, std::int64_t{21});
   }
 
+  // Anthropic's stream states its input tokens in message_start and the output so far in each message_delta: the
+  // whole stream's usage is counted (27 + 8), relayed or buffered (a job's), not the last event's alone (8).
+  void anthropicStreamCountsInputAndOutput_data() {
+    QTest::addColumn<bool>("relayed");
+    QTest::newRow("relayed") << true;
+    QTest::newRow("buffered") << false;
+  }
+  void anthropicStreamCountsInputAndOutput() {
+    QFETCH(bool, relayed);
+    const std::vector<std::string> pieces = {
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":"
+        "{\"input_tokens\":27,\"cache_creation_input_tokens\":0,\"output_tokens\":1}}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+        "{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":null},\"usage\":"
+        "{\"output_tokens\":5}}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+        "\"usage\":{\"output_tokens\":8}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"};
+    RawHttpServer server([&](const std::string&, int) { return stream("text/event-stream", pieces, 5ms); });
+    const Relayed out = relay(server, relayed ? std::make_shared<RecordingSink>() : nullptr, "anthropic");
+    QCOMPARE(out.calls, 1);
+    QVERIFY2(out.result.ok() && out.result.committed == relayed, describe(out.result));
+    QCOMPARE(out.result.tokensUsed, std::int64_t{35});
+  }
+
   // Handles from many threads at once are unique and never 0.
   void handlesAreUnique() {
     Engine e(configFor("http://127.0.0.1:9"));
