@@ -267,7 +267,8 @@ void Scheduler::countShed(GroupState& g, ShedReason reason) {
   ++g.counters.failed;
 }
 
-void Scheduler::shed(GroupState& g, PendingPtr p, ShedReason reason, const std::string& why, TimePoint now) {
+void Scheduler::shed(GroupState& g, PendingPtr p, ShedReason reason, const std::string& why, TimePoint now,
+                     double retryAfterS) {
   countShed(g, reason);
   ++g.shedSinceEvent;
   g.shedReason = why;
@@ -280,6 +281,7 @@ void Scheduler::shed(GroupState& g, PendingPtr p, ShedReason reason, const std::
   const TierWait& w = g.tierWait[static_cast<std::size_t>(p->req.tier)];
   if (w.cause == TierWait::Cause::Paused) p->last.retryUseless = true;  // until an operator resumes it
   if (w.until != TimePoint::max()) p->last.retryAfterS = std::max(0.0, toSeconds(w.until - now));
+  if (retryAfterS >= 0) p->last.retryAfterS = retryAfterS;
   if (w.exhausted) p->last.retryUseless = true;
   finish(std::move(p), now);
 }
@@ -835,6 +837,20 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
                                                  "header or retry.resend_broken_answers allows it"
                                            : "not retried"}
             : retry_.decide(p->attempts, status, kind, rateLimited, exhausted, budget_, serverWaitS);
+  // A wait that ends past the request's deadline is answered now, not held where no deadline sweep sees it and
+  // shed when it ends: a client whose timeout set the deadline got its 429 a second late, after its own timeout.
+  const auto holdOrShed = [&](double waitS, const char* what) {
+    const TimePoint at = addSaturating(now, fromSeconds(waitS));
+    p->queuedAt = now;
+    if (at <= p->deadline) {
+      pushDelayed(Delayed{at, &g, std::move(p)});
+      return;
+    }
+    char why[200];
+    std::snprintf(why, sizeof why, "deadline passed: %s of %.1f s ends %.1f s after this request's deadline (%s)",
+                  what, waitS, toSeconds(at - p->deadline), std::string(tierName(p->req.tier)).c_str());
+    shed(g, std::move(p), ShedReason::Deadline, why, now, waitS);
+  };
   switch (d.action) {
     case RetryAction::Done:
       ++g.counters.completed;
@@ -842,8 +858,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       break;
     case RetryAction::RetryAfterQuota: {
       if (floorS >= 0) {  // not before the upstream's Retry-After; then at the learnt rate like the rest
-        p->queuedAt = now;
-        pushDelayed(Delayed{addSaturating(now, fromSeconds(floorS)), &g, std::move(p)});
+        holdOrShed(floorS, "the upstream's Retry-After");
         break;
       }
       // Back to the front of its tier: dispatch holds it until the quota picture allows it.
@@ -855,8 +870,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       break;
     }
     case RetryAction::RetryAfterBackoff:
-      p->queuedAt = now;
-      pushDelayed(Delayed{addSaturating(now, fromSeconds(d.delayS)), &g, std::move(p)});
+      holdOrShed(d.delayS, "the retry's backoff");
       break;
     case RetryAction::Fail:
       ++g.counters.failed;

@@ -520,6 +520,29 @@ class TestEngineRelay : public QObject {
     QCOMPARE(out.result.tokensUsed, std::int64_t{35});
   }
 
+  // A Retry-After that ends past the request's deadline (a client's short timeout) answers it at once, shed with
+  // that wait, instead of holding it where no deadline sweep sees it and shedding it when the wait ends.
+  void aWaitPastTheDeadlineIsAnsweredAtOnce() {
+    RawHttpServer server([](const std::string&, int) { return RawHttpServer::status(429, "Retry-After: 3\r\n"); });
+    Engine e(configFor(server.url()));
+    e.start();
+    Results res;
+    Request r = request("late");
+    r.deadlineS = 0.5;
+    const auto started = std::chrono::steady_clock::now();
+    e.submit(std::move(r), res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 5000);
+    const double tookS = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    e.stop();
+    const Result out = res.byId("late");
+    QVERIFY2(out.error == ErrorKind::Shed && out.shed == ShedReason::Deadline && out.attempts == 1 &&
+                 out.errorMessage.find("Retry-After of 3.0 s ends") != std::string::npos &&
+                 out.retryAfterS > 2.5 && out.retryAfterS <= 3.0,
+             describe(out));
+    QVERIFY2(tookS < 0.45, qPrintable(QString::number(tookS)));  // before the deadline, not 3 s later
+    QCOMPARE(server.count(), 1);
+  }
+
   // Handles from many threads at once are unique and never 0.
   void handlesAreUnique() {
     Engine e(configFor("http://127.0.0.1:9"));
