@@ -375,8 +375,9 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
     reply.bytes = writer_.serializeStreamHead(http::kOk, h, sr.chunked, reply.closeAfter, wallNowS);
     return reply;
   }
+  const auto id = nextId_++;
   nlohmann::json body = {
-      {"id", "sim-" + std::to_string(nextId_++)},
+      {"id", "sim-" + std::to_string(id)},
       {"group", g.name},
       {"usage",
        {{"prompt_tokens", promptTokens}, {"completion_tokens", completion}, {"total_tokens", total}}}};
@@ -389,6 +390,17 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
         {{{"index", 0},
           {"message", {{"role", "assistant"}, {"content", std::string(static_cast<std::size_t>(std::min<std::int64_t>(completion, 64)), 'x')}}},
           {"finish_reason", "stop"}}});
+  } else if (config_.dialect == SimDialect::Anthropic) {
+    // A Message, as the anthropic SDK reads one: its usage is input and output tokens, no total.
+    body["id"] = "msg_sim_" + std::to_string(id);
+    body["type"] = "message";
+    body["role"] = "assistant";
+    body["model"] = fields.model.empty() ? kDefaultModel : fields.model;
+    body["content"] = nlohmann::json::array(
+        {{{"type", "text"}, {"text", std::string(static_cast<std::size_t>(std::min<std::int64_t>(completion, 64)), 'x')}}});
+    body["stop_reason"] = "end_turn";
+    body["stop_sequence"] = nullptr;
+    body["usage"] = {{"input_tokens", promptTokens}, {"output_tokens", completion}};
   }
   reply.bytes = writer_.serialize(http::kOk, h, dumpJson(body), reply.closeAfter, wallNowS);
   return reply;

@@ -38,6 +38,7 @@ class TestSimServer : public QObject {
   void perTierCounts();
   void pipelinedRepliesKeepOrder();
   void tokensDimension();
+  void anthropicAnswerIsAMessage();
   void tokensStartSpent();
   void controlEndpoints();
   void refusesNonLoopback();
@@ -275,6 +276,24 @@ void TestSimServer::tokensDimension() {
   QVERIFY(r.has("retry-after-ms") && r.has("retry-after"));
   QVERIFY2(QString::fromStdString(r.body).contains("tokens"), r.body.c_str());
   QCOMPARE(c.request("POST", "/v1/chat", kGroupG, R"({"max_tokens":500})").status, 413);  // can never fit
+}
+
+// The anthropic dialect answers with a Message, as the anthropic SDK reads one (it read no content at all).
+void TestSimServer::anthropicAnswerIsAMessage() {
+  SimServer sim(configFrom(R"({"dialect":"anthropic","groups":{"g":{"limit":100,"window_s":60}}})"));
+  SimTestClient c(sim.start());
+  const auto r = c.request("POST", "/v1/messages", kGroupG, R"({"model":"claude-x","max_tokens":80})");
+  QCOMPARE(r.status, 200);
+  const auto m = json::parse(r.body);
+  QCOMPARE(m["type"].get<std::string>(), std::string("message"));
+  QCOMPARE(m["role"].get<std::string>(), std::string("assistant"));
+  QCOMPARE(m["model"].get<std::string>(), std::string("claude-x"));
+  QCOMPARE(m["content"][0]["type"].get<std::string>(), std::string("text"));
+  QVERIFY(!m["content"][0]["text"].get<std::string>().empty());
+  QCOMPARE(m["stop_reason"].get<std::string>(), std::string("end_turn"));
+  QVERIFY(m["id"].get<std::string>().rfind("msg_sim_", 0) == 0);
+  QCOMPARE(m["usage"]["output_tokens"].get<int>(), 40);
+  QVERIFY(m["usage"]["input_tokens"].get<int>() > 0 && !m["usage"].contains("total_tokens"));
 }
 
 // A key's token bucket that starts spent refuses the first request until its own cost has refilled, and says
