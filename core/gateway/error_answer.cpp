@@ -15,9 +15,11 @@ constexpr double kSdkMaxHonouredWaitS = 60;
 
 std::string anthropicType(int status) {
   switch (status) {
-    case 400: case 413: return "invalid_request_error";
+    case 400: return "invalid_request_error";
     case 401: return "authentication_error";
+    case 403: return "permission_error";
     case 404: return "not_found_error";
+    case 413: return "request_too_large";  // Anthropic's errors page; callers switch on the type
     case 429: return "rate_limit_error";
     case 503: case 529: return "overloaded_error";
     default: return "api_error";

@@ -283,6 +283,13 @@ class TestGatewayPolicy : public QObject {
     QVERIFY(!header(p.headers, "retry-after"));
     QCOMPARE(*header(p.headers, "x-should-retry"), std::string("false"));
     QCOMPARE(nlohmann::json::parse(p.body)["error"]["type"], "overloaded_error");
+    // The gateway's own refusals in Anthropic's types (its errors page): callers switch on them.
+    for (const auto& [status, type] : std::vector<std::pair<int, std::string>>{
+             {400, "invalid_request_error"}, {401, "authentication_error"}, {403, "permission_error"},
+             {404, "not_found_error"}, {413, "request_too_large"}, {429, "rate_limit_error"}})
+      QCOMPARE(nlohmann::json::parse(errorAnswer(status, "tollgate_x", "m", Dialect::Anthropic).body)["error"]["type"]
+                   .get<std::string>(),
+               type);
     // Held back by concurrency alone: no invented wait, and the client's own backoff decides.
     Result busy;
     busy.error = ErrorKind::Shed;
