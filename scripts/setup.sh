@@ -22,8 +22,8 @@ read -r -a extra <<<"${TOLLGATE_EXTRA_PACKAGES:-}"
 PACKAGES+=("${extra[@]}")
 # TOLLGATE_SETUP_PACKAGES_ONLY=1: install the packages and stop (no node, no configure, no build).
 PACKAGES_ONLY=${TOLLGATE_SETUP_PACKAGES_ONLY:-0}
-# Node for the openai SDK tests (tests/gateway/node): Debian's only when there is no `node` at all, since a
-# nodesource nodejs (which bundles npm) conflicts with Debian's npm package.
+# Node for the openai and Anthropic SDK tests (tests/gateway/node): Debian's only when there is no `node` at all,
+# since a nodesource nodejs (which bundles npm) conflicts with Debian's npm package.
 [ "$PACKAGES_ONLY" = 1 ] || command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 
 missing=()
@@ -91,7 +91,8 @@ fi
 # TOLLGATE_SETUP_NO_BUILD=1: packages and configure only (scripts/check builds the targets it was asked for).
 [ "${TOLLGATE_SETUP_NO_BUILD:-0}" = 1 ] || cmake --build "$BUILD_DIR" -j "$(nproc)"
 
-# The official openai SDK for tests/gateway/node, pinned by its lock file (4.104.0: the last release for Node 18).
+# The official openai and Anthropic SDKs for tests/gateway/node, pinned by one lock file (openai 4.104.0 and
+# @anthropic-ai/sdk 0.41.0: the last releases for Node 18). The folder keeps its name, node-openai (OPENAI_SDK_DIR).
 # Installed into the build dir once per lock file: the stamp inside node_modules (which `npm ci` recreates)
 # holds the hash, so reruns need no network. A failed install is reported, not fatal: only those tests need it,
 # and they fail naming the missing folder.
@@ -100,7 +101,7 @@ NODE_DIR="$BUILD_DIR/node-openai"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   lock_hash=$(cat "$NODE_SRC/package.json" "$NODE_SRC/package-lock.json" | sha256sum | cut -d' ' -f1)
   if [ "$(cat "$NODE_DIR/node_modules/.tollgate-lock-sha256" 2>/dev/null)" != "$lock_hash" ]; then
-    echo "== installing the openai SDK for the gateway tests into $NODE_DIR"
+    echo "== installing the openai and Anthropic SDKs for the gateway tests into $NODE_DIR"
     mkdir -p "$NODE_DIR"
     cp "$NODE_SRC/package.json" "$NODE_SRC/package-lock.json" "$NODE_DIR/"
     # Node reads only its own bundled CA list, not the system's: behind a TLS-inspecting proxy whose CA the
@@ -117,12 +118,13 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
       # A TLS-inspecting proxy whose CA this machine does not trust yet (a fresh root built from Debian's store).
       echo "setup: npm ci in $NODE_DIR failed: npm could not verify registry.npmjs.org's certificate. Behind a" \
            "TLS-inspecting proxy, add its CA to the system store (/usr/local/share/ca-certificates, then" \
-           "update-ca-certificates) or set NODE_EXTRA_CA_CERTS, and rerun scripts/setup.sh: the openai SDK tests" \
-           "fail until then." >&2
+           "update-ca-certificates) or set NODE_EXTRA_CA_CERTS, and rerun scripts/setup.sh: the openai/Anthropic" \
+           "SDK tests fail until then." >&2
     else
-      echo "setup: npm ci in $NODE_DIR failed (is registry.npmjs.org reachable?): the openai SDK tests will fail until it succeeds." >&2
+      echo "setup: npm ci in $NODE_DIR failed (is registry.npmjs.org reachable?): the openai/Anthropic SDK tests" \
+           "will fail until it succeeds." >&2
     fi
   fi
 else
-  echo "setup: no node/npm: the openai SDK tests (tests/gateway/node) cannot run; install nodejs and npm." >&2
+  echo "setup: no node/npm: the openai/Anthropic SDK tests (tests/gateway/node) cannot run; install nodejs and npm." >&2
 fi

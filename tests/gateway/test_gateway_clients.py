@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""Real clients through `tollgate serve` (the gateway in front of its embedded simulator, OpenAI dialect).
+"""Real clients through `tollgate serve` (the gateway in front of its embedded simulator).
 
-  test_gateway_clients.py TOLLGATE_BIN requests     # Debian's python3-requests: tiers, sheds, disconnects, refusals
-  test_gateway_clients.py TOLLGATE_BIN openai-sdk   # the official openai npm SDK (tests/gateway/node)
+  test_gateway_clients.py TOLLGATE_BIN requests        # Debian's python3-requests: tiers, sheds, disconnects, refusals
+  test_gateway_clients.py TOLLGATE_BIN openai-sdk      # the official openai npm SDK (tests/gateway/node)
+  test_gateway_clients.py TOLLGATE_BIN anthropic-sdk   # the official @anthropic-ai/sdk npm SDK (tests/gateway/node)
+
+requests and openai-sdk use gateway-e2e.json (OpenAI dialect); anthropic-sdk uses gateway-e2e-anthropic.json (the
+simulator has one dialect, so the Anthropic route gets its own gateway and simulator). The npm SDKs are installed
+by scripts/setup.sh into $BUILD_DIR/node-openai (OPENAI_SDK_DIR).
 
 Starts the gateway on a free loopback port (port 0, read back from its first output line), runs the checks,
 stops it. Exits non-zero naming the first check that failed. Needs python3-requests (scripts/setup.sh).
@@ -24,9 +29,9 @@ CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}],
 
 
 class Gateway:
-    def __init__(self, binary):
+    def __init__(self, binary, config="gateway-e2e.json"):
         env = dict(os.environ, TOLLGATE_E2E_TOKEN=TOKEN)
-        self.proc = subprocess.Popen([binary, "serve", "--config", os.path.join(HERE, "gateway-e2e.json"),
+        self.proc = subprocess.Popen([binary, "serve", "--config", os.path.join(HERE, config),
                                       "--history", "off", "--quiet"],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         self.url = self.sim = None
@@ -168,11 +173,34 @@ def run_sdk(gw):
     check(stats["totals"]["streams_completed"] >= 2, "the simulator streamed", str(stats["totals"]))
 
 
+def run_anthropic_sdk(gw):
+    sdk_dir = os.environ.get("ANTHROPIC_SDK_DIR") or os.environ.get("OPENAI_SDK_DIR")
+    check(sdk_dir and os.path.isdir(os.path.join(sdk_dir, "node_modules", "@anthropic-ai", "sdk")),
+          "the @anthropic-ai/sdk SDK is installed (scripts/setup.sh runs npm ci into the build folder)", str(sdk_dir))
+    script = os.path.join(HERE, "node", "anthropic_sdk_test.mjs")
+    # No ANTHROPIC_* from the caller's environment: the SDK reads ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ...
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(ANTHROPIC_SDK_DIR=sdk_dir, GATEWAY_URL=gw.url + "/anthropic", GATEWAY_ROOT=gw.url, SIM_URL=gw.sim,
+               GATEWAY_TOKEN=TOKEN, MAX_TOKENS="16")
+    p = subprocess.run(["node", script], env=env, capture_output=True, text=True, timeout=120)
+    lines = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+    for l in lines:
+        print("     " + json.dumps(l)[:600], flush=True)
+    names = {l["check"] for l in lines}
+    want = {"setup", "create", "stream", "stream.raw", "shed", "shed.retry_honoured", "noretry", "errors.wrong_key",
+            "errors.no_key", "errors.bad_tier", "errors.not_forwarded", "abort", "abort.next_served"}
+    check(want <= names, "the Anthropic SDK ran every check", ", ".join(sorted(want - names)))
+    check(p.returncode == 0, "Anthropic SDK: every check passed",
+          "; ".join(l["check"] for l in lines if not l["ok"]) + " " + p.stderr[-500:])
+
+
 def main():
     binary, what = sys.argv[1], sys.argv[2]
-    gw = Gateway(binary)
+    if what not in ("requests", "openai-sdk", "anthropic-sdk"):
+        raise SystemExit(f"unknown client {what}: expected requests, openai-sdk or anthropic-sdk")
+    gw = Gateway(binary, "gateway-e2e-anthropic.json" if what == "anthropic-sdk" else "gateway-e2e.json")
     try:
-        run_requests(gw) if what == "requests" else run_sdk(gw)
+        {"requests": run_requests, "openai-sdk": run_sdk, "anthropic-sdk": run_anthropic_sdk}[what](gw)
     except AssertionError:
         gw.stop()
         print("".join(gw.lines[-30:]))
