@@ -2,8 +2,10 @@
 
 #include "json_text.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <iterator>
@@ -72,7 +74,20 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return parts;
 }
 
-constexpr EpochMs kForeignSilenceMs = 3'600'000;
+// A writer refreshes its row at every write (about a second apart while its engine runs): one silent this long
+// is gone when its pid cannot be looked up (another pid namespace: a container restarted).
+constexpr EpochMs kSilenceMs = 5 * 60'000;
+
+// Whether `pid`, started at `start` (field 22), is gone. A pid that exists but cannot be read (hidepid, another
+// user's process) is taken as alive: a live writer was reported ended, and its row deleted, at every open.
+bool processGone(const std::string& pid, const std::string& start) {
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(pid.data(), pid.data() + pid.size(), n);
+  if (ec != std::errc() || end != pid.data() + pid.size() || n <= 0) return false;
+  if (::kill(static_cast<pid_t>(n), 0) != 0 && errno == ESRCH) return true;
+  const std::string now = processStart(pid);
+  return !now.empty() && !start.empty() && now != start;  // the pid is another process's now
+}
 
 }  // namespace
 
@@ -98,8 +113,8 @@ std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, Ep
     std::from_chars(k[3].data(), k[3].data() + k[3].size(), w.pid);
     bool gone = false;
     if (k[1] != own[1]) gone = true;  // an earlier boot (or another machine, which WAL cannot share a file with)
-    else if (k[2] != own[2]) gone = nowMs - w.lastWriteMs > kForeignSilenceMs;  // its pids are not ours to look up
-    else gone = k[4].empty() || processStart(k[3]) != k[4];
+    else if (k[2] != own[2] || k[2] == "-") gone = nowMs - w.lastWriteMs > kSilenceMs;  // its pids are not ours
+    else gone = processGone(k[3], k[4]);
     if (gone) ended.push_back(std::move(w));
   }
   return ended;

@@ -34,7 +34,8 @@ struct EndedWriter {
 };
 // The writers meta lists, other than this process, that cannot be running: on this boot of this machine (WAL
 // shares the file only within one machine) under this process's pid namespace, a pid that is gone or now another
-// process's; one of an earlier boot; and one of another pid namespace (a container) silent for over an hour.
+// process's (one that exists but cannot be read counts as running); one of an earlier boot; and one of another pid
+// namespace (a container), or where namespaces cannot be told, silent for over five minutes.
 std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, EpochMs nowMs);
 
 }  // namespace tg::history

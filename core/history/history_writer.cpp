@@ -214,6 +214,9 @@ void HistoryWriter::run() {
   auto nextRetention = SteadyClock::now() + std::chrono::milliseconds(opts_.maintenanceIntervalMs);
   lastRetention_ = std::make_pair(opts_.now(), bootMs());  // a jump in the first interval is one too
   auto nextDetect = SteadyClock::now() + std::chrono::milliseconds(opts_.incidentIntervalMs);
+  // A container restarted beside this one leaves a row its pid cannot be looked up by: judged by its silence.
+  constexpr auto kWriterCheckEvery = std::chrono::minutes(1);
+  auto nextWriterCheck = SteadyClock::now() + kWriterCheckEvery;
   for (;;) {
     std::deque<Sample> s;
     std::vector<Event> e;
@@ -265,6 +268,10 @@ void HistoryWriter::run() {
     if (now >= nextDetect) {
       detect();
       nextDetect = now + std::chrono::milliseconds(opts_.incidentIntervalMs);
+    }
+    if (now >= nextWriterCheck) {
+      markWriters();
+      nextWriterCheck = now + kWriterCheckEvery;
     }
   }
 }

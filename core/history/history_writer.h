@@ -86,7 +86,8 @@ class HistoryWriter {
   bool retention(EpochMs nowMs, bool periodic = false);
   bool detect();
   void setMaxBytes(std::uint64_t bytes);
-  // At open: an EngineStop for every writer the file lists that ended without closing, and this one's own row.
+  // At open and every minute: an EngineStop for every writer the file lists that ended without closing, and this
+  // one's own row.
   void markWriters();
 
   const std::string path_;

@@ -15,6 +15,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <set>
+#include <unistd.h>
 
 using namespace tg;
 using namespace tgtest;
@@ -25,6 +27,7 @@ class TestHistoryStore : public TempDirTest {
  private slots:
   void roundTripSamplesAndEvents();
   void survivesKill9();
+  void writersElsewhereAreJudgedByTheirSilence();
   void diskFullIsReportedAndRecovered();
   void refusesWithoutTouching_data();
   void refusesWithoutTouching();
@@ -218,6 +221,43 @@ void TestHistoryStore::survivesKill9() {
   QVERIFY2(stop.tsMs <= killedAt && stop.tsMs > killedAt - 5'000, qPrintable(QString::number(killedAt - stop.tsMs)));
   QVERIFY(openStore(path));
   QCOMPARE(stopEvents().size(), std::size_t(1));
+}
+
+// Rows of writers this process cannot look up by pid: another pid namespace (a container restarted beside this
+// one) counts as ended once silent for five minutes, an earlier boot at once, and a live pid of this namespace
+// never, even when its start time cannot be read.
+void TestHistoryStore::writersElsewhereAreJudgedByTheirSilence() {
+  const QString path = file("writers.db");
+  QFile bootFile("/proc/sys/kernel/random/boot_id");
+  if (!bootFile.open(QIODevice::ReadOnly)) QSKIP("no /proc here: writers are not judged at all");
+  const std::string boot = bootFile.readAll().trimmed().toStdString();
+  char link[64] = {};
+  if (::readlink("/proc/self/ns/pid", link, sizeof link - 1) <= 0) QSKIP("no pid namespace link here");
+  const std::string nsLink(link), ownNs = nsLink.substr(nsLink.find('[') + 1, nsLink.find(']') - nsLink.find('[') - 1);
+  QVERIFY(openStore(path));  // creates the file
+  {
+    sqlite3* db = nullptr;
+    QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+    const std::string rows[][2] = {
+        {"writer/" + boot + "/4026500001/7/12345", std::to_string(kT0 - 6 * 60'000)},     // silent 6 min: ended
+        {"writer/" + boot + "/4026500002/8/12345", std::to_string(kT0 - 60'000)},         // 1 min: alive
+        {"writer/earlier-boot/4026500003/9/12345", std::to_string(kT0 - 1000)},           // another boot: ended
+        // This namespace: a pid alive now but started at another time is another process's: ended.
+        {"writer/" + boot + "/" + ownNs + "/" + std::to_string(::getpid()) + "/1", std::to_string(kT0 - 1000)}};
+    for (const auto& [key, value] : rows) {
+      const std::string sql = "INSERT INTO meta(key, value) VALUES('" + key + "', '" + value + "')";
+      QCOMPARE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    }
+    sqlite3_close(db);
+  }
+  QVERIFY(openStore(path));
+  auto reader = openReader(path);
+  QVERIFY(reader);
+  auto stops = reader->events(0, 1LL << 50, {}, {EventKind::EngineStop});
+  QVERIFY(stops.ok());
+  std::set<std::int64_t> pids;
+  for (const auto& e : stops.value) pids.insert(e.detail.value("pid", std::int64_t(0)));
+  QCOMPARE(pids, (std::set<std::int64_t>{7, 9, ::getpid()}));
 }
 
 void TestHistoryStore::diskFullIsReportedAndRecovered() {
