@@ -9,7 +9,8 @@
 //   "max_response_bytes": 67108864,   // a longer response body fails its request (not retried); >= 1024
 //   "tiers": {"P0": {"capacity": 1000, "max_wait_s": 30}, "P1": {...}, "P2": {...}},
 //   "retry": {"max_attempts": 6, "budget_ratio": 0.1, "budget_min_retries": 10, "base_backoff_s": 0.25,
-//             "max_backoff_s": 10, "max_server_wait_s": 120, "default_429_wait_s": 1},
+//             "max_backoff_s": 10, "max_server_wait_s": 120, "default_429_wait_s": 1,
+//             "resend_broken_answers": false},  // a POST/PATCH whose 2xx broke off mid-body is sent again
 //   "groups": [{"name": "interactive", "base_url": "http://127.0.0.1:8787" | "sim",
 //               "keys": [{"name": "a", "env": "OPENAI_API_KEY", "header": "Authorization", "prefix": "Bearer "}],
 //               "headers": {"anthropic-version": "2023-06-01"},   // sent with every request of the group

@@ -122,7 +122,6 @@ struct CurlTransport::Transfer {
   bool sinkAborted = false;  // the sink refused the head or a chunk
   bool eventStream = false;  // text/event-stream: `body` keeps only the last event carrying "usage"
   std::string event;         // the event being read
-  bool eventTooLarge = false;  // over kMaxKeptEvent: skipped up to its end
 
   // Keeps what token counting needs of a relayed piece, never the whole body.
   void keep(std::string_view data) {
@@ -137,19 +136,19 @@ struct CurlTransport::Transfer {
       if (lf == std::string::npos && crlf == std::string::npos) break;
       const bool isCrlf = crlf < lf;
       const std::size_t end = isCrlf ? crlf : lf;
-      if (!eventTooLarge) keepEvent(std::string_view(event).substr(start, end - start));
-      eventTooLarge = false;
+      keepEvent(std::string_view(event).substr(start, end - start));  // of one too large, its tail
       start = end + (isCrlf ? 4 : 2);
     }
     event.erase(0, start);
     if (event.size() > kMaxKeptEvent) {
-      event.erase(0, event.size() - 3);  // the start of a terminator may be at the very end
-      eventTooLarge = true;
+      // Its tail is kept: a usage object closes the event (the Responses API's response.completed repeats the
+      // whole output before it, past 64 KiB for a long answer). A terminator's start may be at the very end.
+      event.erase(0, event.size() - kKeptEventTail);
     }
   }
   // The stream ended: an event without its blank line counts too.
   void flushEvent() {
-    if (eventStream && !eventTooLarge) keepEvent(event);
+    if (eventStream) keepEvent(event);
     event.clear();
   }
   void keepEvent(std::string_view e) {

@@ -64,5 +64,6 @@ struct Response {
 // What a committed transfer keeps of its body for token counting.
 inline constexpr std::size_t kMaxKeptBody = 1024 * 1024;
 inline constexpr std::size_t kMaxKeptEvent = 64 * 1024;
+inline constexpr std::size_t kKeptEventTail = 16 * 1024;  // of a longer event, where its usage would be
 
 }  // namespace tg

@@ -54,18 +54,16 @@ void logSuppressed(GroupState::ErrorLog& l, const std::string& scope, TimePoint 
 }
 
 // Whether sending a request again is harmless after the upstream answered 2xx and the body broke off: a method
-// whose repetition has the effect of one (RFC 9110 9.2.2), or a POST/PATCH the caller made so with an
-// Idempotency-Key (Stripe's and OpenAI's header, the IETF draft's), or the operator's say-so.
-bool resendableAfterAnswer(const Request& req, const GroupConfig& g, const RetryConfig& retry) {
+// whose repetition has the effect of one (RFC 9110 9.2.2), or a request the caller made so with an Idempotency-Key
+// of its own (Stripe's and OpenAI's header, the IETF draft's; a group's fixed header is the same key for every
+// request, which an upstream that honours it answers with the first one's result), or the operator's say-so.
+bool resendableAfterAnswer(const Request& req, const RetryConfig& retry) {
   if (retry.resendBrokenAnswers) return true;
   for (const char* m : {"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"})
     if (strcasecmp(req.method.c_str(), m) == 0) return true;
-  const auto keyed = [](const auto& headers) {
-    for (const auto& [name, value] : headers)
-      if (strcasecmp(name.c_str(), "idempotency-key") == 0 && !value.empty()) return true;
-    return false;
-  };
-  return keyed(req.headers) || keyed(g.headers);
+  for (const auto& [name, value] : req.headers)
+    if (strcasecmp(name.c_str(), "idempotency-key") == 0 && !value.empty()) return true;
+  return false;
 }
 
 }  // namespace
@@ -267,8 +265,7 @@ void Scheduler::countShed(GroupState& g, ShedReason reason) {
   ++g.counters.failed;
 }
 
-void Scheduler::shed(GroupState& g, PendingPtr p, ShedReason reason, const std::string& why, TimePoint now,
-                     double retryAfterS) {
+void Scheduler::shed(GroupState& g, PendingPtr p, ShedReason reason, const std::string& why, TimePoint now) {
   countShed(g, reason);
   ++g.shedSinceEvent;
   g.shedReason = why;
@@ -281,7 +278,6 @@ void Scheduler::shed(GroupState& g, PendingPtr p, ShedReason reason, const std::
   const TierWait& w = g.tierWait[static_cast<std::size_t>(p->req.tier)];
   if (w.cause == TierWait::Cause::Paused) p->last.retryUseless = true;  // until an operator resumes it
   if (w.until != TimePoint::max()) p->last.retryAfterS = std::max(0.0, toSeconds(w.until - now));
-  if (retryAfterS >= 0) p->last.retryAfterS = retryAfterS;
   if (w.exhausted) p->last.retryUseless = true;
   finish(std::move(p), now);
 }
@@ -826,7 +822,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   // Relayed bytes may have reached the client, and a sink's abort is the caller's: neither is sent again. Nor is
   // a POST whose 2xx broke off: the upstream did the work (an LLM API charged for it) and would do it twice.
   const bool brokenAnswer = transportFailed && !r.committed && r.headStatus >= 200 && r.headStatus < 300 &&
-                            !resendableAfterAnswer(p->req, g.cfg, cfg_.retry);
+                            !resendableAfterAnswer(p->req, cfg_.retry);
   const bool final = permanent || r.committed || kind == ErrorKind::Cancelled || brokenAnswer;
   const RetryDecision d =
       final ? RetryDecision{kind == ErrorKind::None ? RetryAction::Done : RetryAction::Fail, 0,
@@ -837,19 +833,24 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
                                                  "header or retry.resend_broken_answers allows it"
                                            : "not retried"}
             : retry_.decide(p->attempts, status, kind, rateLimited, exhausted, budget_, serverWaitS);
-  // A wait that ends past the request's deadline is answered now, not held where no deadline sweep sees it and
-  // shed when it ends: a client whose timeout set the deadline got its 429 a second late, after its own timeout.
-  const auto holdOrShed = [&](double waitS, const char* what) {
+  // A wait that ends past the request's deadline is not waited: held where no deadline sweep sees it, the
+  // request was shed when it ended (a gateway client whose timeout set a 0.5 s deadline got its 429 after a 3 s
+  // Retry-After, past its own timeout). It ends now with the upstream's own answer, which says the wait.
+  const auto holdOrFail = [&](double waitS, const char* what, bool spentBudget) {
     const TimePoint at = addSaturating(now, fromSeconds(waitS));
     p->queuedAt = now;
     if (at <= p->deadline) {
       pushDelayed(Delayed{at, &g, std::move(p)});
       return;
     }
+    if (spentBudget) budget_.refund();
     char why[200];
-    std::snprintf(why, sizeof why, "deadline passed: %s of %.1f s ends %.1f s after this request's deadline (%s)",
-                  what, waitS, toSeconds(at - p->deadline), std::string(tierName(p->req.tier)).c_str());
-    shed(g, std::move(p), ShedReason::Deadline, why, now, waitS);
+    std::snprintf(why, sizeof why, "not retried: %s of %.1f s ends %.1f s after this request's deadline (%s)", what,
+                  waitS, toSeconds(at - p->deadline), std::string(tierName(p->req.tier)).c_str());
+    ++g.counters.failed;
+    failureHint(*p, g, k, verdict, rateLimited || serverWait, exhausted, now);
+    p->last.errorMessage = (p->last.errorMessage.empty() ? "" : p->last.errorMessage + ": ") + why;
+    finish(std::move(p), now);
   };
   switch (d.action) {
     case RetryAction::Done:
@@ -858,7 +859,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       break;
     case RetryAction::RetryAfterQuota: {
       if (floorS >= 0) {  // not before the upstream's Retry-After; then at the learnt rate like the rest
-        holdOrShed(floorS, "the upstream's Retry-After");
+        holdOrFail(floorS, "the upstream's Retry-After", false);
         break;
       }
       // Back to the front of its tier: dispatch holds it until the quota picture allows it.
@@ -870,7 +871,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       break;
     }
     case RetryAction::RetryAfterBackoff:
-      holdOrShed(d.delayS, "the retry's backoff");
+      holdOrFail(d.delayS, "the retry's backoff", true);
       break;
     case RetryAction::Fail:
       ++g.counters.failed;

@@ -162,9 +162,7 @@ class Scheduler {
   Duration rateCeilingWait(GroupState& g, const Pending& p, TimePoint now, WaitReason& reason);
   void emitSheds(GroupState& g, EpochMs nowEpoch);  // the group's sheds since its last RequestShed event
   // Answers a request unsent (ErrorKind::Shed) with its reason and retry hint, and counts it.
-  // `retryAfterS`: when trying again could succeed, where the caller knows better than the tier's last wait.
-  void shed(GroupState& g, PendingPtr p, ShedReason reason, const std::string& why, TimePoint now,
-            double retryAfterS = -1);
+  void shed(GroupState& g, PendingPtr p, ShedReason reason, const std::string& why, TimePoint now);
   static void countShed(GroupState& g, ShedReason reason);
   // A request queued past its deadline: the reason is what its tier waited on.
   static ShedReason deadlineShedReason(const TierWait& w);

@@ -29,6 +29,7 @@ class RetryBudget {
     tokens_ -= 1.0;
     return true;
   }
+  void refund() { tokens_ = std::min(cap_, tokens_ + 1.0); }  // a retry spent for but never sent
   double tokens() const { return tokens_; }
 
  private:

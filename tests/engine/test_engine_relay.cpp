@@ -494,6 +494,26 @@ class TestEngineRelay : public QObject {
     QCOMPARE(relayed.result.tokensUsed, std::int64_t{21});
   }
 
+  // The Responses API's response.completed repeats the whole output before its usage: over 64 KiB for a long
+  // answer, it is not kept whole, but its tail is, and the usage there is counted. OpenAI's chat chunks carry
+  // "usage": null until the last one states it.
+  void usageAtTheEndOfAnEventTooLargeToKeep() {
+    const std::string output(100 * 1024, 'o');
+    const std::vector<std::string> pieces = {
+        "data: {\"id\":\"c\",\"choices\":[{\"delta\":{\"content\":\"hi\"}}],\"usage\":null}\n\n",
+        "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"output\":[{\"text\":\"" +
+            output.substr(0, 50 * 1024),
+        output.substr(50 * 1024) + "\"}],\"usage\":{\"input_tokens\":30,\"output_tokens\":25000,"
+                                   "\"total_tokens\":25030},\"metadata\":{}}}\n\n",
+        "data: [DONE]\n\n"};
+    RawHttpServer server([&](const std::string&, int) { return stream("text/event-stream", pieces, 5ms); });
+    auto sink = std::make_shared<RecordingSink>();
+    const Relayed relayed = relay(server, sink, "responses");
+    QVERIFY2(relayed.result.ok() && relayed.result.committed, describe(relayed.result));
+    QCOMPARE(sink->body(), joined(pieces));
+    QCOMPARE(relayed.result.tokensUsed, std::int64_t{25030});
+  }
+
   // Anthropic's stream states its input tokens in message_start and the output so far in each message_delta: the
   // whole stream's usage is counted (27 + 8), relayed or buffered (a job's), not the last event's alone (8).
   void anthropicStreamCountsInputAndOutput_data() {
@@ -520,11 +540,25 @@ class TestEngineRelay : public QObject {
     QCOMPARE(out.result.tokensUsed, std::int64_t{35});
   }
 
-  // A Retry-After that ends past the request's deadline (a client's short timeout) answers it at once, shed with
-  // that wait, instead of holding it where no deadline sweep sees it and shedding it when the wait ends.
-  void aWaitPastTheDeadlineIsAnsweredAtOnce() {
-    RawHttpServer server([](const std::string&, int) { return RawHttpServer::status(429, "Retry-After: 3\r\n"); });
-    Engine e(configFor(server.url()));
+  // A Retry-After that ends past the request's deadline (a client's short timeout) is not waited: the request ends
+  // at once with the upstream's own 429 and its wait, instead of being held where no deadline sweep sees it and shed
+  // when the wait ends. A 5xx whose backoff would end past the deadline ends with that 5xx, its retry not spent.
+  void aWaitPastTheDeadlineEndsAtOnce_data() {
+    QTest::addColumn<int>("status");
+    QTest::addColumn<double>("backoffS");
+    QTest::newRow("429, Retry-After: 3") << 429 << 0.05;
+    QTest::newRow("503, a backoff of up to 600 s") << 503 << 600.0;  // full jitter: under 0.5 s once in 1,200
+  }
+  void aWaitPastTheDeadlineEndsAtOnce() {
+    QFETCH(int, status);
+    QFETCH(double, backoffS);
+    RawHttpServer server([&](const std::string&, int) {
+      return RawHttpServer::status(status, status == 429 ? "Retry-After: 3\r\n" : "", R"({"error":"upstream"})");
+    });
+    EngineConfig c = configFor(server.url());
+    c.retry.baseBackoffS = backoffS;
+    c.retry.maxBackoffS = backoffS;
+    Engine e(c);
     e.start();
     Results res;
     Request r = request("late");
@@ -533,13 +567,16 @@ class TestEngineRelay : public QObject {
     e.submit(std::move(r), res.callback());
     QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 1, 5000);
     const double tookS = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    e.stop();
     const Result out = res.byId("late");
-    QVERIFY2(out.error == ErrorKind::Shed && out.shed == ShedReason::Deadline && out.attempts == 1 &&
-                 out.errorMessage.find("Retry-After of 3.0 s ends") != std::string::npos &&
-                 out.retryAfterS > 2.5 && out.retryAfterS <= 3.0,
+    QVERIFY2(out.status == status && out.attempts == 1 && out.shed == ShedReason::None &&
+                 out.body == R"({"error":"upstream"})" &&
+                 out.errorMessage.find("ends") != std::string::npos &&
+                 out.errorMessage.find("after this request's deadline (P1)") != std::string::npos,
              describe(out));
-    QVERIFY2(tookS < 0.45, qPrintable(QString::number(tookS)));  // before the deadline, not 3 s later
+    if (status == 429) QVERIFY2(out.retryAfterS > 2.5 && out.retryAfterS <= 3.0, describe(out));
+    QVERIFY2(tookS < 0.45, qPrintable(QString::number(tookS)));  // before the deadline, not when the wait ends
+    std::this_thread::sleep_for(300ms);
+    e.stop();
     QCOMPARE(server.count(), 1);
   }
 
