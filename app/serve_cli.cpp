@@ -50,17 +50,23 @@ std::string ceilingText(const RateCeilingConfig& c) {
 // SIGHUP: the config file read again; the operator's controls it sets (concurrency, rate ceilings) applied
 // live, as the dashboard would, each recorded as an operator action by "config reload"; what else changed is
 // named as a restart's. A file that no longer loads changes nothing.
-void reloadConfig(Session& session, const std::string& path, const nlohmann::json& startedRaw, EngineConfig& applied) {
+void reloadConfig(Session& session, const std::string& path, const std::optional<std::string>& listen,
+                  const nlohmann::json& startedRaw, EngineConfig& applied) {
   constexpr const char* kActor = "config reload";
   ConfigReload plan;
   try {
     const nlohmann::json raw = readJsonFile(path);
     TollgateConfig fresh = ConfigLoader::fromJson(raw, path);
     if (!fresh.gateway) throw ConfigError(path, "/gateway", "expected the gateway section serve runs");
+    if (listen) (*fresh.gateway)["listen"] = *listen;  // as at the start: the file's own may not be one to bind
     gateway::loadGatewayConfig(*fresh.gateway, fresh.engine, path);  // its routes and tokens must load too
     plan = ConfigLoader::planReload(startedRaw, applied, raw, fresh.engine);
   } catch (const std::exception& e) {
-    logError("serve", std::string("SIGHUP: ") + e.what() + "; nothing changed");
+    // A save cut short can end inside a header's value (a token): the parser's quote of what it read stays out of
+    // the journal, its position is enough.
+    std::string what = e.what();
+    if (const auto at = what.find("; last read: '"); at != std::string::npos) what.erase(at);
+    logError("serve", "SIGHUP: " + what + "; nothing changed");
     return;
   }
   Engine& engine = session.engine();
@@ -175,7 +181,7 @@ int serveCommand(const std::vector<std::string>& argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (gReload.exchange(false)) {
       if (const auto path = a.value("--config"))
-        reloadConfig(*session, *path, startedRaw, applied);
+        reloadConfig(*session, *path, a.value("--listen"), startedRaw, applied);
       else
         logWarn("serve", "SIGHUP: nothing to reload: this is the embedded demo (start with --config FILE)");
     }

@@ -258,17 +258,24 @@ BreakerConfig ConfigLoader::readBreaker(const nlohmann::json& j, const std::stri
 }
 
 namespace {
-// The document without what a reload applies live, to see what else changed.
+// The document without what a reload applies live, to see what else changed; groups keyed by name, so that
+// reordering them is no change and a change reads /groups/<name>/... (the array is compared element by element).
 nlohmann::json withoutLiveControls(nlohmann::json j) {
   if (!j.is_object()) return j;
   j.erase("global_concurrency");
   j.erase("rate_ceiling");
-  if (auto g = j.find("groups"); g != j.end() && g->is_array())
-    for (auto& one : *g)
-      if (one.is_object()) {
-        one.erase("concurrency");
-        one.erase("rate_ceiling");
-      }
+  auto g = j.find("groups");
+  if (g == j.end() || !g->is_array()) return j;
+  nlohmann::json byName = nlohmann::json::object();
+  for (auto& one : *g) {
+    if (!one.is_object()) return j;
+    one.erase("concurrency");
+    one.erase("rate_ceiling");
+    const auto name = one.find("name");
+    if (name == one.end() || !name->is_string() || byName.contains(name->get<std::string>())) return j;
+    byName[name->get<std::string>()] = one;
+  }
+  *g = std::move(byName);
   return j;
 }
 }  // namespace

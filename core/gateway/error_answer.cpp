@@ -21,6 +21,7 @@ std::string anthropicType(int status) {
     case 404: return "not_found_error";
     case 413: return "request_too_large";  // Anthropic's errors page; callers switch on the type
     case 429: return "rate_limit_error";
+    case 504: return "timeout_error";
     case 503: case 529: return "overloaded_error";
     default: return "api_error";
   }

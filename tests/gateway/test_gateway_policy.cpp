@@ -286,7 +286,7 @@ class TestGatewayPolicy : public QObject {
     // The gateway's own refusals in Anthropic's types (its errors page): callers switch on them.
     for (const auto& [status, type] : std::vector<std::pair<int, std::string>>{
              {400, "invalid_request_error"}, {401, "authentication_error"}, {403, "permission_error"},
-             {404, "not_found_error"}, {413, "request_too_large"}, {429, "rate_limit_error"}})
+             {404, "not_found_error"}, {413, "request_too_large"}, {429, "rate_limit_error"}, {504, "timeout_error"}})
       QCOMPARE(nlohmann::json::parse(errorAnswer(status, "tollgate_x", "m", Dialect::Anthropic).body)["error"]["type"]
                    .get<std::string>(),
                type);
