@@ -67,6 +67,9 @@ void reloadConfig(Session& session, const std::string& path, const std::optional
     std::string what = e.what();
     if (const auto at = what.find("; last read: '"); at != std::string::npos) what.erase(at);
     logError("serve", "SIGHUP: " + what + "; nothing changed");
+    session.engine().recordEvent(Event{0, EventKind::ConfigReload, Severity::Error, "",
+                                       "config reload refused, nothing changed: " + what,
+                                       {{"file", path}, {"error", what}}});
     return;
   }
   Engine& engine = session.engine();
@@ -96,16 +99,20 @@ void reloadConfig(Session& session, const std::string& path, const std::optional
         g.rateCeiling = ceiling;
       }
   }
-  std::string said = "SIGHUP: " + path + ": ";
-  if (done.empty()) said += "no concurrency or rate ceiling changed";
-  for (std::size_t i = 0; i < done.size(); ++i) said += (i ? "; " : "") + done[i];
-  logInfo("serve", said);
-  if (plan.restartOnly.empty()) return;
+  std::string summary = done.empty() ? "no concurrency or rate ceiling changed" : "";
+  for (std::size_t i = 0; i < done.size(); ++i) summary += (i ? "; " : "") + done[i];
+  logInfo("serve", "SIGHUP: " + path + ": " + summary);
   constexpr std::size_t kNamed = 12;
   std::string rest;
   for (std::size_t i = 0; i < plan.restartOnly.size() && i < kNamed; ++i) rest += (i ? ", " : "") + plan.restartOnly[i];
   if (plan.restartOnly.size() > kNamed) rest += " and " + std::to_string(plan.restartOnly.size() - kNamed) + " more";
-  logWarn("serve", "SIGHUP: not applied until a restart (only concurrency and rate ceilings change live): " + rest);
+  if (!rest.empty())
+    logWarn("serve", "SIGHUP: not applied until a restart (only concurrency and rate ceilings change live): " + rest);
+  // In history too: the actions are there already, this says that a reload happened and what it left for later.
+  session.engine().recordEvent(Event{0, EventKind::ConfigReload, rest.empty() ? Severity::Info : Severity::Warn, "",
+                                     "config reloaded from " + path + ": " + summary +
+                                         (rest.empty() ? "" : "; at the next start: " + rest),
+                                     {{"file", path}, {"applied", done}, {"restart_only", plan.restartOnly}}});
 }
 
 }  // namespace

@@ -317,7 +317,25 @@ QString engineEventText(const Event& e) {
           .arg(QString::fromStdString(stringAt(d, "key")), clockText(e.tsMs + EpochMs(waitS * 1000)),
                fleetHoldText(stringAt(d, "reason")), QString::fromStdString(stringAt(d, "from")));
     }
-    case EventKind::ConfigReload: return QCoreApplication::translate("DisplayText", "Configuration reloaded");
+    case EventKind::ConfigReload: {
+      if (const std::string error = stringAt(d, "error"); !error.empty())
+        return QCoreApplication::translate("DisplayText", "Configuration reload refused, nothing changed: %1")
+            .arg(QString::fromStdString(toValidUtf8(error)));
+      QStringList applied, later;
+      if (const auto a = d.find("applied"); a != d.end() && a->is_array())
+        for (const auto& one : *a)
+          if (one.is_string()) applied << QString::fromStdString(toValidUtf8(one.get<std::string>()));
+      if (const auto r = d.find("restart_only"); r != d.end() && r->is_array())
+        for (const auto& one : *r)
+          if (one.is_string()) later << QString::fromStdString(toValidUtf8(one.get<std::string>()));
+      QString text = applied.isEmpty()
+                         ? QCoreApplication::translate("DisplayText", "Configuration reloaded: nothing to change live")
+                         : QCoreApplication::translate("DisplayText", "Configuration reloaded: %1")
+                               .arg(applied.join(QStringLiteral("; ")));
+      if (!later.isEmpty())
+        text += QCoreApplication::translate("DisplayText", "; at the next start: %1").arg(later.join(QStringLiteral(", ")));
+      return text;
+    }
     case EventKind::RequestFailed:
       return QCoreApplication::translate("DisplayText", "Request failed: %1").arg(QString::fromStdString(e.message));
     case EventKind::OperatorAction: break;

@@ -407,6 +407,13 @@ void Engine::resumeTransfer(RequestHandle h) {
   loop_->post([this, h] { loop_->resume(h); });
 }
 
+void Engine::recordEvent(Event e) {
+  loop_->post([this, e = std::move(e)]() mutable {
+    if (e.tsMs == 0) e.tsMs = nowEpochMs();
+    loop_->listeners().event(e);
+  });
+}
+
 void Engine::setGlobalConcurrency(int limit, const std::string& actor) {
   loop_->post([this, limit, actor] { loop_->scheduler().setGlobalConcurrency(limit, actor, nowEpochMs()); });
 }

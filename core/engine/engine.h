@@ -64,6 +64,9 @@ class Engine {
   void setGroupPaused(const std::string& group, bool paused, const std::string& actor = "operator");
   // Cancels what is queued for the group (ErrorKind::Cancelled); in-flight requests finish.
   void drainGroup(const std::string& group, const std::string& actor = "operator");
+  // An event of the caller's own (serve's config reload), delivered to the listeners (history, the event log) like
+  // the engine's; its time is now when tsMs is 0.
+  void recordEvent(Event e);
 
   SnapshotPtr latestSnapshot() const;  // never null after start()
   const EngineConfig& config() const;  // immutable after construction

@@ -322,10 +322,6 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Configuration reloaded</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Request failed: %1</source>
         <translation type="unfinished"></translation>
     </message>
@@ -493,6 +489,22 @@
     </message>
     <message>
         <source>Tollgate (pid %1) ended without stopping: killed, crashed or the machine went down; recorded until here</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Configuration reload refused, nothing changed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Configuration reloaded: nothing to change live</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Configuration reloaded: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>; at the next start: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

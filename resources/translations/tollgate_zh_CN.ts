@@ -320,10 +320,6 @@
         <translation>密钥 %1 暂停使用至 %2：实例 %4 上%3</translation>
     </message>
     <message>
-        <source>Configuration reloaded</source>
-        <translation>配置已重新加载</translation>
-    </message>
-    <message>
         <source>Request failed: %1</source>
         <translation>请求失败：%1</translation>
     </message>
@@ -492,6 +488,22 @@
     <message>
         <source>Tollgate (pid %1) ended without stopping: killed, crashed or the machine went down; recorded until here</source>
         <translation>Tollgate（pid %1）未正常停止即结束：被强制终止、崩溃或机器宕机；记录至此为止</translation>
+    </message>
+    <message>
+        <source>Configuration reload refused, nothing changed: %1</source>
+        <translation>配置重新加载被拒绝，未做任何更改：%1</translation>
+    </message>
+    <message>
+        <source>Configuration reloaded: nothing to change live</source>
+        <translation>配置已重新加载：没有可即时更改的项</translation>
+    </message>
+    <message>
+        <source>Configuration reloaded: %1</source>
+        <translation>配置已重新加载：%1</translation>
+    </message>
+    <message>
+        <source>; at the next start: %1</source>
+        <translation>；下次启动时生效：%1</translation>
     </message>
 </context>
 <context>

@@ -436,7 +436,8 @@ class TestCli : public QObject {
     c["gateway"] = {{"listen", "0.0.0.0:0"}, {"routes", json::array({{{"prefix", "/openai"}, {"group", "batch"}}})}};
     writeFile(cfg, c.dump());
     QProcess serve;
-    serve.start(bin(), {"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--history", "off", "--quiet",
+    const QString history = dir.filePath("history.db");
+    serve.start(bin(), {"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--history", history, "--quiet",
                         "--duration", "60"});
     QVERIFY(serve.waitForStarted(5000));
     QByteArray out, err;
@@ -496,6 +497,27 @@ class TestCli : public QObject {
     serve.terminate();
     QVERIFY(serve.waitForFinished(35000));
     QCOMPARE(serve.exitCode(), 0);
+    // In history: each reload (what it applied, what waits for a restart, or why it was refused) and the actions.
+    QByteArray events;
+    QCOMPARE(runTollgate({"history", "export", "--db", history, "--from", "0", "--to", "now", "--format", "jsonl",
+                          "--what", "events"}, &events),
+             0);
+    std::vector<std::string> reloads;
+    int actions = 0;
+    for (const auto& line : events.split('\n')) {
+      const json e = json::parse(line.toStdString(), nullptr, false);
+      if (e.is_discarded()) continue;
+      const json& d = e["detail"];
+      if (e["kind"] == "config_reload")
+        reloads.push_back(e["severity"].get<std::string>() + " " + d.value("restart_only", json()).dump() + " " +
+                          std::to_string(d.value("applied", json::array()).size()));
+      actions += e["kind"] == "operator" && d.value("actor", "") == "config reload";
+    }
+    std::string seen;
+    for (const auto& r : reloads) seen += r + " | ";
+    QVERIFY2((reloads == std::vector<std::string>{"warn [\"/retry\"] 2", "error null 0", "warn [\"/retry\"] 1"}),
+             seen.c_str());
+    QCOMPARE(actions, 3);
   }
 
   void probeStopsWhenTheUpstreamRefusesTheMethod() {
