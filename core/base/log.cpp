@@ -19,7 +19,12 @@ constexpr const char* kLevelNames[] = {"DEBUG", "INFO ", "WARN ", "ERROR"};
 
 void Log::setLevel(LogLevel level) { gLevel = level; }
 LogLevel Log::level() { return gLevel; }
-void Log::setSink(std::FILE* f) { gSink = f; }
+// Under the write lock: once this returns, no line is being written to the sink it replaced, which the caller
+// may then close.
+void Log::setSink(std::FILE* f) {
+  std::lock_guard lock(gWriteMutex);
+  gSink = f;
+}
 
 void Log::write(LogLevel level, std::string_view scope, std::string_view message) {
   if (level < gLevel.load() || level == LogLevel::Off) return;
@@ -28,9 +33,9 @@ void Log::write(LogLevel level, std::string_view scope, std::string_view message
   // group name or an upstream's error body would otherwise forge or overwrite lines (on a terminal, too).
   const std::string line = escapeControlBytes(SecretRegistry::redact(std::string(message)));
   const std::string where = escapeControlBytes(scope);
+  std::lock_guard lock(gWriteMutex);
   std::FILE* out = gSink.load();
   if (!out) out = stderr;
-  std::lock_guard lock(gWriteMutex);
   std::fprintf(out, "%s %s [%s] %s\n", ts.c_str(), kLevelNames[static_cast<int>(level)], where.c_str(), line.c_str());
   std::fflush(out);
 }

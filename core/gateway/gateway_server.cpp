@@ -281,7 +281,8 @@ std::string GatewayServer::listenAddress() const {
   const std::string host = cfg_.listenHost == "localhost" ? "127.0.0.1" : cfg_.listenHost;
   const bool v6 = host.find(':') != std::string::npos;
   // The port bound once listening; before that (a refusal to start) the one asked for, not 0.
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port_ ? port_ : cfg_.port);
+  const int bound = port_;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(bound ? bound : cfg_.port);
 }
 
 int GatewayServer::openConnections() const {
@@ -496,9 +497,16 @@ int GatewayServer::answerNow(MHD_Connection* c, Exchange& x, int status, const H
   // A HEAD answer's length is the one a GET would have (RFC 9110 8.6), not the empty body's 0: libmicrohttpd writes
   // the response's size and sends no body for HEAD, so the size is the upstream's (a Content-Length header added
   // here as well went out beside its own 0, which Node's and Go's clients refuse).
-  const bool headLength = x.method == "HEAD" && x.headReady && x.contentLength >= 0;
+  // Read under the exchange's lock: the engine thread's sink may be writing the head (a stop's 503 for a HEAD).
+  // Every caller has let the lock go.
+  std::int64_t length = -1;
+  if (x.method == "HEAD") {
+    std::lock_guard lk(x.mu);
+    if (x.headReady) length = x.contentLength;
+  }
+  const bool headLength = length >= 0;
   MHD_Response* r =
-      headLength ? MHD_create_response_from_callback(static_cast<uint64_t>(x.contentLength), kBlockSize, &noBody,
+      headLength ? MHD_create_response_from_callback(static_cast<uint64_t>(length), kBlockSize, &noBody,
                                                      nullptr, nullptr)
                  : MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
   if (!r) {
@@ -508,7 +516,10 @@ int GatewayServer::answerNow(MHD_Connection* c, Exchange& x, int status, const H
   for (const auto& [k, v] : headers) MHD_add_response_header(r, k.c_str(), v.c_str());
   const MHD_Result ok = MHD_queue_response(c, static_cast<unsigned>(status), r);
   MHD_destroy_response(r);
-  x.queued = true;
+  {
+    std::lock_guard lk(x.mu);
+    x.queued = true;
+  }
   finishCount(x, status);
   return ok == MHD_YES;
 }

@@ -77,10 +77,11 @@ class GatewayServer {
   GatewayConfig cfg_;
   RouteTable routes_;
   GatewayMetrics* metrics_;
-  MHD_Daemon* daemon_ = nullptr;
+  // Set by the starting thread after libmicrohttpd's own has begun, which reads them (/metrics, absolute-form URLs).
+  std::atomic<MHD_Daemon*> daemon_{nullptr};
   std::unique_ptr<DisconnectWatcher> watcher_;
   std::unique_ptr<RequestDeadline> requestDeadline_;  // before daemon_ starts, gone after it stops
-  int port_ = 0;
+  std::atomic<int> port_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> nextId_{1};
 

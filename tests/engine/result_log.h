@@ -8,37 +8,44 @@
 #include <QByteArray>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 namespace tgtest {
 
+// The callback shares the collected state, so an engine destroyed after its Results (declared before it, or a
+// test that returned early past its stop()) still calls back into something alive.
 struct Results {
-  std::mutex mutex;
-  std::vector<tg::Result> all;
-  std::atomic<int> calls{0};
+  struct State {
+    std::mutex mutex;
+    std::vector<tg::Result> all;
+    std::atomic<int> calls{0};
+  };
+  std::shared_ptr<State> state = std::make_shared<State>();
+  std::atomic<int>& calls = state->calls;
 
   tg::ResultCallback callback() {
-    return [this](const tg::Result& r) {
-      std::lock_guard lock(mutex);
-      all.push_back(r);
-      ++calls;
+    return [s = state](const tg::Result& r) {
+      std::lock_guard lock(s->mutex);
+      s->all.push_back(r);
+      ++s->calls;
     };
   }
   tg::Result at(std::size_t i) {
-    std::lock_guard lock(mutex);
-    return all.at(i);
+    std::lock_guard lock(state->mutex);
+    return state->all.at(i);
   }
   int countIds(const std::string& id) {
-    std::lock_guard lock(mutex);
+    std::lock_guard lock(state->mutex);
     int n = 0;
-    for (const auto& r : all) n += r.id == id;
+    for (const auto& r : state->all) n += r.id == id;
     return n;
   }
   tg::Result byId(const std::string& id) {  // the first answer for `id`, or an empty Result
-    std::lock_guard lock(mutex);
-    for (const auto& r : all)
+    std::lock_guard lock(state->mutex);
+    for (const auto& r : state->all)
       if (r.id == id) return r;
     return {};
   }
