@@ -19,9 +19,10 @@
 // attempts a retry made, their headers and their timing show, and a stream's raw SSE can be compared.
 //
 import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { performance } from 'node:perf_hooks';
+import { header, loadPackage } from './sdk_harness.mjs';
 
 const EXIT_FAILED = 1;
 const EXIT_SETUP = 2;
@@ -39,28 +40,11 @@ function setupFailed(error) {
   process.exit(EXIT_SETUP);
 }
 
-// The SDK lives in a test-local folder, not next to this script, and ESM imports ignore NODE_PATH: resolve it
-// by hand from ANTHROPIC_SDK_DIR / OPENAI_SDK_DIR or NODE_PATH, else from this script's own folder.
 function loadSdk() {
-  const places = [];
-  for (const v of ['ANTHROPIC_SDK_DIR', 'OPENAI_SDK_DIR'])
-    if (process.env[v]) places.push(resolve(process.env[v], 'node_modules'));
-  for (const p of (process.env.NODE_PATH || '').split(':')) if (p) places.push(resolve(p));
   const tried = [];
-  for (const dir of places) {
-    try {
-      const req = createRequire(join(dir, 'noop.js'));
-      return fromMain(req, req.resolve(join(dir, '@anthropic-ai', 'sdk')));
-    } catch (e) {
-      tried.push(`${dir} (${e.code || e.message})`);
-    }
-  }
-  try {
-    const req = createRequire(import.meta.url);
-    return fromMain(req, req.resolve('@anthropic-ai/sdk'));
-  } catch (e) {
-    tried.push(`next to the script (${e.code || e.message})`);
-  }
+  const sdk = loadPackage('@anthropic-ai/sdk', [process.env.ANTHROPIC_SDK_DIR, process.env.OPENAI_SDK_DIR], fromMain,
+                          tried);
+  if (sdk) return sdk;
   setupFailed(`the @anthropic-ai/sdk package is not installed; looked in: ${tried.join('; ')}. ` +
               'Run scripts/setup.sh (it installs it into $BUILD_DIR/node-openai).');
 }
@@ -89,12 +73,6 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // --- every HTTP attempt, as the SDK made it ---
 const attempts = [];
-function header(headers, name) {
-  if (!headers) return undefined;
-  if (typeof headers.get === 'function') return headers.get(name) ?? undefined;
-  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return v;
-  return undefined;
-}
 const kept = ['content-type', 'content-length', 'transfer-encoding', 'retry-after', 'retry-after-ms',
               'x-should-retry', 'request-id', 'anthropic-ratelimit-requests-remaining'];
 async function recordingFetch(url, init) {

@@ -16,9 +16,10 @@
 // node-fetch 2.7 fails a *non-streaming* answer sent chunked with a false "Premature close" (node-fetch#1576,
 // #1767; Node 20 reads it fine), so a server this SDK talks to must answer non-streaming with Content-Length.
 import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { performance } from 'node:perf_hooks';
+import { header, loadPackage } from './sdk_harness.mjs';
 
 const EXIT_FAILED = 1;
 const EXIT_SETUP = 2;
@@ -41,28 +42,10 @@ function num(name, fallback) {
   return n;
 }
 
-// The SDK lives in a test-local folder, not next to this script, and ESM imports ignore NODE_PATH: resolve it
-// by hand from OPENAI_SDK_DIR or NODE_PATH, else from this script's own folder.
 function loadSdk() {
-  const places = [];
-  if (process.env.OPENAI_SDK_DIR) places.push(resolve(process.env.OPENAI_SDK_DIR, 'node_modules'));
-  for (const p of (process.env.NODE_PATH || '').split(':')) if (p) places.push(resolve(p));
   const tried = [];
-  for (const dir of places) {
-    try {
-      const req = createRequire(join(dir, 'noop.js'));
-      const main = req.resolve(join(dir, 'openai'));
-      return fromMain(req, main);
-    } catch (e) {
-      tried.push(`${dir} (${e.code || e.message})`);
-    }
-  }
-  try {
-    const req = createRequire(import.meta.url);
-    return fromMain(req, req.resolve('openai'));
-  } catch (e) {
-    tried.push(`next to the script (${e.code || e.message})`);
-  }
+  const sdk = loadPackage('openai', [process.env.OPENAI_SDK_DIR], fromMain, tried);
+  if (sdk) return sdk;
   report('setup', false, { error: `the openai SDK is not installed; looked in: ${tried.join('; ')}. ` +
                                   'Run scripts/setup.sh (it installs it into $BUILD_DIR/node-openai).' });
   process.exit(EXIT_SETUP);
@@ -97,12 +80,6 @@ const since = (t) => Math.round((t - t0) * 10) / 10;  // ms since the script sta
 
 // --- every HTTP attempt, as the SDK made it ---
 const attempts = [];
-function header(headers, name) {
-  if (!headers) return undefined;
-  if (typeof headers.get === 'function') return headers.get(name) ?? undefined;
-  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return v;
-  return undefined;
-}
 async function recordingFetch(url, init) {
   const a = {
     path: new URL(String(url)).pathname,
