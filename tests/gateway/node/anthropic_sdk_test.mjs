@@ -20,9 +20,8 @@
 //
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { header, loadPackage } from './sdk_harness.mjs';
+import { header, loadPackage, recordingFetch } from './sdk_harness.mjs';
 
 const EXIT_FAILED = 1;
 const EXIT_SETUP = 2;
@@ -58,7 +57,6 @@ function fromMain(req, main) {
 }
 
 const { Anthropic, version: sdkVersion, nodeFetch } = loadSdk();
-const { Response } = nodeFetch;
 
 const baseURL = process.env.GATEWAY_URL;
 const gatewayRoot = process.env.GATEWAY_ROOT;
@@ -75,45 +73,21 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const attempts = [];
 const kept = ['content-type', 'content-length', 'transfer-encoding', 'retry-after', 'retry-after-ms',
               'x-should-retry', 'request-id', 'anthropic-ratelimit-requests-remaining'];
-async function recordingFetch(url, init) {
+const recordAttempt = recordingFetch(nodeFetch, attempts, now, (url, init) => {
   const h = init && init.headers;
-  const a = {
+  return {
     path: new URL(String(url)).pathname,
     group: header(h, 'x-ratelimit-group') || null,
     retryCount: Number(header(h, 'x-stainless-retry-count') || 0),
     stainlessTimeout: header(h, 'x-stainless-timeout') || null,
     apiKeySent: header(h, 'x-api-key') !== undefined,
-    start: now(),
   };
-  attempts.push(a);
-  let res;
-  try {
-    res = await nodeFetch(url, init);
-  } catch (e) {
-    a.error = String(e && e.message);
-    throw e;
-  }
-  a.status = res.status;
-  a.headersAt = now();
-  a.headers = {};
-  for (const k of kept) if (res.headers.get(k) !== null) a.headers[k] = res.headers.get(k);
-  if (!String(res.headers.get('content-type') || '').startsWith('text/event-stream') || !res.body) return res;
-  a.raw = '';  // the raw SSE, for comparing with what the SDK yields; the SDK reads the same bytes unchanged
-  const tap = new Transform({
-    transform(chunk, _enc, done) {
-      a.raw += chunk.toString('utf8');
-      done(null, chunk);
-    },
-  });
-  res.body.on('error', (e) => tap.destroy(e));
-  res.body.pipe(tap);
-  return new Response(tap, { status: res.status, statusText: res.statusText, headers: res.headers, url: res.url });
-}
+}, kept);
 const shown = (list) => list.map(({ raw, ...rest }) => rest);
 
 function client(extra = {}) {
   // authToken: null, or an ANTHROPIC_AUTH_TOKEN in the environment would go along as Authorization: Bearer.
-  return new Anthropic({ apiKey: token, authToken: null, baseURL, fetch: recordingFetch, timeout: 60000, ...extra });
+  return new Anthropic({ apiKey: token, authToken: null, baseURL, fetch: recordAttempt, timeout: 60000, ...extra });
 }
 const messages = [{ role: 'user', content: 'Say hello from the Tollgate gateway test.' }];
 const params = (extra = {}) => ({ model, max_tokens: maxTokens, messages, ...extra });

@@ -17,9 +17,8 @@
 // #1767; Node 20 reads it fine), so a server this SDK talks to must answer non-streaming with Content-Length.
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { header, loadPackage } from './sdk_harness.mjs';
+import { header, loadPackage, recordingFetch } from './sdk_harness.mjs';
 
 const EXIT_FAILED = 1;
 const EXIT_SETUP = 2;
@@ -61,7 +60,6 @@ function fromMain(req, main) {
 }
 
 const { OpenAI, version: sdkVersion, nodeFetch } = loadSdk();
-const { Response } = nodeFetch;
 
 const baseURL = process.env.GATEWAY_URL;
 if (!baseURL) {
@@ -80,41 +78,16 @@ const since = (t) => Math.round((t - t0) * 10) / 10;  // ms since the script sta
 
 // --- every HTTP attempt, as the SDK made it ---
 const attempts = [];
-async function recordingFetch(url, init) {
-  const a = {
-    path: new URL(String(url)).pathname,
-    tier: header(init && init.headers, 'x-tollgate-tier') || null,
-    retryCount: Number(header(init && init.headers, 'x-stainless-retry-count') || 0),
-    start: since(performance.now()),
-  };
-  attempts.push(a);
-  let res;
-  try {
-    res = await nodeFetch(url, init);
-  } catch (e) {
-    a.error = String(e && e.message);
-    throw e;
-  }
-  a.status = res.status;
-  a.headersAt = since(performance.now());
-  if (!String(res.headers.get('content-type') || '').startsWith('text/event-stream') || !res.body) return res;
-  // Keep a copy of the raw SSE bytes for the [DONE] check; the SDK reads the same bytes unchanged.
-  a.raw = '';
-  const tap = new Transform({
-    transform(chunk, _enc, done) {
-      a.raw += chunk.toString('utf8');
-      done(null, chunk);
-    },
-  });
-  res.body.on('error', (e) => tap.destroy(e));
-  res.body.pipe(tap);
-  return new Response(tap, { status: res.status, statusText: res.statusText, headers: res.headers, url: res.url });
-}
+const recordAttempt = recordingFetch(nodeFetch, attempts, () => since(performance.now()), (url, init) => ({
+  path: new URL(String(url)).pathname,
+  tier: header(init && init.headers, 'x-tollgate-tier') || null,
+  retryCount: Number(header(init && init.headers, 'x-stainless-retry-count') || 0),
+}));
 
 const clientOptions = {
   apiKey: process.env.GATEWAY_TOKEN || 'no-gateway-token',
   baseURL,
-  fetch: recordingFetch,
+  fetch: recordAttempt,
   timeout: num('SDK_TIMEOUT_MS', 60000),
 };
 if (process.env.SDK_MAX_RETRIES) clientOptions.maxRetries = num('SDK_MAX_RETRIES', 2);
