@@ -54,6 +54,11 @@ struct HistoryOptions {
   // The dashboard waits less: it opens history before its window shows.
   int upgradeWaitMs = 60'000;
   bool checkOnOpen = true;         // PRAGMA quick_check before accepting an existing file (O(file size))
+  // Before a file of an older schema is upgraded, a copy of it as it was is made beside it (FILE.schemaN.bak),
+  // when its disk has room for the copy and the upgrade (about three times the file).
+  bool backupBeforeUpgrade = true;
+  // Bytes free to this process on the file system of `dir`; tests pass a fake one.
+  std::function<std::uint64_t(const std::string& dir)> freeBytes;
   IncidentOptions incidents;
   // Wall clock for retention and status stamps; tests pass a fixed one.
   std::function<EpochMs()> now = [] { return nowEpochMs(); };

@@ -12,6 +12,7 @@
 #include <utility>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 
 namespace tg {
 
@@ -87,6 +88,7 @@ void HistoryWriter::open() {
     db_.check(sqlite3_busy_timeout(db_.handle(), opts_.upgradeWaitMs), "busy timeout");
   }
   try {
+    if (older) prepareUpgrade(static_cast<int>(fileVersion));
     history::migrate(db_);
   } catch (const sql::Error& e) {
     if (!older || (e.code & 0xff) != SQLITE_BUSY) throw;
@@ -405,6 +407,51 @@ bool HistoryWriter::writeBatch() {
   pendSamples_.clear();  // outside the lock: appenders never wait for the destructors
   pendEvents_.clear();
   return true;
+}
+
+void HistoryWriter::prepareUpgrade(int fileVersion) {
+  namespace fs = std::filesystem;
+  const std::uint64_t size = fileSize(path_) + fileSize(path_ + "-wal");
+  const std::string dir = fs::absolute(fs::path(path_)).parent_path().string();
+  std::uint64_t free = 0;
+  if (opts_.freeBytes) {
+    free = opts_.freeBytes(dir);
+  } else {
+    std::error_code ec;
+    const auto space = fs::space(dir, ec);
+    free = ec ? std::numeric_limits<std::uint64_t>::max() : space.available;  // unknown: let SQLite say
+  }
+  const auto mb = [](std::uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MB"; };
+  const std::string from = "schema " + std::to_string(fileVersion) + " to " + std::to_string(history::kSchemaVersion);
+  // An upgrade rewrites the sample tables in one transaction: the new tables and the journal, up to about twice
+  // the file. Tried on a disk without that room, it filled the disk, rolled back, and did the same at every start.
+  if (free < 2 * size)
+    throw sql::Error(SQLITE_FULL, "upgrading " + path_ + " from " + from + " needs about " + mb(2 * size) +
+                                      " free on its disk, " + mb(free) + " is: the file is left as it was; free some "
+                                      "space and start again");
+  if (!opts_.backupBeforeUpgrade) return;
+  const std::string backup = path_ + ".schema" + std::to_string(fileVersion) + ".bak";
+  std::error_code ec;
+  if (fs::exists(backup, ec)) {  // an earlier start's, of the same schema: the file as it was before any upgrade
+    logInfo("history", "upgrading " + path_ + " from " + from + "; the copy of it as it was is " + backup);
+    return;
+  }
+  if (free < 3 * size) {
+    logWarn("history", "upgrading " + path_ + " from " + from + " without a copy of it as it was: its disk has " +
+                           mb(free) + " free, the copy and the upgrade need about " + mb(3 * size));
+    return;
+  }
+  logInfo("history", "upgrading " + path_ + " from " + from + ": copying it as it was to " + backup + " (" +
+                         mb(size) + ") first; delete the copy once this version suits you");
+  try {
+    sql::Stmt copy(db_, "VACUUM INTO ?1");
+    copy.bind(1, std::string_view(backup));
+    copy.run();
+  } catch (const sql::Error& e) {
+    fs::remove(backup, ec);  // a partial copy is no copy
+    throw sql::Error(e.code, "could not copy " + path_ + " to " + backup + " before upgrading it: " + e.what() +
+                                 " (the file is left as it was)");
+  }
 }
 
 void HistoryWriter::markWriters() {

@@ -86,6 +86,9 @@ class HistoryWriter {
   bool retention(EpochMs nowMs, bool periodic = false);
   bool detect();
   void setMaxBytes(std::uint64_t bytes);
+  // Before an upgrade from `fileVersion`: refuses it (sql::Error) when the disk cannot hold it, and copies the file
+  // as it was beside it when there is room.
+  void prepareUpgrade(int fileVersion);
   // At open and every minute: an EngineStop for every writer the file lists that ended without closing, and this
   // one's own row.
   void markWriters();

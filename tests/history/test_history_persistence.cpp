@@ -6,6 +6,7 @@
 #include "history_store.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QtTest>
 
 #include <atomic>
@@ -25,6 +26,7 @@ class TestHistoryPersistence : public TempDirTest {
   void migratesTheFirstV2File();
   void waitsForAnotherProcessUpgradingTheFile();
   void migratesV3FileRowsReadBackEqual();
+  void anUpgradeKeepsACopyAndNeedsRoom();
   void compactEncodingRoundTrip();
 };
 
@@ -328,6 +330,58 @@ void TestHistoryPersistence::migratesV3FileRowsReadBackEqual() {
 
 // What the v4 encoding must not lose: unknown vs zero, negative reset offsets, fractional limits, latency
 // to 1 us, huge counts; and rollup sums stay exact.
+// Before an upgrade the file is copied as it was (FILE.schemaN.bak, a schema N file with every row); a disk
+// without room for the upgrade refuses it up front, naming what it needs, and leaves the file as it was; with
+// room for the upgrade but not the copy, it upgrades without one.
+void TestHistoryPersistence::anUpgradeKeepsACopyAndNeedsRoom() {
+  QFile fixture(HISTORY_FIXTURES "/history_v3.sql");
+  QVERIFY(fixture.open(QIODevice::ReadOnly));
+  const std::string v3 = fixture.readAll().toStdString();
+  constexpr EpochMs from = 0, to = 1LL << 50;
+
+  const QString path = file("copied.db");
+  rawExec(path, v3);
+  {
+    auto store = openStore(path);
+    QVERIFY(store);
+  }
+  const QString backup = path + ".schema3.bak";
+  QVERIFY(QFile::exists(backup));
+  {
+    auto reader = openReader(backup);
+    QVERIFY(reader);
+    QCOMPARE(reader->schemaVersion(), 3);
+    auto raw = reader->rawSamples(from, to, {});
+    QVERIFY2(raw.ok(), raw.error.c_str());
+    QCOMPARE(raw.value.size(), std::size_t(300));
+  }
+  auto upgraded = openReader(path);
+  QVERIFY(upgraded);
+  QCOMPARE(upgraded->schemaVersion(), kCurrentSchema);
+
+  const QString tight = file("tight.db");
+  rawExec(tight, v3);
+  HistoryOptions o = quietOptions();
+  const auto size = static_cast<std::uint64_t>(QFileInfo(tight).size());
+  o.freeBytes = [size](const std::string&) { return size; };  // a disk with the file's size free
+  std::string error;
+  QVERIFY(!HistoryStore::open(tight.toStdString(), o, &error));
+  QVERIFY2(error.find("needs about") != std::string::npos && error.find("left as it was") != std::string::npos,
+           error.c_str());
+  {
+    auto reader = openReader(tight);  // still schema 3, every row there
+    QVERIFY(reader);
+    QCOMPARE(reader->schemaVersion(), 3);
+    QCOMPARE(reader->rawSamples(from, to, {}).value.size(), std::size_t(300));
+  }
+  QVERIFY(!QFile::exists(tight + ".schema3.bak"));
+
+  o.freeBytes = [size](const std::string&) { return 5 * size / 2; };  // the upgrade fits, the copy too is more
+  QVERIFY(openStore(tight, o));
+  QVERIFY(!QFile::exists(tight + ".schema3.bak"));
+  QCOMPARE(openReader(tight)->schemaVersion(), kCurrentSchema);
+}
+
 void TestHistoryPersistence::compactEncodingRoundTrip() {
   const QString path = file("compact.db");
   std::vector<Sample> in;
