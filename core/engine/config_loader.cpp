@@ -266,13 +266,16 @@ nlohmann::json withoutLiveControls(nlohmann::json j) {
   j.erase("rate_ceiling");
   auto g = j.find("groups");
   if (g == j.end() || !g->is_array()) return j;
+  for (auto& one : *g)
+    if (one.is_object()) {
+      one.erase("concurrency");
+      one.erase("rate_ceiling");
+    }
   nlohmann::json byName = nlohmann::json::object();
-  for (auto& one : *g) {
-    if (!one.is_object()) return j;
-    one.erase("concurrency");
-    one.erase("rate_ceiling");
-    const auto name = one.find("name");
-    if (name == one.end() || !name->is_string() || byName.contains(name->get<std::string>())) return j;
+  for (const auto& one : *g) {
+    const auto name = one.is_object() ? one.find("name") : one.end();
+    if (!one.is_object() || name == one.end() || !name->is_string() || byName.contains(name->get<std::string>()))
+      return j;  // not keyed by a unique name (the loader refuses such a file): compared as an array
     byName[name->get<std::string>()] = one;
   }
   *g = std::move(byName);

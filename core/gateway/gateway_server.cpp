@@ -286,8 +286,9 @@ std::string GatewayServer::listenAddress() const {
 }
 
 int GatewayServer::openConnections() const {
-  if (!daemon_) return 0;
-  const auto* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+  MHD_Daemon* const d = daemon_;
+  if (!d) return 0;
+  const auto* info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
   return info ? static_cast<int>(info->num_connections) : 0;
 }
 

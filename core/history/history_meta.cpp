@@ -74,10 +74,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return parts;
 }
 
-// A writer refreshes its row at every write (about a second apart while its engine runs): one silent this long
-// is gone when its pid cannot be looked up (another pid namespace: a container restarted).
-constexpr EpochMs kSilenceMs = 5 * 60'000;
-
 // Whether `pid`, started at `start` (field 22), is gone. A pid that exists but cannot be read (hidepid, another
 // user's process) is taken as alive: a live writer was reported ended, and its row deleted, at every open.
 bool processGone(const std::string& pid, const std::string& start) {
@@ -97,10 +93,13 @@ std::string ownWriterKey() {
   return "writer/" + (boot.empty() ? "-" : boot) + "/" + pidNamespace() + "/" + pid + "/" + processStart(pid);
 }
 
-std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, EpochMs nowMs) {
+std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, WriterSightings& seen,
+                                      std::chrono::steady_clock::time_point now,
+                                      std::chrono::steady_clock::duration silence) {
   const std::vector<std::string> own = split(ownKey, '/');
   std::vector<EndedWriter> ended;
   if (own.size() != 5 || own[4].empty()) return ended;  // no /proc here: nothing can be judged
+  WriterSightings still;
   sql::Stmt rows(db, "SELECT key, value FROM meta WHERE key >= 'writer/' AND key < 'writer0'");
   while (rows.step()) {
     EndedWriter w;
@@ -112,11 +111,20 @@ std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, Ep
     if (k.size() != 5) continue;  // not a row this code wrote: not ours to judge
     std::from_chars(k[3].data(), k[3].data() + k[3].size(), w.pid);
     bool gone = false;
-    if (k[1] != own[1]) gone = true;  // an earlier boot (or another machine, which WAL cannot share a file with)
-    else if (k[2] != own[2] || k[2] == "-") gone = nowMs - w.lastWriteMs > kSilenceMs;  // its pids are not ours
-    else gone = processGone(k[3], k[4]);
+    if (k[1] != own[1]) {
+      gone = true;  // an earlier boot (or another machine, which WAL cannot share a file with)
+    } else if (k[2] != own[2] || k[2] == "-") {  // its pids are not ours to look up: its silence tells
+      auto it = seen.find(w.key);
+      if (it == seen.end() || it->second.value != value)
+        it = seen.insert_or_assign(w.key, WriterSighting{value, now}).first;
+      gone = now - it->second.changedAt > silence;
+      if (!gone) still.insert(*it);
+    } else {
+      gone = processGone(k[3], k[4]);
+    }
     if (gone) ended.push_back(std::move(w));
   }
+  seen = std::move(still);  // rows gone or ended are forgotten
   return ended;
 }
 

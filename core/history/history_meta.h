@@ -5,6 +5,8 @@
 #include "sqlite_db.h"
 #include "types.h"
 
+#include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,10 +34,20 @@ struct EndedWriter {
   std::int64_t pid = 0;
   EpochMs lastWriteMs = 0;
 };
+// What a writer has seen of the others' rows: each one's value and when, on this process's monotonic clock, it
+// last changed. Silence is judged by it, not by comparing two processes' wall clocks (a clock step, a resume).
+struct WriterSighting {
+  std::string value;
+  std::chrono::steady_clock::time_point changedAt;
+};
+using WriterSightings = std::map<std::string, WriterSighting>;
+
 // The writers meta lists, other than this process, that cannot be running: on this boot of this machine (WAL
 // shares the file only within one machine) under this process's pid namespace, a pid that is gone or now another
 // process's (one that exists but cannot be read counts as running); one of an earlier boot; and one of another pid
-// namespace (a container), or where namespaces cannot be told, silent for over five minutes.
-std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, EpochMs nowMs);
+// namespace (a container), or where namespaces cannot be told, whose row `seen` shows unchanged for `silence`.
+std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, WriterSightings& seen,
+                                      std::chrono::steady_clock::time_point now,
+                                      std::chrono::steady_clock::duration silence);
 
 }  // namespace tg::history

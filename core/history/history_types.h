@@ -57,6 +57,10 @@ struct HistoryOptions {
   // Before a file of an older schema is upgraded, a copy of it as it was is made beside it (FILE.schemaN.bak),
   // when its disk has room for the copy and the upgrade (about three times the file).
   bool backupBeforeUpgrade = true;
+  // Writers of the same file this process cannot look up by pid (another pid namespace) count as ended once their
+  // row has not changed for writerSilenceMs of this process's monotonic time; rows are looked at this often.
+  std::int64_t writerSilenceMs = 5 * 60'000;
+  std::int64_t writerCheckIntervalMs = 60'000;
   // Bytes free to this process on the file system of `dir`; tests pass a fake one.
   std::function<std::uint64_t(const std::string& dir)> freeBytes;
   IncidentOptions incidents;

@@ -7,7 +7,12 @@
 #include "secret.h"
 #include "sqlite_transaction.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <utility>
 #include <chrono>
@@ -27,6 +32,17 @@ EpochMs bootMs() {
 namespace {
 
 constexpr std::uint64_t kMaxPageCountUnlimited = 4294967294ULL;
+
+// fsync of a file or a folder (for a rename in it); false with errno set when it fails.
+bool syncFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  errno = err;
+  return ok;
+}
 
 std::uint64_t fileSize(const std::string& p) {
   std::error_code ec;
@@ -88,7 +104,13 @@ void HistoryWriter::open() {
     db_.check(sqlite3_busy_timeout(db_.handle(), opts_.upgradeWaitMs), "busy timeout");
   }
   try {
-    if (older) prepareUpgrade(static_cast<int>(fileVersion));
+    if (older) {
+      // After another process's upgrade, if one is under way: its copy and growing journal are no measure of what
+      // this one needs, and the file may be upgraded when it is done.
+      db_.exec("BEGIN IMMEDIATE; ROLLBACK;");
+      if (const auto now = db_.queryInt("PRAGMA user_version"); now < history::kSchemaVersion)
+        prepareUpgrade(static_cast<int>(now));
+    }
     history::migrate(db_);
   } catch (const sql::Error& e) {
     if (!older || (e.code & 0xff) != SQLITE_BUSY) throw;
@@ -217,8 +239,8 @@ void HistoryWriter::run() {
   lastRetention_ = std::make_pair(opts_.now(), bootMs());  // a jump in the first interval is one too
   auto nextDetect = SteadyClock::now() + std::chrono::milliseconds(opts_.incidentIntervalMs);
   // A container restarted beside this one leaves a row its pid cannot be looked up by: judged by its silence.
-  constexpr auto kWriterCheckEvery = std::chrono::minutes(1);
-  auto nextWriterCheck = SteadyClock::now() + kWriterCheckEvery;
+  const auto writerCheckEvery = std::chrono::milliseconds(opts_.writerCheckIntervalMs);
+  auto nextWriterCheck = SteadyClock::now() + writerCheckEvery;
   for (;;) {
     std::deque<Sample> s;
     std::vector<Event> e;
@@ -273,7 +295,7 @@ void HistoryWriter::run() {
     }
     if (now >= nextWriterCheck) {
       markWriters();
-      nextWriterCheck = now + kWriterCheckEvery;
+      nextWriterCheck = now + writerCheckEvery;
     }
   }
 }
@@ -443,15 +465,30 @@ void HistoryWriter::prepareUpgrade(int fileVersion) {
   }
   logInfo("history", "upgrading " + path_ + " from " + from + ": copying it as it was to " + backup + " (" +
                          mb(size) + ") first; delete the copy once this version suits you");
+  // Under a name of this process's, made durable, then renamed: a copy cut short (a kill, a power loss) is never
+  // taken for the backup by a later start, and two starting at once do not remove each other's.
+  const std::string partial = backup + ".partial-" + std::to_string(::getpid());
+  fs::remove(partial, ec);
+  std::string failed;
   try {
     sql::Stmt copy(db_, "VACUUM INTO ?1");
-    copy.bind(1, std::string_view(backup));
+    copy.bind(1, std::string_view(partial));
     copy.run();
   } catch (const sql::Error& e) {
-    fs::remove(backup, ec);  // a partial copy is no copy
-    throw sql::Error(e.code, "could not copy " + path_ + " to " + backup + " before upgrading it: " + e.what() +
-                                 " (the file is left as it was)");
+    failed = e.what();
   }
+  if (failed.empty() && !syncFile(partial)) failed = std::string("fsync: ") + std::strerror(errno);
+  if (failed.empty()) {
+    fs::rename(partial, backup, ec);
+    if (ec) failed = "rename: " + ec.message();
+  }
+  if (!failed.empty()) {  // a read-only folder, a quota: as without room, the upgrade goes on without a copy
+    fs::remove(partial, ec);
+    logWarn("history", "upgrading " + path_ + " from " + from + " without a copy of it as it was: copying it to " +
+                           backup + " failed: " + failed);
+    return;
+  }
+  syncFile(fs::path(backup).parent_path().string());  // the rename itself
 }
 
 void HistoryWriter::markWriters() {
@@ -460,7 +497,8 @@ void HistoryWriter::markWriters() {
   std::vector<std::string> said;
   try {
     sql::SqliteTransaction tx(db_);
-    for (const auto& w : history::endedWriters(db_, writerKey_, now)) {
+    for (const auto& w : history::endedWriters(db_, writerKey_, seenWriters_, std::chrono::steady_clock::now(),
+                                               std::chrono::milliseconds(opts_.writerSilenceMs))) {
       Event e;
       e.tsMs = w.lastWriteMs > 0 ? w.lastWriteMs : now;
       e.kind = EventKind::EngineStop;
@@ -478,9 +516,11 @@ void HistoryWriter::markWriters() {
     history::writeMetaMs(db_, writerKey_.c_str(), now);
     tx.commit();
   } catch (const sql::Error& e) {  // a full disk: the writer holds rows and retries, as for any write
-    logWarn("history", path_ + ": could not look for runs that ended without stopping: " + e.what());
+    if (!std::exchange(writersFailSaid_, true))
+      logWarn("history", path_ + ": could not look for runs that ended without stopping: " + e.what());
     return;
   }
+  writersFailSaid_ = false;
   for (const auto& m : said) logWarn("history", path_ + ": " + m);
 }
 

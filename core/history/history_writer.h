@@ -6,6 +6,7 @@
 // rows lost to the bounds are recorded as one HistoryGap event once writing works again.
 #pragma once
 
+#include "history_meta.h"
 #include "history_types.h"
 #include "incident_recorder.h"
 #include "request.h"
@@ -126,6 +127,8 @@ class HistoryWriter {
   std::optional<IncidentRecorder> incidents_;
   std::int64_t pageSize_ = 4096;
   std::string writerKey_;  // this process's row in meta while it writes (history_meta.h)
+  history::WriterSightings seenWriters_;  // the other writers' rows, as this one saw them change
+  bool writersFailSaid_ = false;          // a failing look at them is said once while it fails
 };
 
 }  // namespace tg

@@ -328,8 +328,6 @@ void TestHistoryPersistence::migratesV3FileRowsReadBackEqual() {
   QCOMPARE(check.value, std::vector<std::string>{"ok"});
 }
 
-// What the v4 encoding must not lose: unknown vs zero, negative reset offsets, fractional limits, latency
-// to 1 us, huge counts; and rollup sums stay exact.
 // Before an upgrade the file is copied as it was (FILE.schemaN.bak, a schema N file with every row); a disk
 // without room for the upgrade refuses it up front, naming what it needs, and leaves the file as it was; with
 // room for the upgrade but not the copy, it upgrades without one.
@@ -382,6 +380,8 @@ void TestHistoryPersistence::anUpgradeKeepsACopyAndNeedsRoom() {
   QCOMPARE(openReader(tight)->schemaVersion(), kCurrentSchema);
 }
 
+// What the v4 encoding must not lose: unknown vs zero, negative reset offsets, fractional limits, latency
+// to 1 us, huge counts; and rollup sums stay exact.
 void TestHistoryPersistence::compactEncodingRoundTrip() {
   const QString path = file("compact.db");
   std::vector<Sample> in;

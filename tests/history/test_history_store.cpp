@@ -224,8 +224,9 @@ void TestHistoryStore::survivesKill9() {
 }
 
 // Rows of writers this process cannot look up by pid: another pid namespace (a container restarted beside this
-// one) counts as ended once silent for five minutes, an earlier boot at once, and a live pid of this namespace
-// never, even when its start time cannot be read.
+// one) counts as ended once its row stays unchanged for the silence this writer watched it for (not by comparing
+// two wall clocks); one that keeps writing does not; an earlier boot's at once; and in this namespace a pid alive
+// now but started at another time is another process's.
 void TestHistoryStore::writersElsewhereAreJudgedByTheirSilence() {
   const QString path = file("writers.db");
   QFile bootFile("/proc/sys/kernel/random/boot_id");
@@ -233,24 +234,34 @@ void TestHistoryStore::writersElsewhereAreJudgedByTheirSilence() {
   const std::string boot = bootFile.readAll().trimmed().toStdString();
   char link[64] = {};
   if (::readlink("/proc/self/ns/pid", link, sizeof link - 1) <= 0) QSKIP("no pid namespace link here");
-  const std::string nsLink(link), ownNs = nsLink.substr(nsLink.find('[') + 1, nsLink.find(']') - nsLink.find('[') - 1);
+  const std::string nsLink(link);
+  const std::string ownNs = nsLink.substr(nsLink.find('[') + 1, nsLink.find(']') - nsLink.find('[') - 1);
   QVERIFY(openStore(path));  // creates the file
+  sqlite3* db = nullptr;
+  QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  const auto put = [&](const std::string& key, EpochMs value) {
+    const std::string sql =
+        "INSERT OR REPLACE INTO meta(key, value) VALUES('" + key + "', '" + std::to_string(value) + "')";
+    return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
+  };
+  const std::string writing = "writer/" + boot + "/4026500002/8/12345";
+  QVERIFY(put("writer/" + boot + "/4026500001/7/12345", kT0 + 1000));  // silent from now on: ended
+  QVERIFY(put(writing, kT0));                                           // keeps writing: alive
+  QVERIFY(put("writer/earlier-boot/4026500003/9/12345", kT0));           // another boot: ended
+  QVERIFY(put("writer/" + boot + "/" + ownNs + "/" + std::to_string(::getpid()) + "/1", kT0));  // pid reused
   {
-    sqlite3* db = nullptr;
-    QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
-    const std::string rows[][2] = {
-        {"writer/" + boot + "/4026500001/7/12345", std::to_string(kT0 - 6 * 60'000)},     // silent 6 min: ended
-        {"writer/" + boot + "/4026500002/8/12345", std::to_string(kT0 - 60'000)},         // 1 min: alive
-        {"writer/earlier-boot/4026500003/9/12345", std::to_string(kT0 - 1000)},           // another boot: ended
-        // This namespace: a pid alive now but started at another time is another process's: ended.
-        {"writer/" + boot + "/" + ownNs + "/" + std::to_string(::getpid()) + "/1", std::to_string(kT0 - 1000)}};
-    for (const auto& [key, value] : rows) {
-      const std::string sql = "INSERT INTO meta(key, value) VALUES('" + key + "', '" + value + "')";
-      QCOMPARE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    HistoryOptions o = quietOptions();
+    o.writerSilenceMs = 400;
+    o.writerCheckIntervalMs = 50;
+    auto store = openStore(path, o);
+    QVERIFY(store);
+    for (int i = 1; i <= 20; ++i) {  // a second of the other writer's writes, one every 50 ms
+      QTest::qWait(50);
+      QVERIFY(put(writing, kT0 + i));
     }
-    sqlite3_close(db);
   }
-  QVERIFY(openStore(path));
+  sqlite3_close(db);
   auto reader = openReader(path);
   QVERIFY(reader);
   auto stops = reader->events(0, 1LL << 50, {}, {EventKind::EngineStop});
