@@ -252,11 +252,11 @@ void TestHistoryStore::writersElsewhereAreJudgedByTheirSilence() {
   QVERIFY(put("writer/" + boot + "/" + ownNs + "/" + std::to_string(::getpid()) + "/1", kT0));  // pid reused
   {
     HistoryOptions o = quietOptions();
-    o.writerSilenceMs = 400;
+    o.writerSilenceMs = 1000;  // 20 times the other writer's pace below: a loaded machine stays well inside it
     o.writerCheckIntervalMs = 50;
     auto store = openStore(path, o);
     QVERIFY(store);
-    for (int i = 1; i <= 20; ++i) {  // a second of the other writer's writes, one every 50 ms
+    for (int i = 1; i <= 50; ++i) {  // 2.5 s of the other writer's writes, one every 50 ms
       QTest::qWait(50);
       QVERIFY(put(writing, kT0 + i));
     }
