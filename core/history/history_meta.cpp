@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <string_view>
@@ -93,20 +94,35 @@ std::string ownWriterKey() {
   return "writer/" + (boot.empty() ? "-" : boot) + "/" + pidNamespace() + "/" + pid + "/" + processStart(pid);
 }
 
-std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, WriterSightings& seen,
-                                      std::chrono::steady_clock::time_point now,
+std::int64_t monotonicMs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+void writeWriterRow(sql::Db& db, const std::string& key, EpochMs lastWrite) {
+  sql::Stmt m(db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)");
+  m.bind(1, std::string_view(key)).bind(2, std::to_string(lastWrite) + " " + std::to_string(monotonicMs()));
+  m.run();
+}
+
+std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, const WriterSightings& seen,
+                                      WriterSightings& next, std::chrono::steady_clock::time_point now,
                                       std::chrono::steady_clock::duration silence) {
   const std::vector<std::string> own = split(ownKey, '/');
   std::vector<EndedWriter> ended;
   if (own.size() != 5 || own[4].empty()) return ended;  // no /proc here: nothing can be judged
-  WriterSightings still;
+  next.clear();
   sql::Stmt rows(db, "SELECT key, value FROM meta WHERE key >= 'writer/' AND key < 'writer0'");
   while (rows.step()) {
     EndedWriter w;
     w.key = rows.text(0);
     if (w.key == ownKey) continue;
     const std::string value = rows.text(1);
-    std::from_chars(value.data(), value.data() + value.size(), w.lastWriteMs);  // 0 when unreadable
+    const char* end = std::from_chars(value.data(), value.data() + value.size(), w.lastWriteMs).ptr;  // 0: unreadable
+    std::int64_t mono = -1;  // the same write on CLOCK_MONOTONIC, after a space
+    if (end < value.data() + value.size() && *end == ' ')
+      std::from_chars(end + 1, value.data() + value.size(), mono);
     const std::vector<std::string> k = split(w.key, '/');
     if (k.size() != 5) continue;  // not a row this code wrote: not ours to judge
     std::from_chars(k[3].data(), k[3].data() + k[3].size(), w.pid);
@@ -114,17 +130,20 @@ std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, Wr
     if (k[1] != own[1]) {
       gone = true;  // an earlier boot (or another machine, which WAL cannot share a file with)
     } else if (k[2] != own[2] || k[2] == "-") {  // its pids are not ours to look up: its silence tells
-      auto it = seen.find(w.key);
-      if (it == seen.end() || it->second.value != value)
-        it = seen.insert_or_assign(w.key, WriterSighting{value, now}).first;
-      gone = now - it->second.changedAt > silence;
-      if (!gone) still.insert(*it);
+      const std::int64_t monoNow = monotonicMs();
+      if (mono >= 0 && mono <= monoNow) {  // this boot's clock, whoever reads it (no time namespace moved it)
+        gone = monoNow - mono > std::chrono::duration_cast<std::chrono::milliseconds>(silence).count();
+      } else {  // watched from here: a first sighting starts the watch
+        auto it = seen.find(w.key);
+        WriterSighting s = it != seen.end() && it->second.value == value ? it->second : WriterSighting{value, now};
+        gone = now - s.changedAt > silence;
+        if (!gone) next.insert_or_assign(w.key, std::move(s));
+      }
     } else {
       gone = processGone(k[3], k[4]);
     }
     if (gone) ended.push_back(std::move(w));
   }
-  seen = std::move(still);  // rows gone or ended are forgotten
   return ended;
 }
 

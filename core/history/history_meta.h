@@ -45,9 +45,15 @@ using WriterSightings = std::map<std::string, WriterSighting>;
 // The writers meta lists, other than this process, that cannot be running: on this boot of this machine (WAL
 // shares the file only within one machine) under this process's pid namespace, a pid that is gone or now another
 // process's (one that exists but cannot be read counts as running); one of an earlier boot; and one of another pid
-// namespace (a container), or where namespaces cannot be told, whose row `seen` shows unchanged for `silence`.
-std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, WriterSightings& seen,
-                                      std::chrono::steady_clock::time_point now,
+// namespace (a container), or where namespaces cannot be told, silent for `silence`: its row's last write on the
+// machine's monotonic clock (the same in every container of one boot) that long ago, or, a row without one, shown
+// unchanged that long by `seen`. `next` gets the sightings to keep (none of the ended: the caller keeps them once
+// it has recorded those).
+std::vector<EndedWriter> endedWriters(sql::Db& db, const std::string& ownKey, const WriterSightings& seen,
+                                      WriterSightings& next, std::chrono::steady_clock::time_point now,
                                       std::chrono::steady_clock::duration silence);
+
+// A writer's row value: its last write, epoch ms, and the same moment on CLOCK_MONOTONIC (ms).
+void writeWriterRow(sql::Db& db, const std::string& key, EpochMs lastWrite);
 
 }  // namespace tg::history

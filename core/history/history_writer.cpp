@@ -33,15 +33,14 @@ namespace {
 
 constexpr std::uint64_t kMaxPageCountUnlimited = 4294967294ULL;
 
-// fsync of a file or a folder (for a rename in it); false with errno set when it fails.
-bool syncFile(const std::string& path) {
+// fsync of a file or a folder (for a rename in it): empty when done, else what failed.
+std::string syncFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool ok = ::fsync(fd) == 0;
-  const int err = errno;
+  if (fd < 0) return "open " + path + ": " + std::generic_category().message(errno);
+  std::string failed;
+  if (::fsync(fd) != 0) failed = "fsync " + path + ": " + std::generic_category().message(errno);
   ::close(fd);
-  errno = err;
-  return ok;
+  return failed;
 }
 
 std::uint64_t fileSize(const std::string& p) {
@@ -105,11 +104,16 @@ void HistoryWriter::open() {
   }
   try {
     if (older) {
-      // After another process's upgrade, if one is under way: its copy and growing journal are no measure of what
-      // this one needs, and the file may be upgraded when it is done.
-      db_.exec("BEGIN IMMEDIATE; ROLLBACK;");
-      if (const auto now = db_.queryInt("PRAGMA user_version"); now < history::kSchemaVersion)
-        prepareUpgrade(static_cast<int>(now));
+      // Under the write lock: after another process's copy or upgrade, if one is under way (its copy and growing
+      // journal are no measure of what this one needs, and the file may be upgraded when it is done), and with no
+      // other copying beside this one. Nothing is written here: the lock ends in a rollback.
+      sql::SqliteTransaction lock(db_);
+      const auto now = static_cast<int>(db_.queryInt("PRAGMA user_version"));
+      if (now > history::kSchemaVersion)
+        throw sql::Error(SQLITE_ERROR, path_ + " was upgraded to schema " + std::to_string(now) +
+                                           " by a newer tollgate while this one waited; this build reads schema " +
+                                           std::to_string(history::kSchemaVersion) + " and older: use the newer one");
+      if (now < history::kSchemaVersion) prepareUpgrade(now);
     }
     history::migrate(db_);
   } catch (const sql::Error& e) {
@@ -393,7 +397,7 @@ bool HistoryWriter::writeBatch() {
     insertSamples(added);
     for (const auto& e : pendEvents_) insertEvent(e);
     requests_.write([&](const std::string& g) { return groupId(g, added); });
-    if (!writerKey_.empty()) history::writeMetaMs(db_, writerKey_.c_str(), opts_.now());  // still writing
+    if (!writerKey_.empty()) history::writeWriterRow(db_, writerKey_, opts_.now());  // still writing
     if (gap.rows > 0) {
       std::string reason;
       {
@@ -433,16 +437,22 @@ bool HistoryWriter::writeBatch() {
 
 void HistoryWriter::prepareUpgrade(int fileVersion) {
   namespace fs = std::filesystem;
-  const std::uint64_t size = fileSize(path_) + fileSize(path_ + "-wal");
+  std::error_code ec;
   const std::string dir = fs::absolute(fs::path(path_)).parent_path().string();
-  std::uint64_t free = 0;
-  if (opts_.freeBytes) {
-    free = opts_.freeBytes(dir);
-  } else {
-    std::error_code ec;
-    const auto space = fs::space(dir, ec);
-    free = ec ? std::numeric_limits<std::uint64_t>::max() : space.available;  // unknown: let SQLite say
-  }
+  const fs::path backup = path_ + ".schema" + std::to_string(fileVersion) + ".bak";
+  // Copies under way hold the write lock this process holds now: a partial copy found here is a dead one's
+  // (a kill, a power loss), and its space is given back before the room is measured.
+  const std::string partialPrefix = backup.filename().string() + ".partial-";
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().filename().string().rfind(partialPrefix, 0) == 0) {
+      logInfo("history", "removing " + entry.path().string() + ", a copy cut short by an earlier start");
+      std::error_code removed;
+      fs::remove(entry.path(), removed);
+    }
+  const std::uint64_t size = fileSize(path_) + fileSize(path_ + "-wal");
+  std::uint64_t free = std::numeric_limits<std::uint64_t>::max();  // unknown: let SQLite say
+  if (opts_.freeBytes) free = opts_.freeBytes(dir);
+  else if (const auto space = fs::space(dir, ec); !ec) free = space.available;
   const auto mb = [](std::uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MB"; };
   const std::string from = "schema " + std::to_string(fileVersion) + " to " + std::to_string(history::kSchemaVersion);
   // An upgrade rewrites the sample tables in one transaction: the new tables and the journal, up to about twice
@@ -452,10 +462,8 @@ void HistoryWriter::prepareUpgrade(int fileVersion) {
                                       " free on its disk, " + mb(free) + " is: the file is left as it was; free some "
                                       "space and start again");
   if (!opts_.backupBeforeUpgrade) return;
-  const std::string backup = path_ + ".schema" + std::to_string(fileVersion) + ".bak";
-  std::error_code ec;
-  if (fs::exists(backup, ec)) {  // an earlier start's, of the same schema: the file as it was before any upgrade
-    logInfo("history", "upgrading " + path_ + " from " + from + "; the copy of it as it was is " + backup);
+  if (fs::exists(backup, ec)) {  // an earlier start's, whole (renamed only once complete): the file before any upgrade
+    logInfo("history", "upgrading " + path_ + " from " + from + "; the copy of it as it was is " + backup.string());
     return;
   }
   if (free < 3 * size) {
@@ -463,21 +471,25 @@ void HistoryWriter::prepareUpgrade(int fileVersion) {
                            mb(free) + " free, the copy and the upgrade need about " + mb(3 * size));
     return;
   }
-  logInfo("history", "upgrading " + path_ + " from " + from + ": copying it as it was to " + backup + " (" +
+  logInfo("history", "upgrading " + path_ + " from " + from + ": copying it as it was to " + backup.string() + " (" +
                          mb(size) + ") first; delete the copy once this version suits you");
-  // Under a name of this process's, made durable, then renamed: a copy cut short (a kill, a power loss) is never
-  // taken for the backup by a later start, and two starting at once do not remove each other's.
-  const std::string partial = backup + ".partial-" + std::to_string(::getpid());
-  fs::remove(partial, ec);
+  // Under a name of its own, made durable, then renamed: a copy cut short is never taken for the backup. From a
+  // second connection: VACUUM INTO cannot run inside the transaction that holds the lock.
+  const fs::path partial = backup.string() + ".partial-" + std::to_string(::getpid());
   std::string failed;
   try {
-    sql::Stmt copy(db_, "VACUUM INTO ?1");
-    copy.bind(1, std::string_view(partial));
+    sql::Db copier;
+    copier.open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+    sql::Stmt copy(copier, "VACUUM INTO ?1");
+    copy.bind(1, std::string_view(partial.string()));
     copy.run();
   } catch (const sql::Error& e) {
     failed = e.what();
   }
-  if (failed.empty() && !syncFile(partial)) failed = std::string("fsync: ") + std::strerror(errno);
+  if (failed.empty()) {  // the copy is as private as the file it copies
+    fs::permissions(partial, fs::status(path_, ec).permissions(), ec);
+    failed = syncFile(partial.string());
+  }
   if (failed.empty()) {
     fs::rename(partial, backup, ec);
     if (ec) failed = "rename: " + ec.message();
@@ -485,19 +497,22 @@ void HistoryWriter::prepareUpgrade(int fileVersion) {
   if (!failed.empty()) {  // a read-only folder, a quota: as without room, the upgrade goes on without a copy
     fs::remove(partial, ec);
     logWarn("history", "upgrading " + path_ + " from " + from + " without a copy of it as it was: copying it to " +
-                           backup + " failed: " + failed);
+                           backup.string() + " failed: " + failed);
     return;
   }
-  syncFile(fs::path(backup).parent_path().string());  // the rename itself
+  if (const std::string why = syncFile(dir); !why.empty())  // the rename itself
+    logWarn("history", "the copy " + backup.string() + " is made, but its folder could not be synced: " + why);
 }
 
 void HistoryWriter::markWriters() {
   writerKey_ = history::ownWriterKey();  // kept even if this pass fails: the next write adds the row
   const EpochMs now = opts_.now();
   std::vector<std::string> said;
+  history::WriterSightings seen;  // kept once the ended ones are recorded: a failed pass watches them again
   try {
     sql::SqliteTransaction tx(db_);
-    for (const auto& w : history::endedWriters(db_, writerKey_, seenWriters_, std::chrono::steady_clock::now(),
+    for (const auto& w : history::endedWriters(db_, writerKey_, seenWriters_, seen,
+                                               std::chrono::steady_clock::now(),
                                                std::chrono::milliseconds(opts_.writerSilenceMs))) {
       Event e;
       e.tsMs = w.lastWriteMs > 0 ? w.lastWriteMs : now;
@@ -513,8 +528,9 @@ void HistoryWriter::markWriters() {
       gone.run();
       said.push_back(e.message);
     }
-    history::writeMetaMs(db_, writerKey_.c_str(), now);
+    history::writeWriterRow(db_, writerKey_, now);
     tx.commit();
+    seenWriters_ = std::move(seen);
   } catch (const sql::Error& e) {  // a full disk: the writer holds rows and retries, as for any write
     if (!std::exchange(writersFailSaid_, true))
       logWarn("history", path_ + ": could not look for runs that ended without stopping: " + e.what());

@@ -5,6 +5,7 @@
 #include "history_reader.h"
 #include "history_store.h"
 
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QtTest>
@@ -12,7 +13,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <thread>
+#include <unistd.h>
 
 using namespace tg;
 using namespace tgtest;
@@ -339,12 +342,21 @@ void TestHistoryPersistence::anUpgradeKeepsACopyAndNeedsRoom() {
 
   const QString path = file("copied.db");
   rawExec(path, v3);
+  QVERIFY(QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::WriteOwner));
+  const QString stale = path + ".schema3.bak.partial-99999";  // a copy an earlier start did not finish
+  {
+    QFile f(stale);
+    QVERIFY(f.open(QIODevice::WriteOnly) && f.write(QByteArray(4096, 'x')) == 4096);
+  }
   {
     auto store = openStore(path);
     QVERIFY(store);
   }
   const QString backup = path + ".schema3.bak";
   QVERIFY(QFile::exists(backup));
+  QVERIFY(!QFile::exists(stale));
+  namespace fs = std::filesystem;  // as private as the file it copies
+  QVERIFY(fs::status(backup.toStdString()).permissions() == (fs::perms::owner_read | fs::perms::owner_write));
   {
     auto reader = openReader(backup);
     QVERIFY(reader);
@@ -378,6 +390,15 @@ void TestHistoryPersistence::anUpgradeKeepsACopyAndNeedsRoom() {
   QVERIFY(openStore(tight, o));
   QVERIFY(!QFile::exists(tight + ".schema3.bak"));
   QCOMPARE(openReader(tight)->schemaVersion(), kCurrentSchema);
+
+  // A copy that cannot be made (here: a folder where it would go) is no reason to refuse history: it upgrades.
+  const QString blocked = file("blocked.db");
+  rawExec(blocked, v3);
+  const QString in = blocked + ".schema3.bak.partial-" + QString::number(::getpid());
+  QVERIFY(QDir().mkpath(in + "/inside"));
+  QVERIFY(openStore(blocked));
+  QVERIFY(!QFile::exists(blocked + ".schema3.bak"));
+  QCOMPARE(openReader(blocked)->schemaVersion(), kCurrentSchema);
 }
 
 // What the v4 encoding must not lose: unknown vs zero, negative reset offsets, fractional limits, latency

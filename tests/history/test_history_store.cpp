@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <set>
 #include <unistd.h>
 
@@ -227,6 +228,17 @@ void TestHistoryStore::survivesKill9() {
 // one) counts as ended once its row stays unchanged for the silence this writer watched it for (not by comparing
 // two wall clocks); one that keeps writing does not; an earlier boot's at once; and in this namespace a pid alive
 // now but started at another time is another process's.
+namespace {
+// The pids of the writers the file says ended without stopping.
+std::set<std::int64_t> stopPids(const QString& path) {
+  std::set<std::int64_t> pids;
+  auto reader = openReader(path);
+  auto stops = reader ? reader->events(0, 1LL << 50, {}, {EventKind::EngineStop}) : HistoryResult<std::vector<Event>>{};
+  for (const auto& e : stops.value) pids.insert(e.detail.value("pid", std::int64_t(0)));
+  return pids;
+}
+}  // namespace
+
 void TestHistoryStore::writersElsewhereAreJudgedByTheirSilence() {
   const QString path = file("writers.db");
   QFile bootFile("/proc/sys/kernel/random/boot_id");
@@ -240,9 +252,15 @@ void TestHistoryStore::writersElsewhereAreJudgedByTheirSilence() {
   sqlite3* db = nullptr;
   QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
   sqlite3_busy_timeout(db, 5000);
-  const auto put = [&](const std::string& key, EpochMs value) {
-    const std::string sql =
-        "INSERT OR REPLACE INTO meta(key, value) VALUES('" + key + "', '" + std::to_string(value) + "')";
+  // A writer's row: its last write, and (newer rows) the same moment on the machine's monotonic clock.
+  const auto monoMs = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+  };
+  const auto put = [&](const std::string& key, EpochMs value, std::int64_t mono = -1) {
+    const std::string text = std::to_string(value) + (mono >= 0 ? " " + std::to_string(mono) : std::string());
+    const std::string sql = "INSERT OR REPLACE INTO meta(key, value) VALUES('" + key + "', '" + text + "')";
     return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
   };
   const std::string writing = "writer/" + boot + "/4026500002/8/12345";
@@ -250,25 +268,26 @@ void TestHistoryStore::writersElsewhereAreJudgedByTheirSilence() {
   QVERIFY(put(writing, kT0));                                           // keeps writing: alive
   QVERIFY(put("writer/earlier-boot/4026500003/9/12345", kT0));           // another boot: ended
   QVERIFY(put("writer/" + boot + "/" + ownNs + "/" + std::to_string(::getpid()) + "/1", kT0));  // pid reused
+  // Rows that carry the machine's monotonic clock are judged without watching: one last written a minute ago at
+  // once, one that keeps writing never.
+  const std::string writingMono = "writer/" + boot + "/4026500005/12/12345";
+  QVERIFY(put("writer/" + boot + "/4026500004/11/12345", kT0, monoMs() - 60'000));
+  QVERIFY(put(writingMono, kT0, monoMs()));
   {
     HistoryOptions o = quietOptions();
     o.writerSilenceMs = 1000;  // 20 times the other writer's pace below: a loaded machine stays well inside it
     o.writerCheckIntervalMs = 50;
     auto store = openStore(path, o);
     QVERIFY(store);
+    QCOMPARE(stopPids(path), (std::set<std::int64_t>{9, 11, ::getpid()}));  // at open; 7 needs watching
     for (int i = 1; i <= 50; ++i) {  // 2.5 s of the other writer's writes, one every 50 ms
       QTest::qWait(50);
       QVERIFY(put(writing, kT0 + i));
+      QVERIFY(put(writingMono, kT0 + i, monoMs()));
     }
   }
   sqlite3_close(db);
-  auto reader = openReader(path);
-  QVERIFY(reader);
-  auto stops = reader->events(0, 1LL << 50, {}, {EventKind::EngineStop});
-  QVERIFY(stops.ok());
-  std::set<std::int64_t> pids;
-  for (const auto& e : stops.value) pids.insert(e.detail.value("pid", std::int64_t(0)));
-  QCOMPARE(pids, (std::set<std::int64_t>{7, 9, ::getpid()}));
+  QCOMPARE(stopPids(path), (std::set<std::int64_t>{7, 9, 11, ::getpid()}));
 }
 
 void TestHistoryStore::diskFullIsReportedAndRecovered() {
