@@ -23,7 +23,8 @@ namespace {
 constexpr const char* kServeSynopsis =
     "usage: tollgate serve [--config FILE] [--listen HOST:PORT] [--duration S] [--history FILE|off] [--quiet]\n"
     "The config needs a \"gateway\" section (see examples/gateway-openai.json, installed under\n"
-    "/usr/share/tollgate/examples/); without --config, the embedded demo: the gateway in front of the simulator.\n";
+    "/usr/share/tollgate/examples/); without --config, the embedded demo: the gateway in front of the simulator.\n"
+    "SIGHUP reads --config again: concurrency and rate ceilings change live, the rest at the next start.\n";
 
 std::atomic<bool> gStop{false};
 // As run's: a second SIGINT/SIGTERM ends it at once, however long the orderly stop takes.
