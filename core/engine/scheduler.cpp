@@ -824,7 +824,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   const bool brokenAnswer = transportFailed && !r.committed && r.headStatus >= 200 && r.headStatus < 300 &&
                             !resendableAfterAnswer(p->req, cfg_.retry);
   const bool final = permanent || r.committed || kind == ErrorKind::Cancelled || brokenAnswer;
-  const RetryDecision d =
+  RetryDecision d =
       final ? RetryDecision{kind == ErrorKind::None ? RetryAction::Done : RetryAction::Fail, 0,
                             r.committed    ? "not retried: the answer had begun"
                             : brokenAnswer ? "the upstream answered HTTP " + std::to_string(r.headStatus) +
@@ -835,35 +835,30 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
             : retry_.decide(p->attempts, status, kind, rateLimited, exhausted, budget_, serverWaitS);
   // A wait that ends past the request's deadline is not waited: held where no deadline sweep sees it, the
   // request was shed when it ended (a gateway client whose timeout set a 0.5 s deadline got its 429 after a 3 s
-  // Retry-After, past its own timeout). It ends now with the upstream's own answer, which says the wait.
-  const auto holdOrFail = [&](double waitS, const char* what, bool spentBudget) {
-    const TimePoint at = addSaturating(now, fromSeconds(waitS));
-    p->queuedAt = now;
-    if (at <= p->deadline) {
-      pushDelayed(Delayed{at, &g, std::move(p)});
-      return;
-    }
-    if (spentBudget) budget_.refund();
+  // Retry-After, past its own timeout). It fails now with the upstream's own answer, which says the wait.
+  const bool backoff = d.action == RetryAction::RetryAfterBackoff;
+  const double waitS = backoff ? d.delayS : d.action == RetryAction::RetryAfterQuota ? floorS : -1;
+  if (waitS >= 0 && addSaturating(now, fromSeconds(waitS)) > p->deadline) {
+    if (backoff) budget_.refund();  // spent by decide() for a retry never sent
     char why[200];
-    std::snprintf(why, sizeof why, "not retried: %s of %.1f s ends %.1f s after this request's deadline (%s)", what,
-                  waitS, toSeconds(at - p->deadline), std::string(tierName(p->req.tier)).c_str());
-    ++g.counters.failed;
-    failureHint(*p, g, k, verdict, rateLimited || serverWait, exhausted, now);
-    p->last.errorMessage = (p->last.errorMessage.empty() ? "" : p->last.errorMessage + ": ") + why;
-    finish(std::move(p), now);
-  };
+    std::snprintf(why, sizeof why, "not retried: %s of %.1f s ends %.1f s after this request's deadline (%s)",
+                  backoff ? "the retry's backoff" : "the upstream's Retry-After", waitS,
+                  toSeconds(addSaturating(now, fromSeconds(waitS)) - p->deadline),
+                  std::string(tierName(p->req.tier)).c_str());
+    d = RetryDecision{RetryAction::Fail, 0, why};
+  }
   switch (d.action) {
     case RetryAction::Done:
       ++g.counters.completed;
       finish(std::move(p), now);
       break;
     case RetryAction::RetryAfterQuota: {
+      p->queuedAt = now;
       if (floorS >= 0) {  // not before the upstream's Retry-After; then at the learnt rate like the rest
-        holdOrFail(floorS, "the upstream's Retry-After", false);
+        pushDelayed(Delayed{addSaturating(now, fromSeconds(floorS)), &g, std::move(p)});
         break;
       }
       // Back to the front of its tier: dispatch holds it until the quota picture allows it.
-      p->queuedAt = now;
       const Tier tier = p->req.tier;  // read before the move: argument order is unspecified
       const TimePoint deadline = p->deadline;
       if (auto w = where_.find(p->handle); p->handle && w != where_.end()) w->second.ticket = 0;
@@ -871,7 +866,8 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       break;
     }
     case RetryAction::RetryAfterBackoff:
-      holdOrFail(d.delayS, "the retry's backoff", true);
+      p->queuedAt = now;
+      pushDelayed(Delayed{addSaturating(now, fromSeconds(d.delayS)), &g, std::move(p)});
       break;
     case RetryAction::Fail:
       ++g.counters.failed;
