@@ -2,6 +2,7 @@
 
 #include "json_text.h"
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -115,6 +116,20 @@ void JsonObjectReader::finish() const {
     if (!seen_.count(it.key())) throw ConfigError(file_, pathOf(it.key()), "unknown key");
 }
 
+std::string envVariableShown(const std::string& name) {
+  bool upper = false, lower = false, ok = !name.empty() && name.size() <= 64 && !(name[0] >= '0' && name[0] <= '9');
+  std::size_t part = 0;
+  for (const char c : name) {
+    upper = upper || (c >= 'A' && c <= 'Z');
+    lower = lower || (c >= 'a' && c <= 'z');
+    part = c == '_' ? 0 : part + 1;
+    ok = ok && part <= 16 && (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_');
+  }
+  if (ok && !(upper && lower)) return "environment variable " + name;
+  return "the environment variable named there (its name is not shown: it does not look like one, such as "
+         "OPENAI_API_KEY, and may be a key pasted in its place)";
+}
+
 nlohmann::json readJsonFile(const std::string& file) {
   std::error_code ec;
   // A directory opens as a stream that reads nothing: "invalid JSON: unexpected end of input" named no reason.
@@ -125,7 +140,11 @@ nlohmann::json readJsonFile(const std::string& file) {
   text << in.rdbuf();
   if (in.bad()) throw ConfigError(file, "", "cannot read file");
   JsonParse parsed = parseJsonText(text.str(), kMaxJsonDepth, JsonKeys::Unique);
-  if (!parsed.ok()) throw ConfigError(file, "", "invalid JSON: " + parsed.error);
+  if (!parsed.ok()) {
+    std::string error = std::move(parsed.error);
+    if (const auto at = error.find("; last read: '"); at != std::string::npos) error.erase(at);
+    throw ConfigError(file, "", "invalid JSON: " + error);
+  }
   return std::move(parsed.value);
 }
 

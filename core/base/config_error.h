@@ -49,7 +49,14 @@ class JsonObjectReader {
   std::set<std::string> seen_;
 };
 
-// Parses a whole file; a syntax error names the file, line/byte and the parser's message.
+// "environment variable OPENAI_API_KEY" for an *_env field's value that looks like a variable's name (letters of
+// one case, digits and underscores, no part between underscores over 16 characters, 64 at most); otherwise "the
+// environment variable named there" with a word on why its name is not shown: a key pasted where its variable's
+// name belongs would be quoted into the journal and, on a reload, history.
+std::string envVariableShown(const std::string& name);
+
+// Parses a whole file; a syntax error names the file, line/byte and the parser's message, never the text it read
+// (a file cut short inside a header's value would quote a key).
 nlohmann::json readJsonFile(const std::string& file);
 
 }  // namespace tg

@@ -126,11 +126,10 @@ std::string SecretRegistry::redact(std::string text) {
   return redactWith(secrets(), std::move(text));
 }
 
-std::string SecretRegistry::dumpRedacted(const nlohmann::json& j, int indent) {
-  const std::vector<std::string> list = snapshot();
-  if (list.empty()) return dumpJson(j, indent);
-  nlohmann::json copy = j;
-  // Iterative: the value may be as deep as kMaxJsonDepth, and the walk must not care.
+namespace {
+// Every string and object key of `copy` redacted in place. Iterative: the value may be as deep as kMaxJsonDepth,
+// and the walk must not care.
+void redactTree(const std::vector<std::string>& list, nlohmann::json& copy) {
   std::vector<nlohmann::json*> todo{&copy};
   while (!todo.empty()) {
     nlohmann::json* v = todo.back();
@@ -150,6 +149,20 @@ std::string SecretRegistry::dumpRedacted(const nlohmann::json& j, int indent) {
       for (auto& child : *v) todo.push_back(&child);
     }
   }
+}
+}  // namespace
+
+nlohmann::json SecretRegistry::redacted(nlohmann::json j) {
+  const std::vector<std::string> list = snapshot();
+  if (!list.empty()) redactTree(list, j);
+  return j;
+}
+
+std::string SecretRegistry::dumpRedacted(const nlohmann::json& j, int indent) {
+  const std::vector<std::string> list = snapshot();
+  if (list.empty()) return dumpJson(j, indent);
+  nlohmann::json copy = j;
+  redactTree(list, copy);
   return redactWith(list, dumpJson(copy, indent));
 }
 

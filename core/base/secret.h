@@ -22,6 +22,9 @@ class SecretRegistry {
   static void release(const std::string& secret);
   // Replaces every registered secret in `text` with its fingerprint.
   static std::string redact(std::string text);
+  // `j` with every string and object key redacted: an event's detail before anyone sees it (the dashboard, the
+  // gateway's /healthz, history).
+  static nlohmann::json redacted(nlohmann::json j);
   // The text of `j` as written out (results, rejects, exports): every string and object key is redacted
   // before serialising, so a secret the JSON form would escape is caught too, and the text once more after.
   // Never throws: bytes that are not UTF-8 come out as U+FFFD.

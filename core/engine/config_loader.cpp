@@ -2,8 +2,10 @@
 
 #include "json_text.h"
 #include "request_safety.h"
+#include "secret.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <limits>
 #include <string_view>
@@ -47,11 +49,11 @@ KeyConfig readKey(JsonObjectReader& r, bool simulated) {
   if (!k.env.empty()) {
     const char* v = std::getenv(k.env.c_str());
     if (v && *v && hasControlBytes(v))  // the value is a secret: never quoted
-      r.fail("env", "environment variable " + k.env + " holds a control character (a CR or LF, as a file saved with "
+      r.fail("env", envVariableShown(k.env) + " holds a control character (a CR or LF, as a file saved with "
                     "Windows line ends leaves): a key is sent as one header line");
     if (v && *v) k.secret = v;
     else if (simulated) k.secret = "sim-" + k.name;
-    else r.fail("env", "environment variable " + k.env + " is not set (it holds this key's secret)");
+    else r.fail("env", envVariableShown(k.env) + " is not set (it holds this key's secret)");
   } else if (simulated) {
     k.secret = "sim-" + k.name;
   }
@@ -96,6 +98,14 @@ GroupConfig readGroup(JsonObjectReader& r) {
     for (auto it = h->begin(); it != h->end(); ++it) {
       if (!it->is_string()) throw ConfigError(r.file(), r.pathOf("headers") + "/" + it.key(), "expected a string");
       g.headers.emplace_back(it.key(), it->get<std::string>());
+      // A credential written inline (an Azure api-key, a bearer token) is scrubbed as a key is: an upstream that
+      // echoes request headers would otherwise hand it to results files and gateway clients.
+      if (isCredentialHeader(it.key())) {
+        const std::string& value = g.headers.back().second;
+        SecretRegistry::add(value);
+        if (const auto from = value.find_first_not_of(' ', value.find(' ')); from != std::string::npos)
+          SecretRegistry::add(value.substr(from));  // the credential after "Bearer " or "Basic "
+      }
     }
   }
   const auto* keys = r.child("keys");
@@ -113,7 +123,7 @@ GroupConfig readGroup(JsonObjectReader& r) {
 std::string envValue(JsonObjectReader& r, const char* field, const std::string& name, const char* holds) {
   if (name.empty()) return {};
   const char* v = std::getenv(name.c_str());
-  if (!v || !*v) r.fail(field, "environment variable " + name + " is not set (it holds " + holds + ")");
+  if (!v || !*v) r.fail(field, envVariableShown(name) + " is not set (it holds " + holds + ")");
   return v;
 }
 
@@ -121,6 +131,11 @@ SharedQuotaConfig readSharedQuota(JsonObjectReader& r, const EngineConfig& e) {
   SharedQuotaConfig s;
   s.enabled = r.boolean("enabled", true);
   const std::string address = r.string("redis", s.host + ":" + std::to_string(s.port));
+  // Not a URL: "redis://user:password@host" split at its last colon made all of it the host, and the password went
+  // into every "Redis unreachable" line, event and /healthz. The address is not quoted.
+  if (address.find_first_of("@/?#") != std::string::npos)
+    r.fail("redis", "expected host:port, e.g. \"127.0.0.1:6379\", not a URL: a password goes in password_env and a "
+                    "user in user_env (the value is not shown)");
   const auto colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == address.size())
     r.fail("redis", "expected host:port, e.g. \"127.0.0.1:6379\"");
@@ -132,6 +147,10 @@ SharedQuotaConfig readSharedQuota(JsonObjectReader& r, const EngineConfig& e) {
       r.fail("redis", "expected [IPv6 address]:port, e.g. \"[::1]:6379\"");
     s.host = s.host.substr(1, s.host.size() - 2);
   }
+  const bool hostOk = std::all_of(s.host.begin(), s.host.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_' || c == ':' || c == '%';
+  });
+  if (!hostOk) r.fail("redis", "expected a host name or IP address before the port (letters, digits, '.', '-', ':')");
   char* end = nullptr;
   const long port = std::strtol(address.c_str() + colon + 1, &end, 10);
   if (*end != '\0' || port < 1 || port > 65535) r.fail("redis", "expected a port from 1 to 65535 after the colon");

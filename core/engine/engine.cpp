@@ -5,6 +5,7 @@
 #include "log.h"
 #include "pending.h"
 #include "scheduler.h"
+#include "secret.h"
 #include "shared_quota_client.h"
 
 #include <algorithm>
@@ -173,8 +174,8 @@ class EngineLoop {
     e.tsMs = nowEpochMs();
     e.kind = kind;
     e.severity = Severity::Info;
-    e.message = std::move(message);
-    e.detail = std::move(detail);
+    e.message = SecretRegistry::redact(std::move(message));
+    e.detail = SecretRegistry::redacted(std::move(detail));
     listeners_.event(e);
   }
 
@@ -410,6 +411,8 @@ void Engine::resumeTransfer(RequestHandle h) {
 void Engine::recordEvent(Event e) {
   loop_->post([this, e = std::move(e)]() mutable {
     if (e.tsMs == 0) e.tsMs = nowEpochMs();
+    e.message = SecretRegistry::redact(std::move(e.message));
+    e.detail = SecretRegistry::redacted(std::move(e.detail));
     loop_->listeners().event(e);
   });
 }

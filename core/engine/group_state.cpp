@@ -9,13 +9,13 @@ namespace tg {
 
 std::string GroupState::checkRequest(Request& r) const {
   if (!r.url.empty() && r.url.front() == '/') {
-    if (std::string p = targetProblem(r.url); !p.empty()) return "url \"" + printable(r.url) + "\": " + p;
+    if (std::string p = targetProblem(r.url); !p.empty()) return "url \"" + urlShown(r.url) + "\": " + p;
     r.url = cfg.baseUrl + r.url;  // a path cannot change the authority that precedes it
   } else {
     std::string why;
     const std::string origin = originOf(r.url, &why);
     if (origin.empty())
-      return "url \"" + printable(r.url) + "\": " + why + " (expected a path starting with / or an http(s) URL)";
+      return "url \"" + urlShown(r.url) + "\": " + why + " (expected a path starting with / or an http(s) URL)";
     if (std::find(origins.begin(), origins.end(), origin) == origins.end())
       return "url names " + origin + ", not the base_url of group \"" + cfg.name +
              "\": the group's key goes only there (list other origins in the group's allowed_hosts)";

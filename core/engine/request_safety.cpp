@@ -120,8 +120,36 @@ std::string targetProblem(std::string_view target) {
   return {};
 }
 
+bool isCredentialHeader(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"auth", "key", "token", "secret", "passw", "cookie", "session", "signature", "credential"})
+    if (lower.find(word) != std::string::npos) return true;
+  return false;
+}
+
+std::string urlShown(std::string_view url) {
+  std::string shown(url.substr(0, url.find_first_of("?#")));
+  if (shown.size() < url.size()) shown += "?...";
+  const auto scheme = shown.find("://");
+  const auto authorityFrom = scheme == std::string::npos ? std::string::npos : scheme + 3;
+  if (authorityFrom != std::string::npos) {
+    const auto authorityTo = shown.find('/', authorityFrom);
+    const auto at = shown.rfind('@', authorityTo == std::string::npos ? shown.size() : authorityTo);
+    if (at != std::string::npos && at >= authorityFrom) shown.replace(authorityFrom, at - authorityFrom, "...");
+  }
+  return printable(shown);
+}
+
 std::string headerProblem(const std::string& name, const std::string& value, const std::string& where) {
-  if (!isHttpToken(name)) return where + " header name \"" + printable(name) + "\" is not an HTTP token";
+  if (!isHttpToken(name)) {
+    // Quoted up to the first byte that breaks it: "Authorization: Bearer sk-..." written as a name is a key.
+    std::size_t n = 0;
+    while (n < name.size() && isHttpToken(std::string_view(name).substr(n, 1))) ++n;
+    if (n == name.size()) return where + " header name is empty";
+    return where + " header name \"" + printable(name.substr(0, n)) + "\" is followed by a character an HTTP token " +
+           "cannot hold (byte " + std::to_string(n + 1) + "; the rest is not shown)";
+  }
   if (!isFieldValue(value))
     return where + " header \"" + name + "\" has a control character (CR, LF, NUL) in its value";
   return {};
@@ -130,11 +158,11 @@ std::string headerProblem(const std::string& name, const std::string& value, con
 std::string groupConfigProblem(const GroupConfig& g, const EngineConfig& cfg, std::vector<std::string>* origins) {
   std::string why;
   const std::string base = originOf(g.baseUrl, &why);
-  if (base.empty()) return "base_url \"" + printable(g.baseUrl) + "\": " + why;
+  if (base.empty()) return "base_url \"" + urlShown(g.baseUrl) + "\": " + why;
   if (origins) origins->push_back(base);
   for (const auto& h : g.allowedHosts) {
     const std::string o = originOf(h, &why);
-    if (o.empty()) return "allowed_hosts entry \"" + printable(h) + "\": " + why;
+    if (o.empty()) return "allowed_hosts entry \"" + urlShown(h) + "\": " + why;
     if (origins) origins->push_back(o);
   }
   for (const auto& [name, value] : g.headers)

@@ -44,6 +44,14 @@ std::string targetProblem(std::string_view target);
 // value is never quoted (it may be a key).
 std::string headerProblem(const std::string& name, const std::string& value, const std::string& where);
 
+// A header whose value is a credential by its name: Authorization, Cookie, x-api-key, api-key, anything naming an
+// auth, a key, a token, a secret, a password, a session, a signature or a credential.
+bool isCredentialHeader(std::string_view name);
+
+// A URL or request target for an error message: user:password@ and everything from "?" on left out ("...@",
+// "?..."), where keys ride as often as in headers; then as printable() shows it.
+std::string urlShown(std::string_view url);
+
 // Why group `g` of `cfg` cannot be sent to safely (base_url, allowed_hosts, group/key/tier headers), or
 // empty. Appends base_url's origin and then allowed_hosts' to *origins when given.
 std::string groupConfigProblem(const GroupConfig& g, const EngineConfig& cfg, std::vector<std::string>* origins);

@@ -1,5 +1,6 @@
 #include "scheduler.h"
 
+#include "endpoint_route.h"
 #include "group_state.h"
 #include "json_text.h"
 #include "log.h"
@@ -25,14 +26,6 @@ constexpr const char* kScope = "engine";
 constexpr double kMaxDeadlineS = 365.0 * 86400;
 // While a group keeps shedding, its RequestShed events (with the count) come no oftener than this.
 constexpr Duration kShedEventEvery = std::chrono::seconds(10);
-
-std::string endpointOf(const std::string& url) {
-  auto scheme = url.find("://");
-  auto start = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-  if (start == std::string::npos) return "/";
-  auto end = url.find_first_of("?#", start);
-  return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
-}
 
 // An error line, unless this class of error was logged less than a second ago: then it is counted for the sweep.
 template <typename Text>
@@ -134,7 +127,7 @@ void Scheduler::emit(EventKind kind, Severity sev, const std::string& group, std
   e.severity = sev;
   e.group = group;
   e.message = SecretRegistry::redact(std::move(message));
-  e.detail = std::move(detail);
+  e.detail = SecretRegistry::redacted(std::move(detail));
   listeners_.event(e);
 }
 
@@ -661,7 +654,7 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     a.group = g.cfg.name;
     a.keyFingerprint = k.fingerprint;
     a.client = p->req.client;
-    a.endpoint = endpointOf(p->req.url);
+    a.endpoint = endpointRoute(urlPath(p->req.url));
     a.tier = p->req.tier;
     a.status = status;
     a.rateLimited = rateLimited;
@@ -739,7 +732,8 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       else logInfo(g.cfg.name, startEvent->logLine);
     }
   } else if (ownFault) {
-    logLimited(g.clientErrors, g.cfg.name, now, [&] { return errText + " (" + endpointOf(p->req.url) + ")"; });
+    logLimited(g.clientErrors, g.cfg.name, now,
+               [&] { return errText + " (" + endpointRoute(urlPath(p->req.url)) + ")"; });
   } else if (status >= 500 || status == 0 || transportFailed) {
     if (serverWait) {
       const auto until = nowEpoch + static_cast<EpochMs>(verdict.waitS * 1000);
@@ -750,13 +744,13 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
     else ++g.counters.netErrors;
     g.concurrency.onOverload(now);
     logLimited(g.serverErrors, g.cfg.name, now, [&] {
-      return !transportFailed ? "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url)
+      return !transportFailed ? "HTTP " + std::to_string(status) + " from " + endpointRoute(urlPath(p->req.url))
                               : std::string(errorKindName(kind)) + ": " + errText;
     });
   } else if (status >= 400) {
     ++g.counters.other4xx;
     logLimited(g.clientErrors, g.cfg.name, now,
-               [&] { return "HTTP " + std::to_string(status) + " from " + endpointOf(p->req.url); });
+               [&] { return "HTTP " + std::to_string(status) + " from " + endpointRoute(urlPath(p->req.url)); });
   } else {
     ++g.counters.ok;
     k.quota.onSuccess(now, f.sentAt);

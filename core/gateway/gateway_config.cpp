@@ -100,10 +100,11 @@ GatewayConfig loadGatewayConfig(const nlohmann::json& j, const EngineConfig& eng
       client.tokenEnv = cr.requiredString("token_env");
       cr.finish();
       const char* v = std::getenv(client.tokenEnv.c_str());
-      if (!v || !*v) cr.fail("token_env", "environment variable " + client.tokenEnv + " is not set (it holds this client's gateway token)");
+      if (!v || !*v)
+        cr.fail("token_env", envVariableShown(client.tokenEnv) + " is not set (it holds this client's gateway token)");
       client.token = v;
       if (client.token.size() < 16)
-        cr.fail("token_env", "expected a token of at least 16 characters in " + client.tokenEnv);
+        cr.fail("token_env", "expected a token of at least 16 characters in " + envVariableShown(client.tokenEnv));
       SecretRegistry::add(client.token);
       c.clients.push_back(std::move(client));
     }
@@ -115,11 +116,11 @@ GatewayConfig loadGatewayConfig(const nlohmann::json& j, const EngineConfig& eng
     const char* v = std::getenv(c.metricsTokenEnv.c_str());
     if (!v || !*v)
       r.fail("metrics_token_env",
-             "environment variable " + c.metricsTokenEnv + " is not set (it holds the token /metrics asks for)");
+             envVariableShown(c.metricsTokenEnv) + " is not set (it holds the token /metrics asks for)");
     c.metricsToken = v;
     if (c.metricsToken.size() < 16 || hasControlBytes(c.metricsToken))
       r.fail("metrics_token_env", "expected a token of at least 16 characters, without control characters, in " +
-                                      c.metricsTokenEnv);
+                                      envVariableShown(c.metricsTokenEnv));
     SecretRegistry::add(c.metricsToken);
   }
   if (c.clients.empty() && !isLoopbackHost(c.listenHost))

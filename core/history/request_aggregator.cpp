@@ -20,58 +20,11 @@ constexpr std::int64_t kKeepOpenMinutes = 3;  // a minute's row is rewritten unt
 constexpr std::size_t kMaxEndpointsPerMinute = 64;
 constexpr const char* kOtherEndpoint = "(other)";
 
-bool isAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-bool isHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
-
-bool isIdSegment(std::string_view s) {
-  if (s.empty()) return false;
-  if (std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return true;
-  if (s.size() == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-') {
-    bool uuid = true;
-    for (std::size_t i = 0; i < s.size(); ++i)
-      uuid = uuid && (s[i] == '-' ? (i == 8 || i == 13 || i == 18 || i == 23) : isHex(s[i]));
-    if (uuid) return true;
-  }
-  if (s.size() >= 16 && std::all_of(s.begin(), s.end(), isHex)) return true;
-  const auto sep = s.find_first_of("-_");
-  const auto isAlpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
-  if (sep != std::string_view::npos && sep >= 2 && sep <= 12 &&
-      std::all_of(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(sep), isAlpha)) {
-    // A word after it ("balance_transactions", "network-configurations", "prod-gpt4oMini0718") is a name.
-    const std::string_view rest = s.substr(sep + 1);
-    if (rest.size() >= 14 && std::all_of(rest.begin(), rest.end(), [](char c) { return isAlnum(c) || c == '_'; }) &&
-        std::any_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-        std::any_of(rest.begin(), rest.end(), isAlpha))
-      return true;
-  }
-  if (s.size() >= 24 && std::all_of(s.begin(), s.end(), isAlnum) &&
-      std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-      std::any_of(s.begin(), s.end(), isAlpha))
-    return true;
-  return false;
-}
-
 constexpr const char* kInsertRow =
     "INSERT INTO requests_1m(minute_ms, group_id, key_fp, endpoint, requests, r429, r5xx, net_errors, "
     "retries, lat_avg_ms, lat_p95_ms, client) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)";
 
 }  // namespace
-
-std::string endpointRoute(std::string_view path) {
-  std::string out;
-  out.reserve(path.size());
-  std::size_t pos = 0;
-  while (pos <= path.size()) {
-    const auto slash = path.find('/', pos);
-    const auto segEnd = slash == std::string_view::npos ? path.size() : slash;
-    const std::string_view seg = path.substr(pos, segEnd - pos);
-    out += isIdSegment(seg) ? std::string_view("{id}") : seg;
-    if (slash == std::string_view::npos) break;
-    out += '/';
-    pos = slash + 1;
-  }
-  return out;
-}
 
 bool RequestAggregator::Key::operator<(const Key& o) const {
   return std::tie(minuteMs, group, fp, endpoint, client) < std::tie(o.minuteMs, o.group, o.fp, o.endpoint, o.client);

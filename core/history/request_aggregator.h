@@ -4,6 +4,7 @@
 // Writer thread only (not thread-safe): the HistoryWriter feeds it attempts and writes it in its batch.
 #pragma once
 
+#include "endpoint_route.h"
 #include "request.h"
 #include "sqlite_db.h"
 #include "types.h"
@@ -19,13 +20,6 @@
 
 namespace tg {
 
-// A path as a route, not as one request: segments that are ids ("/v1/files/file-9fQe2Ad7Kx3mB8pL/content") become
-// "{id}", so a minute's rows do not grow with every object an API names in its paths. An id: digits alone, a
-// UUID, 16 or more hex digits, a short word and a separator before 14 or more letters, digits and underscores with
-// both letters and digits in them ("file-...", "batch_...", "chatcmpl-...", Stripe's "cus_..." and "cs_test_..."),
-// or 24 or more letters and digits with both in them. Model and deployment names ("gpt-4o-mini",
-// "claude-3-5-sonnet-20241022", "prod-gpt4oMini0718") and words ("balance_transactions") stay.
-std::string endpointRoute(std::string_view path);
 
 class RequestAggregator {
  public:

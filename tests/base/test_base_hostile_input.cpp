@@ -262,6 +262,44 @@ class TestBaseHostileInput : public QObject {
     }
   }
 
+  // A config file cut short inside a header's value: the error names the file and the position, never the text the
+  // parser last read (it quoted the key up to the break). The environment variable an *_env field names is quoted
+  // only when the name looks like one: a key pasted there instead was quoted into the journal.
+  void configErrorsQuoteNoSecret() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("cut.json").toStdString();
+    {
+      std::ofstream out(path);
+      out << "{\"groups\": [{\"name\": \"g\", \"headers\": {\"api-key\": \"azure-CUTSHORT-9f8e7d6c5b4a\n";
+    }
+    try {
+      readJsonFile(path);
+      QFAIL("accepted a file cut short");
+    } catch (const ConfigError& e) {
+      QCOMPARE(e.file(), path);
+      QVERIFY2(std::string(e.what()).find("line 2, column 0") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("CUTSHORT") == std::string::npos, e.what());
+    }
+    for (const char* name : {"OPENAI_API_KEY", "KIMI_KEY", "tollgate_token", "HOME"})
+      QCOMPARE(envVariableShown(name), std::string("environment variable ") + name);
+    for (const char* pasted : {"sk-proj-PASTEDKEY9999", "AIzaSyD4kQ7bX2mN9pL0vR3tY6uW8eZ1cF5hJ", "3f2a9b8c7d6e5f4a3b2c1d0e",
+                               "a3f2a9b8c7d6e5f4a3b2c1d0e9f8a7b6", "AKIAIOSFODNN7EXAMPLE", "MixedCase_Key"})
+      QVERIFY2(envVariableShown(pasted).find(pasted) == std::string::npos, envVariableShown(pasted).c_str());
+    QVERIFY(envVariableShown("").find("not shown") != std::string::npos);
+  }
+
+  // An event's detail reaches the dashboard and the gateway's /healthz as it was made: redacted like its message.
+  void redactedJsonKeepsItsShape() {
+    const std::string secret = "redis-password-5e6f7a8b";
+    SecretRegistry::add(secret);
+    const nlohmann::json detail{{"why", "AUTH as " + secret + " refused"}, {"n", 3}, {"list", {secret, "x"}}};
+    const nlohmann::json out = SecretRegistry::redacted(detail);
+    QVERIFY2(out.dump().find(secret) == std::string::npos, out.dump().c_str());
+    QCOMPARE(out["n"].get<int>(), 3);
+    QCOMPARE(out["list"][1].get<std::string>(), std::string("x"));
+    QCOMPARE(out["why"].get<std::string>(), "AUTH as " + keyFingerprint(secret) + " refused");
+  }
+
   // A CSV cell a spreadsheet would run as a formula is defused, quoting is RFC 4180, and the text is UTF-8.
   void csvCellsAreNeitherFormulasNorBrokenColumns() {
     QCOMPARE(csvCell("plain"), std::string("plain"));

@@ -4,7 +4,9 @@
 #include "config_loader.h"
 #include "engine.h"
 #include "raw_http_server.h"
+#include "request_safety.h"
 #include "result_log.h"
+#include "secret.h"
 #include "synthetic_workload.h"
 
 #include <QtTest>
@@ -265,6 +267,66 @@ class TestEngineHostile : public QObject {
       if (r.id == "crlf-value") QVERIFY2(r.errorMessage.find("X-A") != std::string::npos, describe(r));
       if (r.id == "method") QVERIFY2(r.errorMessage.find("method") != std::string::npos, describe(r));
     }
+  }
+
+  // Credentials written where they do not belong are not quoted back: a key pasted into "env" (its variable's name
+  // belongs there), a URL's user:password@ and query, a header written as "Name: value" in the name's place. A
+  // credential written inline in a group's headers is scrubbed as a key is (an upstream echoing it handed it to
+  // results files and gateway clients); a header that is no credential is left alone.
+  void credentialsInConfigAreNeitherQuotedNorEchoed() {
+    const std::string pasted = "sk-proj-PASTEDKEYINSTEADOFNAME9999";
+    nlohmann::json j{{"groups", {{{"name", "g"}, {"base_url", "http://127.0.0.1:9"}, {"keys", {{{"name", "k"}}}}}}}};
+    j["groups"][0]["keys"][0]["env"] = pasted;
+    try {
+      ConfigLoader::fromJson(j, "(test)");
+      QFAIL("expected a ConfigError");
+    } catch (const ConfigError& err) {
+      QVERIFY2(std::string(err.what()).find("/groups/0/keys/0/env") != std::string::npos, err.what());
+      QVERIFY2(std::string(err.what()).find("PASTEDKEY") == std::string::npos, err.what());
+    }
+
+    RawHttpServer home;
+    nlohmann::json withHeaders = j;
+    withHeaders["groups"][0]["base_url"] = home.url();
+    withHeaders["groups"][0]["keys"] = nlohmann::json::array();
+    withHeaders["groups"][0]["headers"] = {{"api-key", "azure-INLINESECRET-5555abcd"},
+                                           {"Authorization", "Bearer tok-INLINESECRET-7777efgh"},
+                                           {"anthropic-version", "2023-06-01"}};
+    const TollgateConfig c = ConfigLoader::fromJson(withHeaders, "(test)");
+    const std::string echoed = SecretRegistry::redact(
+        "api-key: azure-INLINESECRET-5555abcd; token tok-INLINESECRET-7777efgh; anthropic-version: 2023-06-01");
+    QVERIFY2(echoed.find("INLINESECRET") == std::string::npos, echoed.c_str());
+    QVERIFY2(echoed.find("2023-06-01") != std::string::npos, echoed.c_str());
+    Engine e(c.engine);  // and the header still goes to its own upstream, as written
+    e.start();
+    Results res;
+    Request r = request("echo");
+    r.headers.clear();
+    e.submit(r, res.callback());
+    Request bad = request("bad-url", "/v1/../x?api_key=QUERYSECRET111");
+    e.submit(bad, res.callback());
+    Request url = request("userinfo", "http://user:USERINFOSECRET222@[bad/x");
+    e.submit(url, res.callback());
+    Request name = request("name");
+    name.headers = {{"Authorization: Bearer NAMESECRET333", "x"}};
+    e.submit(name, res.callback());
+    QTRY_COMPARE_WITH_TIMEOUT(res.calls.load(), 4, 10000);
+    e.stop();
+    QVERIFY2(home.allBytes().find("api-key: azure-INLINESECRET-5555abcd\r\n") != std::string::npos,
+             home.allBytes().c_str());
+    for (int i = 0; i < 4; ++i) {
+      const Result got = res.at(static_cast<std::size_t>(i));
+      if (got.id == "echo") {
+        QVERIFY2(got.ok(), describe(got));
+        continue;
+      }
+      QVERIFY2(got.error == ErrorKind::Config, describe(got));
+      for (const char* secret : {"QUERYSECRET", "USERINFOSECRET", "NAMESECRET"})
+        QVERIFY2(got.errorMessage.find(secret) == std::string::npos, describe(got));
+    }
+    QCOMPARE(urlShown("https://u:p@api.example.com:8443/v1/x?key=1#f"),
+             std::string("https://...@api.example.com:8443/v1/x?..."));
+    QCOMPARE(urlShown("/v1/x"), std::string("/v1/x"));
   }
 
   // --- item 6: exactly one callback per submit, around stop too ---

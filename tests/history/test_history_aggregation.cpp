@@ -33,6 +33,13 @@ void TestHistoryAggregation::endpointsAreRoutesAndBounded() {
   QCOMPARE(endpointRoute("/users/12345/repos"), std::string("/users/{id}/repos"));
   QCOMPARE(endpointRoute("/v1/items/3f2b8c1e-9a4d-4e7f-8b6a-0c1d2e3f4a5b"), std::string("/v1/items/{id}"));
   QCOMPARE(endpointRoute("/blobs/0123456789abcdef0123"), std::string("/blobs/{id}"));
+  // A credential in the path (Telegram's bot token, a JWT): not kept in history nor in a log line.
+  QCOMPARE(endpointRoute("/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage"),
+           std::string("/{id}/sendMessage"));
+  QCOMPARE(endpointRoute("/hooks/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+           std::string("/hooks/{id}"));
+  QCOMPARE(urlPath("http://127.0.0.1:9/bot123:x/send?api_key=1#f"), std::string("/bot123:x/send"));
+  QCOMPARE(urlPath("http://127.0.0.1:9"), std::string("/"));
   for (const char* kept : {"/v1/chat/completions", "/v1/models/gpt-4o-mini-2024-07-18", "/v1/messages",
                            "/v1beta/models/gemini-1.5-pro:generateContent", "/openai/deployments/my-gpt4o/chat",
                            "/v1/models/claude-3-5-sonnet-20241022", "/v1/balance_transactions",

@@ -297,6 +297,23 @@ class TestSharedQuota : public QObject {
     }
   }
 
+  // A Redis URL with a password: refused without quoting it (split at its last colon it was the host, and the
+  // password went into every "Redis unreachable" line, event and /healthz).
+  void aRedisUrlIsRefusedWithoutQuotingIt() {
+    for (const char* address : {"redis://default:RedisPassw0rdXYZ@127.0.0.1:6379", "RedisPassw0rdXYZ@127.0.0.1:6379",
+                                "127.0.0.1:6379/0", "host name:6379"}) {
+      json j = fleetConfig(1, 2, 1, true);
+      j["shared_quota"]["redis"] = address;
+      try {
+        tg::ConfigLoader::fromJson(j, "fleet.json");
+        QFAIL(address);
+      } catch (const tg::ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains("/shared_quota/redis"), e.what());
+        QVERIFY2(!QString(e.what()).contains("Passw0rd"), e.what());
+      }
+    }
+  }
+
   // An IPv6 address as URLs write it: it loaded, then failed at every connect ("Name or service not known").
   void anIpv6AddressInBracketsIsTheAddress() {
     json j = fleetConfig(1, 2, 1, true);

@@ -1,0 +1,76 @@
+#include "endpoint_route.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace tg {
+namespace {
+
+bool isAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+bool isHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+bool isIdSegment(std::string_view s) {
+  if (s.empty()) return false;
+  if (std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return true;
+  if (s.size() == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-') {
+    bool uuid = true;
+    for (std::size_t i = 0; i < s.size(); ++i)
+      uuid = uuid && (s[i] == '-' ? (i == 8 || i == 13 || i == 18 || i == 23) : isHex(s[i]));
+    if (uuid) return true;
+  }
+  if (s.size() >= 16 && std::all_of(s.begin(), s.end(), isHex)) return true;
+  const auto sep = s.find_first_of("-_");
+  const auto isAlpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
+  if (sep != std::string_view::npos && sep >= 2 && sep <= 12 &&
+      std::all_of(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(sep), isAlpha)) {
+    // A word after it ("balance_transactions", "network-configurations", "prod-gpt4oMini0718") is a name.
+    const std::string_view rest = s.substr(sep + 1);
+    if (rest.size() >= 14 && std::all_of(rest.begin(), rest.end(), [](char c) { return isAlnum(c) || c == '_'; }) &&
+        std::any_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+        std::any_of(rest.begin(), rest.end(), isAlpha))
+      return true;
+  }
+  // A credential some APIs put in the path (Telegram's "bot123456789:AAHdq..."; a JWT; base64): 20 or more
+  // characters of a token's alphabet with digits and both cases in it, several of each (a model's
+  // "gemini-1.5-pro:generateContent" has one capital).
+  const auto count = [&](auto pred) { return std::count_if(s.begin(), s.end(), pred); };
+  if (s.size() >= 20 &&
+      std::all_of(s.begin(), s.end(), [](char c) { return isAlnum(c) || std::strchr(":._~+=-", c) != nullptr; }) &&
+      count([](char c) { return c >= '0' && c <= '9'; }) >= 2 &&
+      count([](char c) { return c >= 'A' && c <= 'Z'; }) >= 3 && count([](char c) { return c >= 'a' && c <= 'z'; }) >= 3)
+    return true;
+  if (s.size() >= 24 && std::all_of(s.begin(), s.end(), isAlnum) &&
+      std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      std::any_of(s.begin(), s.end(), isAlpha))
+    return true;
+  return false;
+}
+
+}  // namespace
+
+std::string urlPath(const std::string& url) {
+  auto scheme = url.find("://");
+  auto start = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  if (start == std::string::npos) return "/";
+  auto end = url.find_first_of("?#", start);
+  return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+std::string endpointRoute(std::string_view path) {
+  std::string out;
+  out.reserve(path.size());
+  std::size_t pos = 0;
+  while (pos <= path.size()) {
+    const auto slash = path.find('/', pos);
+    const auto segEnd = slash == std::string_view::npos ? path.size() : slash;
+    const std::string_view seg = path.substr(pos, segEnd - pos);
+    out += isIdSegment(seg) ? std::string_view("{id}") : seg;
+    if (slash == std::string_view::npos) break;
+    out += '/';
+    pos = slash + 1;
+  }
+  return out;
+}
+
+}  // namespace tg
