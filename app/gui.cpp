@@ -116,6 +116,19 @@ void addUpstreamMenu(ui::MainWindow& window, const Carried& carried) {
   addQuit(window, file);
 }
 
+// --screenshot: grab the window `afterS` seconds from now and quit; exit 1 when the file cannot be written (it
+// exited 0, and a script taking the picture went on without it).
+void grabThenQuit(QWidget& window, const QString& path, double afterS) {
+  QTimer::singleShot(static_cast<int>(afterS * 1000), &window, [&window, path] {
+    if (window.grab().save(path)) {
+      QApplication::quit();
+      return;
+    }
+    std::fprintf(stderr, "tollgate: cannot write %s\n", qPrintable(path));
+    QApplication::exit(kExitFailed);
+  });
+}
+
 }  // namespace
 
 int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) {
@@ -208,10 +221,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
     window.show();
     if (auto shot = a.value("--screenshot")) {
       const double after = screenshotAfter.value_or(3.0);
-      QTimer::singleShot(static_cast<int>(after * 1000), &window, [&window, path = QString::fromStdString(*shot)] {
-        if (!window.grab().save(path)) std::fprintf(stderr, "tollgate: cannot write %s\n", qPrintable(path));
-        QApplication::quit();
-      });
+      grabThenQuit(window, QString::fromStdString(*shot), after);
     }
     return app.exec();
   }
@@ -292,10 +302,7 @@ int guiCommand(int argc, char** argv, const std::vector<std::string>& argvRest) 
   // used for the README picture and to look at the app as an operator sees it.
   if (auto shot = a.value("--screenshot")) {
     const double after = screenshotAfter.value_or(30.0);
-    QTimer::singleShot(static_cast<int>(after * 1000), &window, [&window, path = QString::fromStdString(*shot)] {
-      if (!window.grab().save(path)) std::fprintf(stderr, "tollgate: cannot write %s\n", qPrintable(path));
-      QApplication::quit();
-    });
+    grabThenQuit(window, QString::fromStdString(*shot), after);
   }
   const int rc = app.exec();
   session->stop();

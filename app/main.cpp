@@ -3,8 +3,11 @@
 #include "cli.h"
 #include "command_line.h"
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -24,13 +27,21 @@ int main(int argc, char** argv) {
   // No command, or options first: the dashboard.
   const std::string cmd = args.empty() || args[0].rfind("--", 0) == 0 ? std::string("gui") : args[0];
   if (cmd != "gui") args.erase(args.begin());
-  if (cmd == "run") return runCommand(args);
-  if (cmd == "serve") return serveCommand(args);
-  if (cmd == "headers") return headersCommand(args);
-  if (cmd == "probe") return probeCommand(args);
-  if (cmd == "history") return historyCommand(args);
-  if (cmd == "replay") return replayCommand(args);
-  if (cmd == "gui") return guiCommand(argc, argv, args);
-  std::fprintf(stderr, "tollgate: unknown command \"%s\"\n%s", cmd.c_str(), kUsage);
-  return kExitUsage;
+  int rc = kExitUsage;
+  if (cmd == "run") rc = runCommand(args);
+  else if (cmd == "serve") rc = serveCommand(args);
+  else if (cmd == "headers") rc = headersCommand(args);
+  else if (cmd == "probe") rc = probeCommand(args);
+  else if (cmd == "history") rc = historyCommand(args);
+  else if (cmd == "replay") rc = replayCommand(args);
+  else if (cmd == "gui") rc = guiCommand(argc, argv, args);
+  else std::fprintf(stderr, "tollgate: unknown command \"%s\"\n%s", cmd.c_str(), kUsage);
+  // What a command printed is its answer: `> /dev/full` (or a closed pipe's reader gone) exited 0 with nothing
+  // written for run's report, headers and probe.
+  std::cout.flush();
+  if (rc == kExitOk && (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout)) {
+    std::fprintf(stderr, "tollgate %s: cannot write to standard output: %s\n", cmd.c_str(), std::strerror(errno));
+    return kExitFailed;
+  }
+  return rc;
 }

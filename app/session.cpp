@@ -25,10 +25,11 @@ Session::Session(TollgateConfig config) : config_(std::move(config)), historyPat
                           "one of the configured groups, got \"" + profile_->streams[i].group + "\"");
   }
   if (config_.gateway) gatewayConfig_ = gateway::loadGatewayConfig(*config_.gateway, config_.engine, config_.file);
-  if (config_.usesEmbeddedSimulator()) {
-    // Validate now so a bad simulator section is reported before anything starts.
-    SimConfig sc = SimConfig::fromJson(*config_.simulator, config_.file);
-    sim_ = std::make_unique<SimServer>(std::move(sc));
+  // Checked whenever it is there, so a bad simulator section is reported before anything starts, at its own path
+  // (it was checked only when a group used it, and its errors named the engine's /groups).
+  if (config_.simulator) {
+    SimConfig sc = SimConfig::fromJson(*config_.simulator, config_.file, "/simulator");
+    if (config_.usesEmbeddedSimulator()) sim_ = std::make_unique<SimServer>(std::move(sc));
   }
 }
 

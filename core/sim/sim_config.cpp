@@ -147,18 +147,18 @@ SimAction SimAction::fromJson(const nlohmann::json& j, const std::string& file, 
   return a;
 }
 
-SimConfig SimConfig::fromJson(const nlohmann::json& j, const std::string& file) {
-  JsonObjectReader r(j, file, "");
+SimConfig SimConfig::fromJson(const nlohmann::json& j, const std::string& file, const std::string& at) {
+  JsonObjectReader r(j, file, at);
   SimConfig c;
   if (const auto* listen = r.child("listen")) {
-    JsonObjectReader l(*listen, file, "/listen");
+    JsonObjectReader l(*listen, file, at + "/listen");
     c.host = l.string("host", c.host);
     if (!isLoopbackHost(c.host)) l.fail("host", "expected a loopback host (127.0.0.1, ::1, localhost), got \"" + c.host + "\"");
     c.port = l.integer("port", c.port, 0, 65535);
     l.finish();
   }
   if (const auto* conn = r.child("connections")) {
-    JsonObjectReader l(*conn, file, "/connections");
+    JsonObjectReader l(*conn, file, at + "/connections");
     c.connections.maxConnections = l.integer("max", c.connections.maxConnections, 1, kMaxConnections);
     c.connections.requestTimeoutS = l.number("request_timeout_s", c.connections.requestTimeoutS, 0.01, kMaxTimeoutS);
     c.connections.idleTimeoutS = l.number("idle_timeout_s", c.connections.idleTimeoutS, 0.01, kMaxTimeoutS);
@@ -186,15 +186,15 @@ SimConfig SimConfig::fromJson(const nlohmann::json& j, const std::string& file) 
 
   if (const auto* groups = r.child("groups")) {
     if (!groups->is_object())
-      throw ConfigError(file, "/groups", "expected an object of groups, got " + std::string(groups->type_name()));
+      throw ConfigError(file, at + "/groups", "expected an object of groups, got " + std::string(groups->type_name()));
     for (auto it = groups->begin(); it != groups->end(); ++it) {
       if (it.key().empty() || it.key() == "*")
-        throw ConfigError(file, "/groups/" + it.key(), "expected a group name (not empty, not \"*\")");
-      c.groups[it.key()] = parseGroup(it.key(), it.value(), file, "/groups/" + it.key());
+        throw ConfigError(file, at + "/groups/" + it.key(), "expected a group name (not empty, not \"*\")");
+      c.groups[it.key()] = parseGroup(it.key(), it.value(), file, at + "/groups/" + it.key());
     }
   }
   if (const auto* lat = r.child("latency_ms")) {
-    JsonObjectReader l(*lat, file, "/latency_ms");
+    JsonObjectReader l(*lat, file, at + "/latency_ms");
     const auto d = l.string("distribution", "fixed", {"fixed", "uniform", "lognormal"});
     c.latency.distribution = d == "uniform"     ? LatencyDistribution::Uniform
                              : d == "lognormal" ? LatencyDistribution::Lognormal
@@ -209,9 +209,9 @@ SimConfig SimConfig::fromJson(const nlohmann::json& j, const std::string& file) 
   c.stream.chunks = r.integer("stream_chunks", c.stream.chunks, 0, kMaxStreamChunks);
   if (const auto* sched = r.child("schedule")) {
     if (!sched->is_array())
-      throw ConfigError(file, "/schedule", "expected an array of actions, got " + std::string(sched->type_name()));
+      throw ConfigError(file, at + "/schedule", "expected an array of actions, got " + std::string(sched->type_name()));
     for (std::size_t i = 0; i < sched->size(); ++i) {
-      const std::string path = "/schedule/" + std::to_string(i);
+      const std::string path = at + "/schedule/" + std::to_string(i);
       SimAction a = SimAction::fromJson((*sched)[i], file, path, true);
       if (a.group != "*" && a.kind != SimAction::Kind::ResetConnections && a.kind != SimAction::Kind::Outage &&
           !c.groups.count(a.group) && a.group != c.defaultGroup)

@@ -144,7 +144,8 @@ struct SimConfig {
   std::vector<SimAction> schedule;  // sorted by atS
 
   // Throws ConfigError naming `file`, the JSON path and what was expected.
-  static SimConfig fromJson(const nlohmann::json& j, const std::string& file);
+  // `at`: the section's JSON path in its file, its errors' prefix ("/simulator" inside a tollgate config).
+  static SimConfig fromJson(const nlohmann::json& j, const std::string& file, const std::string& at = "");
   static SimConfig fromFile(const std::string& path);
   // Two groups (interactive, batch), x-ratelimit dialect: runs out of the box.
   static SimConfig builtinDefault();

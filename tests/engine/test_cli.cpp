@@ -154,7 +154,11 @@ class TestCli : public QObject {
                                  << "/groups/0/keys/0/env: environment variable TOLLGATE_TEST_UNSET_VAR is not set";
     QTest::newRow("syntax") << R"({"groups": [)" << "invalid JSON";
     QTest::newRow("bad sim") << R"({"groups":[{"name":"a","base_url":"sim"}],"simulator":{"dialect":"klingon"}})"
-                             << "/dialect";
+                             << "/simulator/dialect";
+    // A simulator section is checked where no group uses it, and named at its own path (it named /groups/a/limit).
+    QTest::newRow("unused bad sim")
+        << R"({"groups":[{"name":"a","base_url":"http://127.0.0.1:1"}],"simulator":{"groups":{"a":{"limit":-1}}}})"
+        << "/simulator/groups/a/limit: expected a number";
   }
 
   void configErrorsNameFilePathAndExpectation() {
@@ -193,6 +197,31 @@ class TestCli : public QObject {
     QCOMPARE(j["retry_after_s"].get<double>(), 1.5);
     QCOMPARE(j["verdict"]["classification"].get<std::string>(), std::string("quota_exhausted"));
     QVERIFY(err.contains("6"));  // the bad line is reported with its line number
+  }
+
+  // What a command prints is its answer: written to a full disk, it fails (headers and run's report exited 0 with
+  // nothing written). A --screenshot that cannot be written fails too.
+  void anAnswerThatCannotBeWrittenFails() {
+    QProcess p;
+    p.setStandardOutputFile(QStringLiteral("/dev/full"));
+    p.start(bin(), {"headers", "--now", "1700000000"});
+    QVERIFY(p.waitForStarted(5000));
+    p.write("HTTP/1.1 429 Too Many Requests\r\nretry-after: 2\r\n");
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 1);
+    QVERIFY2(p.readAllStandardError().contains("cannot write to standard output"), "no word of the write");
+
+    QTemporaryDir home;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    env.insert("XDG_CONFIG_HOME", home.path());
+    QByteArray out, err;
+    QCOMPARE(runTollgate({"--history", "off", "--screenshot", home.filePath("no/such/dir/shot.png"),
+                          "--screenshot-after", "0.5"},
+                         &out, &err, {}, env),
+             1);
+    QVERIFY2(err.contains("cannot write"), err.constData());
   }
 
   void headlessRunWritesAReport() {
