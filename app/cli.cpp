@@ -22,8 +22,9 @@ const char* const kUsage =
     "  tollgate headers [--status N] [--now EPOCH] [--max-wait S]   < raw response header lines\n"
     "  tollgate probe [--config FILE] --group G [--key NAME] [--rates 5,10,20,...] [--step-s S] [--max-per-step N]\n"
     "               [--stop-429 SHARE] [--method M] [--body JSON] [--path /v1/x]\n"
-    "  tollgate history incidents|show|export|check [--db FILE] [...]\n"
-    "  tollgate replay --incident ID | --from MS --to MS [--db FILE] [--override FILE] [--report out.json] [--speed K]\n"
+    "  tollgate history incidents|show|export|check [--db FILE] [--strict] [...]\n"
+    "  tollgate replay --incident ID | --from MS --to MS [--db FILE] [--override FILE] [--report out.json]\n"
+    "               [--speed K] [--pad S] [--strict]\n"
     "  tollgate --version\n"
     "Every command answers --help with its own options.\n";
 

@@ -15,11 +15,11 @@ using cli::CommandLine;
 constexpr const char* kTimes = "  T: epoch ms, 2026-11-29T02:00:00Z, now, or relative -90s/-15m/-1h/-2d";
 
 constexpr const char* kSynopses[] = {
-    "usage: tollgate history incidents --db FILE [--id N]\n",
-    "usage: tollgate history show --db FILE --from T --to T [--group G] [--points N]\n",
-    "usage: tollgate history export --db FILE --from T --to T --format csv|jsonl [--what samples|events|requests] "
+    "usage: tollgate history incidents [--db FILE] [--id N]\n",
+    "usage: tollgate history show [--db FILE] --from T --to T [--group G] [--points N]\n",
+    "usage: tollgate history export [--db FILE] --from T --to T --format csv|jsonl [--what samples|events|requests] "
     "[--out FILE]\n",
-    "usage: tollgate history check --db FILE\n",
+    "usage: tollgate history check [--db FILE]\n",
 };
 
 std::string overallUsage() {
