@@ -63,7 +63,7 @@ int probeCommand(const std::vector<std::string>& argv) {
                  {"--method", "M", "HTTP method (default: POST)"},
                  {"--body", "TEXT", "request body, sent as application/json unless --method is GET or HEAD "
                                     "(default: {\"max_tokens\":1})"},
-                 {"--path", "/v1/x", "path requested below the group's base_url"}});
+                 {"--path", "/v1/x", "path requested below the group's base_url (default: /v1/chat/completions)"}});
   if (auto answered = a.parseOrAnswer(argv, "tollgate probe", std::cout, std::cerr)) return *answered;
   std::string err;
   ProbeOptions o;

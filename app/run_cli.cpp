@@ -24,9 +24,9 @@ namespace tg::cli {
 namespace {
 
 constexpr const char* kRunSynopsis =
-    "usage: tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--retry-failed]\n"
-    "                    [--duration S] [--report report.json] [--history FILE|off] [--max-rps [GROUP=]N]\n"
-    "                    [--max-tpm [GROUP=]N] [--quiet]\n";
+    "usage: tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--rejects FILE]\n"
+    "                    [--retry-failed] [--duration S] [--report report.json] [--history FILE|off]\n"
+    "                    [--max-rps [GROUP=]N] [--max-tpm [GROUP=]N] [--quiet]\n";
 
 std::atomic<bool> gInterrupted{false};
 
