@@ -41,6 +41,7 @@ int probeCommand(const std::vector<std::string>& args);    // probe_cli.cpp
 int headersCommand(const std::vector<std::string>& args);  // headers_cli.cpp
 int historyCommand(const std::vector<std::string>& args);  // history_cli.cpp
 int replayCommand(const std::vector<std::string>& args);   // replay_cli.cpp
+int checkCommand(const std::vector<std::string>& args);    // check_cli.cpp
 int guiCommand(int argc, char** argv, const std::vector<std::string>& args);  // gui.cpp
 
 }  // namespace tg::cli

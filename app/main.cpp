@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   else if (cmd == "probe") rc = probeCommand(args);
   else if (cmd == "history") rc = historyCommand(args);
   else if (cmd == "replay") rc = replayCommand(args);
+  else if (cmd == "check") rc = checkCommand(args);
   else if (cmd == "gui") rc = guiCommand(argc, argv, args);
   else std::fprintf(stderr, "tollgate: unknown command \"%s\"\n%s", cmd.c_str(), kUsage);
   // What a command printed is its answer: `> /dev/full` (or a closed pipe's reader gone) exited 0 with nothing

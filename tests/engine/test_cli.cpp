@@ -387,6 +387,37 @@ class TestCli : public QObject {
     QVERIFY2(hard > 30 && hard < 50, out.constData());
   }
 
+  // `check` reads a config as serve would (every section, every token's variable) and starts nothing: it runs
+  // beside the serve it is for, whose port is taken (held here), and contacts no upstream. A bad config is named.
+  void checkReadsAConfigAndStartsNothing() {
+    int port = 0;
+    const int held = listeningLoopbackSocket(&port);
+    QVERIFY(held >= 0);
+    QTemporaryDir dir;
+    const QString cfg = dir.filePath("cfg.json");
+    json c = json::parse(slowConfig());
+    c["gateway"] = {{"listen", "127.0.0.1:" + std::to_string(port)},
+                    {"clients", json::array({{{"name", "web"}, {"token_env", "TOLLGATE_TEST_CHECK_TOKEN"}}})},
+                    {"routes", json::array({{{"prefix", "/openai"}, {"group", "batch"}}})}};
+    writeFile(cfg, c.dump());
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("TOLLGATE_TEST_CHECK_TOKEN", "check-token-0123456789abcdef");
+    QByteArray out, err;
+    QCOMPARE(runTollgate({"check", "--config", cfg, "--history", "off"}, &out, &err, {}, env), 0);
+    ::close(held);
+    QVERIFY2(out.contains("valid"), out.constData());
+    QVERIFY2(out.contains("gateway: 127.0.0.1:" + QByteArray::number(port) + ", 1 route, 1 client token"),
+             out.constData());
+    QVERIFY2(!out.contains("check-token") && !err.contains("check-token"), out.constData());
+    QVERIFY2(err.isEmpty(), err.constData());  // no engine, no simulator, no gateway started
+    // The token's variable unset: the error serve would give, exit 2.
+    QCOMPARE(runTollgate({"check", "--config", cfg}, &out, &err), 2);
+    QVERIFY2(err.contains("/gateway/clients/0/token_env") && err.contains("TOLLGATE_TEST_CHECK_TOKEN"),
+             err.constData());
+    QCOMPARE(runTollgate({"check"}, &out, &err), 2);
+    QVERIFY2(err.contains("--config FILE is required"), err.constData());
+  }
+
   // The probe stops the engine and sends by itself: a config's gateway is not opened (it would take services'
   // calls into a stopped engine). Its port is held here, so a gateway that tried would log that it is taken.
   void probeOpensNoGateway() {

@@ -34,6 +34,7 @@ class TestCliHelp : public QObject {
     QTest::newRow("probe") << QStringList{"probe", "--help"} << "usage: tollgate probe" << "--step-s S";
     QTest::newRow("replay") << QStringList{"replay", "--help"} << "usage: tollgate replay" << "--override FILE";
     QTest::newRow("headers") << QStringList{"headers", "--help"} << "usage: tollgate headers" << "--max-wait S";
+    QTest::newRow("check") << QStringList{"check", "--help"} << "usage: tollgate check" << "--config FILE";
     QTest::newRow("history") << QStringList{"history", "--help"} << "usage: tollgate history incidents"
                              << "tollgate history check";
     QTest::newRow("history incidents") << QStringList{"history", "incidents", "--help"}

@@ -100,7 +100,7 @@ class TestPackagingFiles : public QObject {
     QTest::newRow("dashboard") << tollgate << QStringList{QStringLiteral("--history"), QStringLiteral("off"),
                                                           QStringLiteral("--help")}
                                << man;
-    for (const char* command : {"run", "serve", "headers", "probe", "replay"})
+    for (const char* command : {"run", "serve", "headers", "probe", "replay", "check"})
       QTest::newRow(command) << tollgate << QStringList{QString::fromLatin1(command), QStringLiteral("--help")} << man;
     for (const char* action : {"incidents", "show", "export", "check"})
       QTest::newRow(qPrintable(QStringLiteral("history ") + QString::fromLatin1(action)))
