@@ -14,6 +14,7 @@ PACKAGES=(cmake ninja-build g++ pkg-config
           nginx-light   # a real proxy/limiter to measure the gateway against (gateway_bench; issue 14 uses it too)
           qt6-tools-dev qt6-l10n-tools qt6-translations-l10n  # Qt6LinguistTools, lupdate/lrelease; Qt's zh_CN
           desktop-file-utils appstream  # test_packaging_files validates the desktop entry and the metainfo
+          systemd       # and the gateway's unit (systemd-analyze verify); nothing is started by it
           libhiredis-dev redis-server   # shared quota (core/shared); tests start their own redis-server
           dbus-daemon   # test_desktop_notifier starts a private bus for a notification service
           openssl)      # test_cli_network: a TLS upstream (openssl s_server) with a certificate of its own

@@ -3,11 +3,15 @@
 // documents every option the binary's --help lists, so a new option without a man page entry fails here.
 #include <QDir>
 #include <QFile>
+#include <QProcessEnvironment>
+#include <QTemporaryDir>
 #include <QImage>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSet>
 #include <QTest>
+
+#include <csignal>
 
 namespace {
 
@@ -28,6 +32,11 @@ Run run(const QString& program, const QStringList& args) {
   if (!p.waitForStarted(10000)) return {-1, program + QStringLiteral(": cannot start (") + p.errorString() + ")"};
   p.waitForFinished(60000);
   return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAll())};
+}
+
+void writeText(const QString& path, const QString& text) {
+  QFile f(path);
+  if (f.open(QIODevice::WriteOnly | QIODevice::Truncate)) f.write(text.toUtf8());
 }
 
 QString readText(const QString& path) {
@@ -87,6 +96,100 @@ class TestPackagingFiles : public QObject {
     }
     const QString svg = readText(sourcePath(QStringLiteral("packaging/icons/%1.svg").arg(kAppId)));
     QVERIFY2(svg.contains(QStringLiteral("viewBox=\"0 0 128 128\"")), "the SVG lost its square view box");
+  }
+
+  // The gateway's systemd unit: systemd-analyze accepts it (with the build's binary in the package's place), and
+  // its own command lines, run as systemd runs them (the environment file read, $MAINPID the serve's pid), check the
+  // config, start the gateway with its history in the state directory, reload on `systemctl reload`, and stop on
+  // the unit's KillSignal within its TimeoutStopSec.
+  void systemdUnitVerifiesAndItsCommandsRunTheGateway() {
+    const QString unit = readText(sourcePath(QStringLiteral("packaging/tollgate-gateway.service")));
+    QVERIFY(!unit.isEmpty());
+    QTemporaryDir dir;
+    const QString etc = dir.filePath(QStringLiteral("etc")), state = dir.filePath(QStringLiteral("state"));
+    QVERIFY(QDir().mkpath(etc) && QDir().mkpath(state));
+    QString local = unit;
+    local.replace(QStringLiteral("/usr/bin/tollgate"), QStringLiteral(TOLLGATE_BIN))
+        .replace(QStringLiteral("/etc/tollgate"), etc)
+        .replace(QStringLiteral("/var/lib/tollgate"), state);
+    const QString localUnit = dir.filePath(QStringLiteral("tollgate-gateway.service"));
+    writeText(localUnit, local);
+    const Run verify = run(QStringLiteral("systemd-analyze"), {QStringLiteral("verify"), QStringLiteral("--man=no"),
+                                                                localUnit});
+    QVERIFY2(verify.exitCode == 0 && verify.output.trimmed().isEmpty(),
+             qPrintable(QStringLiteral("systemd-analyze verify (package systemd) exit %1:\n%2")
+                            .arg(verify.exitCode)
+                            .arg(verify.output)));
+
+    writeText(etc + QStringLiteral("/gateway.json"),
+              QStringLiteral(R"({"groups": [{"name": "g", "base_url": "sim", "keys": [{"name": "k"}]}],
+                                 "simulator": {},
+                                 "gateway": {"listen": "127.0.0.1:0",
+                                             "clients": [{"name": "svc", "token_env": "TOLLGATE_UNIT_TOKEN"}],
+                                             "routes": [{"prefix": "/openai", "group": "g"}]}})"));
+    writeText(etc + QStringLiteral("/gateway.env"),
+              QStringLiteral("TOLLGATE_UNIT_TOKEN=unit-token-0123456789abcdef\n"));
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    QString envFile;
+    QMap<QString, QStringList> exec;  // ExecStartPre, ExecStart, ExecReload: each line's words
+    for (const QString& line : local.split(QLatin1Char('\n'))) {
+      const int eq = line.indexOf(QLatin1Char('='));
+      if (line.startsWith(QLatin1Char('#')) || eq < 0) continue;
+      const QString key = line.left(eq), value = line.mid(eq + 1);
+      if (key == QStringLiteral("EnvironmentFile")) envFile = value.startsWith(QLatin1Char('-')) ? value.mid(1) : value;
+      if (key.startsWith(QStringLiteral("Exec"))) exec[key] << value;
+    }
+    QCOMPARE(envFile, etc + QStringLiteral("/gateway.env"));
+    for (const QString& kv : readText(envFile).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+      env.insert(kv.section(QLatin1Char('='), 0, 0), kv.section(QLatin1Char('='), 1));
+    env.remove(QStringLiteral("DISPLAY"));
+    env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+    QCOMPARE(exec.value(QStringLiteral("ExecStartPre")).size(), 1);
+    QCOMPARE(exec.value(QStringLiteral("ExecStart")).size(), 1);
+    QCOMPARE(exec.value(QStringLiteral("ExecReload")).size(), 2);
+    const auto runLine = [&env](const QString& line) {
+      QStringList words = QProcess::splitCommand(line);
+      QProcess p;
+      p.setProcessEnvironment(env);
+      p.setProcessChannelMode(QProcess::MergedChannels);
+      p.start(words.takeFirst(), words);
+      p.waitForFinished(30000);
+      return Run{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAll())};
+    };
+
+    const Run pre = runLine(exec.value(QStringLiteral("ExecStartPre")).first());
+    QVERIFY2(pre.exitCode == 0 && pre.output.contains(QStringLiteral("valid")), qPrintable(pre.output));
+    QStringList words = QProcess::splitCommand(exec.value(QStringLiteral("ExecStart")).first());
+    QProcess serve;
+    serve.setProcessEnvironment(env);
+    serve.start(words.takeFirst(), words);
+    QVERIFY(serve.waitForStarted(10000));
+    QByteArray out, err;
+    for (int i = 0; i < 200 && !out.contains("gateway: http://127.0.0.1:"); ++i) {
+      serve.waitForReadyRead(50);
+      out += serve.readAllStandardOutput();
+    }
+    QVERIFY2(out.contains("gateway: http://127.0.0.1:"), out.constData());
+    QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(state + QStringLiteral("/history.db")), 10000);
+    QString reload = exec.value(QStringLiteral("ExecReload")).at(1);
+    reload.replace(QStringLiteral("$MAINPID"), QString::number(serve.processId()));
+    const Run check = runLine(exec.value(QStringLiteral("ExecReload")).at(0));
+    QVERIFY2(check.exitCode == 0, qPrintable(check.output));
+    QCOMPARE(runLine(reload).exitCode, 0);
+    for (int i = 0; i < 200 && !err.contains("SIGHUP: "); ++i) {
+      serve.waitForReadyRead(50);
+      err += serve.readAllStandardError();
+    }
+    QVERIFY2(err.contains("SIGHUP: " + etc.toUtf8() + "/gateway.json: no concurrency or rate ceiling changed"),
+             err.constData());
+    QVERIFY(local.contains(QStringLiteral("\nKillSignal=SIGTERM\n")) &&
+            local.contains(QStringLiteral("\nTimeoutStopSec=45\n")));
+    ::kill(static_cast<pid_t>(serve.processId()), SIGTERM);
+    QVERIFY(serve.waitForFinished(45000));
+    QCOMPARE(serve.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(serve.exitCode(), 0);
+    err += serve.readAllStandardError();
+    QVERIFY2(!err.contains("unit-token-0123456789abcdef"), err.constData());
   }
 
   void manPagesDocumentEveryOption_data() {
