@@ -14,7 +14,7 @@
 namespace tg::cli {
 namespace {
 
-constexpr const char* kCheckSynopsis = "usage: tollgate check --config FILE [--history FILE|off]\n";
+constexpr const char* kCheckSynopsis = "usage: tollgate check --config FILE [--serve] [--history FILE|off]\n";
 
 std::string plural(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -25,6 +25,7 @@ std::string plural(std::size_t n, const char* one, const char* many) {
 int checkCommand(const std::vector<std::string>& argv) {
   CommandLine a(kCheckSynopsis,
                 {{"--config", "FILE", "the config to check (as run, serve and the dashboard read it)"},
+                 {"--serve", "", "as serve reads it: a gateway section is required"},
                  {"--history", "FILE|off", "the history file a run would use (default: the config's or the user's)"}});
   if (auto answered = a.parseOrAnswer(argv, "tollgate check", std::cout, std::cerr)) return *answered;
   const auto path = a.value("--config");
@@ -36,6 +37,10 @@ int checkCommand(const std::vector<std::string>& argv) {
     Session session(ConfigLoader::fromFile(*path));  // validates the workload, gateway and simulator sections too
     applyHistoryFlag(session, a.value("--history"));
     const TollgateConfig& c = session.config();
+    if (a.isSet("--serve") && !session.hasGatewayConfig()) {  // serve exits 2 on it: a unit restarted it forever
+      std::fprintf(stderr, "tollgate check: %s has no \"gateway\" section, which serve needs\n", path->c_str());
+      return kExitUsage;
+    }
     std::printf("%s: valid\n", path->c_str());
     for (const auto& g : c.engine.groups)
       std::printf("group %s: %s, %s, concurrency %d\n", g.name.c_str(),

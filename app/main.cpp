@@ -11,6 +11,22 @@
 #include <string>
 #include <vector>
 
+namespace {
+// What a command printed is its answer: `> /dev/full` (or a pipe whose reader left) exited 0 with nothing written
+// for run's report, headers, probe, check and --version. Not for serve and the dashboard, whose lines are progress
+// (a journald restart breaks serve's pipe, and a clean stop then failed the unit).
+int answerWritten(int rc, const std::string& cmd) {
+  errno = 0;
+  std::cout.flush();
+  const bool ok = std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good();
+  const int why = errno;
+  if (rc != tg::cli::kExitOk || ok) return rc;
+  std::fprintf(stderr, "tollgate%s%s: cannot write to standard output%s%s\n", cmd.empty() ? "" : " ", cmd.c_str(),
+               why ? ": " : "", why ? std::strerror(why) : "");
+  return tg::cli::kExitFailed;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace tg::cli;
   // A file-size limit (ulimit -f) then fails a write with EFBIG, which each writer reports and takes back,
@@ -19,30 +35,23 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   // The dashboard's own options too (--replay, --screenshot, --pause-tier): its parser prints them after the usage.
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help"))
-    return guiCommand(argc, argv, {"--help"});
+    return answerWritten(guiCommand(argc, argv, {"--help"}), "");
   if (!args.empty() && (args[0] == "--version" || args[0] == "-v")) {
     std::printf("%s\n", versionText());
-    return kExitOk;
+    return answerWritten(kExitOk, "");
   }
   // No command, or options first: the dashboard.
   const std::string cmd = args.empty() || args[0].rfind("--", 0) == 0 ? std::string("gui") : args[0];
   if (cmd != "gui") args.erase(args.begin());
+  if (cmd == "serve") return serveCommand(args);
+  if (cmd == "gui") return guiCommand(argc, argv, args);
   int rc = kExitUsage;
   if (cmd == "run") rc = runCommand(args);
-  else if (cmd == "serve") rc = serveCommand(args);
   else if (cmd == "headers") rc = headersCommand(args);
   else if (cmd == "probe") rc = probeCommand(args);
   else if (cmd == "history") rc = historyCommand(args);
   else if (cmd == "replay") rc = replayCommand(args);
   else if (cmd == "check") rc = checkCommand(args);
-  else if (cmd == "gui") rc = guiCommand(argc, argv, args);
   else std::fprintf(stderr, "tollgate: unknown command \"%s\"\n%s", cmd.c_str(), kUsage);
-  // What a command printed is its answer: `> /dev/full` (or a closed pipe's reader gone) exited 0 with nothing
-  // written for run's report, headers and probe.
-  std::cout.flush();
-  if (rc == kExitOk && (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout)) {
-    std::fprintf(stderr, "tollgate %s: cannot write to standard output: %s\n", cmd.c_str(), std::strerror(errno));
-    return kExitFailed;
-  }
-  return rc;
+  return answerWritten(rc, cmd);
 }

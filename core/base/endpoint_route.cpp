@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 
 namespace tg {
 namespace {
@@ -31,15 +30,20 @@ bool isIdSegment(std::string_view s) {
         std::any_of(rest.begin(), rest.end(), isAlpha))
       return true;
   }
-  // A credential some APIs put in the path (Telegram's "bot123456789:AAHdq..."; a JWT; base64): 20 or more
-  // characters of a token's alphabet with digits and both cases in it, several of each (a model's
-  // "gemini-1.5-pro:generateContent" has one capital).
-  const auto count = [&](auto pred) { return std::count_if(s.begin(), s.end(), pred); };
-  if (s.size() >= 20 &&
-      std::all_of(s.begin(), s.end(), [](char c) { return isAlnum(c) || std::strchr(":._~+=-", c) != nullptr; }) &&
-      count([](char c) { return c >= '0' && c <= '9'; }) >= 2 &&
-      count([](char c) { return c >= 'A' && c <= 'Z'; }) >= 3 && count([](char c) { return c >= 'a' && c <= 'z'; }) >= 3)
-    return true;
+  // A credential some APIs put in the path (Telegram's "bot123456789:AAHdq...", a JWT): an unbroken run of 16 or
+  // more letters and digits with 2 digits, 3 capitals and 3 small letters in it. A model's name breaks into short
+  // runs ("Meta-Llama-3.1-8B-Instruct", "gemini-1.5-pro:generateContent") and stays.
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t j = i;
+    int digits = 0, upper = 0, lower = 0;
+    for (; j < s.size() && isAlnum(s[j]); ++j) {
+      digits += s[j] >= '0' && s[j] <= '9';
+      upper += s[j] >= 'A' && s[j] <= 'Z';
+      lower += s[j] >= 'a' && s[j] <= 'z';
+    }
+    if (j - i >= 16 && digits >= 2 && upper >= 3 && lower >= 3) return true;
+    i = j + 1;
+  }
   if (s.size() >= 24 && std::all_of(s.begin(), s.end(), isAlnum) &&
       std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
       std::any_of(s.begin(), s.end(), isAlpha))

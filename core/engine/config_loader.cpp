@@ -100,12 +100,8 @@ GroupConfig readGroup(JsonObjectReader& r) {
       g.headers.emplace_back(it.key(), it->get<std::string>());
       // A credential written inline (an Azure api-key, a bearer token) is scrubbed as a key is: an upstream that
       // echoes request headers would otherwise hand it to results files and gateway clients.
-      if (isCredentialHeader(it.key())) {
-        const std::string& value = g.headers.back().second;
-        SecretRegistry::add(value);
-        if (const auto from = value.find_first_not_of(' ', value.find(' ')); from != std::string::npos)
-          SecretRegistry::add(value.substr(from));  // the credential after "Bearer " or "Basic "
-      }
+      for (const std::string& secret : headerCredentials(it.key(), g.headers.back().second))
+        SecretRegistry::add(secret);
     }
   }
   const auto* keys = r.child("keys");

@@ -120,24 +120,60 @@ std::string targetProblem(std::string_view target) {
   return {};
 }
 
-bool isCredentialHeader(std::string_view name) {
+std::vector<std::string> headerCredentials(std::string_view name, std::string_view value) {
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const char* word : {"auth", "key", "token", "secret", "passw", "cookie", "session", "signature", "credential"})
-    if (lower.find(word) != std::string::npos) return true;
-  return false;
+  const auto endsWith = [&lower](std::string_view tail) {
+    return lower.size() >= tail.size() && lower.compare(lower.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  bool named = false;  // a header that carries a credential by its name alone
+  for (const char* exact : {"authorization", "proxy-authorization", "cookie", "api-key", "x-api-key", "apikey"})
+    named = named || lower == exact;
+  for (const char* tail : {"-api-key", "-apikey", "-subscription-key", "-auth-token", "-access-token", "-secret",
+                           "-password", "-session-token", "-signature"})
+    named = named || endsWith(tail);
+  // A credential's look: no space, 16 or more characters with letters and digits ("true", "openai", a cache name,
+  // a version are not; replaced everywhere they appear, such words broke JSON output and relayed answers).
+  const auto shaped = [](std::string_view v) {
+    return v.size() >= 16 && v.find_first_of(" \t;,") == std::string_view::npos &&
+           std::any_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+           std::any_of(v.begin(), v.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; });
+  };
+  std::vector<std::string> out;
+  if (named) {
+    if (value.size() >= 8) out.emplace_back(value);
+    // The credential after a scheme ("Bearer ", "Basic "), and each cookie's value.
+    if (const auto space = value.find(' '); space != std::string_view::npos && space <= 10)
+      if (const auto cred = value.find_first_not_of(' ', space);
+          cred != std::string_view::npos && value.size() - cred >= 8)
+        out.emplace_back(value.substr(cred));
+    if (lower == "cookie")
+      for (std::size_t at = value.find('='); at != std::string_view::npos; at = value.find('=', at + 1)) {
+        const std::string_view v = value.substr(at + 1, value.find(';', at) - at - 1);
+        if (v.size() >= 12) out.emplace_back(v);
+      }
+    return out;
+  }
+  // Any other name that speaks of one (x-session-token, a gateway's x-portkey-...): only a credential's look.
+  for (const char* word : {"auth", "key", "token", "secret", "passw", "session", "signature", "credential"})
+    if (lower.find(word) != std::string::npos && shaped(value)) {
+      out.emplace_back(value);
+      break;
+    }
+  return out;
 }
 
 std::string urlShown(std::string_view url) {
-  std::string shown(url.substr(0, url.find_first_of("?#")));
-  if (shown.size() < url.size()) shown += "?...";
-  const auto scheme = shown.find("://");
-  const auto authorityFrom = scheme == std::string::npos ? std::string::npos : scheme + 3;
-  if (authorityFrom != std::string::npos) {
-    const auto authorityTo = shown.find('/', authorityFrom);
-    const auto at = shown.rfind('@', authorityTo == std::string::npos ? shown.size() : authorityTo);
-    if (at != std::string::npos && at >= authorityFrom) shown.replace(authorityFrom, at - authorityFrom, "...");
-  }
+  // user:password@ left out wherever the last '@' after the authority's start is (in a query or a path too: an
+  // error message showing less is no loss); a URL without a scheme ("user:pw@host/x") starts with its authority.
+  const auto scheme = url.find("://");
+  const std::size_t from = scheme != std::string_view::npos ? scheme + 3
+                           : url.empty() || url[0] == '/'  ? url.size()
+                                                           : 0;
+  std::string shown(url);
+  if (const auto at = url.rfind('@'); at != std::string_view::npos && at >= from && from < url.size())
+    shown = std::string(url.substr(0, from)) + "..." + std::string(url.substr(at));
+  if (const auto cut = shown.find_first_of("?#"); cut != std::string::npos) shown = shown.substr(0, cut) + "?...";
   return printable(shown);
 }
 

@@ -44,12 +44,15 @@ std::string targetProblem(std::string_view target);
 // value is never quoted (it may be a key).
 std::string headerProblem(const std::string& name, const std::string& value, const std::string& where);
 
-// A header whose value is a credential by its name: Authorization, Cookie, x-api-key, api-key, anything naming an
-// auth, a key, a token, a secret, a password, a session, a signature or a credential.
-bool isCredentialHeader(std::string_view name);
+// What a header written in a config carries that must be scrubbed as a key is: for a name that holds a credential
+// (Authorization, Proxy-Authorization, Cookie, api-key, x-api-key, *-api-key, *-subscription-key, *-auth-token,
+// *-access-token, *-secret, *-password, ...) its value, the part after a scheme ("Bearer ") and each cookie's value;
+// for another naming a key, token, secret, session or signature, its value only when it looks like a credential
+// (16 or more characters, no space, letters and digits). Empty for anything else.
+std::vector<std::string> headerCredentials(std::string_view name, std::string_view value);
 
 // A URL or request target for an error message: user:password@ and everything from "?" on left out ("...@",
-// "?..."), where keys ride as often as in headers; then as printable() shows it.
+// "?..."), where keys ride as often as in headers; then as printable() shows it. Shows less rather than more.
 std::string urlShown(std::string_view url);
 
 // Why group `g` of `cfg` cannot be sent to safely (base_url, allowed_hosts, group/key/tier headers), or

@@ -211,6 +211,11 @@ class TestCli : public QObject {
     QVERIFY(p.waitForFinished(30000));
     QCOMPARE(p.exitCode(), 1);
     QVERIFY2(p.readAllStandardError().contains("cannot write to standard output"), "no word of the write");
+    QProcess version;
+    version.setStandardOutputFile(QStringLiteral("/dev/full"));
+    version.start(bin(), {"--version"});
+    QVERIFY(version.waitForFinished(30000));
+    QCOMPARE(version.exitCode(), 1);
 
     QTemporaryDir home;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -416,6 +421,12 @@ class TestCli : public QObject {
              err.constData());
     QCOMPARE(runTollgate({"check"}, &out, &err), 2);
     QVERIFY2(err.contains("--config FILE is required"), err.constData());
+    // --serve: as serve reads it, which needs a gateway section (the unit's check let serve exit 2 at every restart).
+    c.erase("gateway");
+    writeFile(cfg, c.dump());
+    QCOMPARE(runTollgate({"check", "--config", cfg, "--history", "off"}, &out, &err), 0);
+    QCOMPARE(runTollgate({"check", "--serve", "--config", cfg, "--history", "off"}, &out, &err), 2);
+    QVERIFY2(err.contains("no \"gateway\" section"), err.constData());
   }
 
   // The probe stops the engine and sends by itself: a config's gateway is not opened (it would take services'

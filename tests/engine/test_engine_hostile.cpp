@@ -291,12 +291,19 @@ class TestEngineHostile : public QObject {
     withHeaders["groups"][0]["keys"] = nlohmann::json::array();
     withHeaders["groups"][0]["headers"] = {{"api-key", "azure-INLINESECRET-5555abcd"},
                                            {"Authorization", "Bearer tok-INLINESECRET-7777efgh"},
-                                           {"anthropic-version", "2023-06-01"}};
+                                           {"x-session-token", "sess0INLINESECRET99z"},
+                                           {"anthropic-version", "2023-06-01"},
+                                           {"x-portkey-provider", "assistant"},
+                                           {"x-portkey-cache-force-refresh", "true"},
+                                           {"Helicone-Session-Name", "chat completions"}};
     const TollgateConfig c = ConfigLoader::fromJson(withHeaders, "(test)");
     const std::string echoed = SecretRegistry::redact(
-        "api-key: azure-INLINESECRET-5555abcd; token tok-INLINESECRET-7777efgh; anthropic-version: 2023-06-01");
+        "api-key: azure-INLINESECRET-5555abcd; token tok-INLINESECRET-7777efgh; x-session-token: sess0INLINESECRET99z");
     QVERIFY2(echoed.find("INLINESECRET") == std::string::npos, echoed.c_str());
-    QVERIFY2(echoed.find("2023-06-01") != std::string::npos, echoed.c_str());
+    // Words under names that only mention a key or a session are no credential: replaced wherever they appear, they
+    // broke JSON output ({"ok":true}) and relayed answers ("role":"assistant").
+    const std::string ordinary = R"({"ok":true,"role":"assistant","object":"chat completions","v":"2023-06-01"})";
+    QCOMPARE(SecretRegistry::redact(ordinary), ordinary);
     Engine e(c.engine);  // and the header still goes to its own upstream, as written
     e.start();
     Results res;
@@ -327,6 +334,10 @@ class TestEngineHostile : public QObject {
     QCOMPARE(urlShown("https://u:p@api.example.com:8443/v1/x?key=1#f"),
              std::string("https://...@api.example.com:8443/v1/x?..."));
     QCOMPARE(urlShown("/v1/x"), std::string("/v1/x"));
+    QCOMPARE(urlShown("https://u:p/ss@host/x"), std::string("https://...@host/x"));
+    QCOMPARE(urlShown("https://u:p?ss@host"), std::string("https://...@host"));
+    QCOMPARE(urlShown("user:pw@host/x"), std::string("...@host/x"));
+    QCOMPARE(urlShown("/v1/x?to=a@b"), std::string("/v1/x?..."));
   }
 
   // --- item 6: exactly one callback per submit, around stop too ---

@@ -45,6 +45,9 @@ void TestHistoryAggregation::endpointsAreRoutesAndBounded() {
                            "/v1/models/claude-3-5-sonnet-20241022", "/v1/balance_transactions",
                            "/v1/entitlements/active_entitlements", "/orgs/acme/outside_collaborators",
                            "/orgs/acme/settings/network-configurations", "/openai/deployments/prod-gpt4oMini0718/chat",
+                           "/models/meta-llama/Meta-Llama-3.1-8B-Instruct", "/models/Qwen/Qwen2.5-72B-Instruct",
+                           "/v1/models/DeepSeek-R1-Distill-Qwen-32B", "/openai/deployments/GPT4o-Mini-Prod-2024/chat",
+                           "/models/TinyLlama-1.1B-Chat-v1.0", "/models/Mistral-7B-Instruct-v0.3",
                            "/", ""})
     QCOMPARE(endpointRoute(kept), std::string(kept));
 

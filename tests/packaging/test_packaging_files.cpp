@@ -182,6 +182,9 @@ class TestPackagingFiles : public QObject {
     }
     QVERIFY2(err.contains("SIGHUP: " + etc.toUtf8() + "/gateway.json: no concurrency or rate ceiling changed"),
              err.constData());
+    // A config error (exit 2) is not restarted; the checks read the config as serve does.
+    QVERIFY(local.contains(QStringLiteral("\nRestartPreventExitStatus=2\n")));
+    QVERIFY(exec.value(QStringLiteral("ExecStartPre")).first().contains(QStringLiteral(" check --serve ")));
     QVERIFY(local.contains(QStringLiteral("\nKillSignal=SIGTERM\n")) &&
             local.contains(QStringLiteral("\nTimeoutStopSec=45\n")));
     ::kill(static_cast<pid_t>(serve.processId()), SIGTERM);
