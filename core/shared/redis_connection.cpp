@@ -1,5 +1,7 @@
 #include "redis_connection.h"
 
+#include "secret.h"
+
 #include <hiredis/hiredis.h>
 
 #include <arpa/inet.h>
@@ -199,7 +201,9 @@ bool RedisConnection::ensureConnected() {
     // Anything else than +OK is not a Redis that took the password (an echo server passed here, then failed
     // with an empty reason).
     if (r.type != RedisReply::Type::String || r.str != "OK")
-      return fail("redis " + where + ": AUTH answered \"" + r.str.substr(0, 40) + "\", not OK: not a Redis server?");
+      // Redacted before it is cut: a peer echoing the password would show its first part past any redaction.
+      return fail("redis " + where + ": AUTH answered \"" + SecretRegistry::redact(r.str).substr(0, 40) +
+                  "\", not OK: not a Redis server?");
   }
   if (ep_.database != 0) {
     if (!call({"SELECT", std::to_string(ep_.database)}, r)) return false;

@@ -49,6 +49,15 @@ std::string slowConfig() {
   return c.dump(2);
 }
 
+// slowConfig() with a gateway on 127.0.0.1:port routing /openai to its group (plus `extra` keys of the section).
+json slowConfigWithGateway(int port, const json& extra = json::object()) {
+  json c = json::parse(slowConfig());
+  c["gateway"] = {{"listen", "127.0.0.1:" + std::to_string(port)},
+                  {"routes", json::array({{{"prefix", "/openai"}, {"group", "batch"}}})}};
+  c["gateway"].update(extra);
+  return c;
+}
+
 // `tollgate run` for 3 s of an 80/s batch workload on slowConfig() (plus `extra` arguments); `group` gets
 // the report's "batch" group. False when the run failed.
 bool batchRunReport(const QStringList& extra, json* group) {
@@ -400,10 +409,8 @@ class TestCli : public QObject {
     QVERIFY(held >= 0);
     QTemporaryDir dir;
     const QString cfg = dir.filePath("cfg.json");
-    json c = json::parse(slowConfig());
-    c["gateway"] = {{"listen", "127.0.0.1:" + std::to_string(port)},
-                    {"clients", json::array({{{"name", "web"}, {"token_env", "TOLLGATE_TEST_CHECK_TOKEN"}}})},
-                    {"routes", json::array({{{"prefix", "/openai"}, {"group", "batch"}}})}};
+    json c = slowConfigWithGateway(
+        port, {{"clients", json::array({{{"name", "web"}, {"token_env", "TOLLGATE_TEST_CHECK_TOKEN"}}})}});
     writeFile(cfg, c.dump());
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("TOLLGATE_TEST_CHECK_TOKEN", "check-token-0123456789abcdef");
@@ -437,9 +444,7 @@ class TestCli : public QObject {
     QVERIFY(held >= 0);
     QTemporaryDir dir;
     const QString cfg = dir.filePath("cfg.json");
-    json c = json::parse(slowConfig());
-    c["gateway"] = {{"listen", "127.0.0.1:" + std::to_string(port)},
-                    {"routes", json::array({{{"prefix", "/openai"}, {"group", "batch"}}})}};
+    json c = slowConfigWithGateway(port);
     writeFile(cfg, c.dump());
     QByteArray out, err;
     const int rc = runTollgate({"probe", "--config", cfg, "--group", "batch", "--rates", "5", "--step-s", "0.4"}, &out,

@@ -435,6 +435,34 @@ class TestSharedQuota : public QObject {
     QVERIFY2(QString::fromStdString(c.lastError()).contains("not a Redis server"), c.lastError().c_str());
   }
 
+  // A peer that answers AUTH with the password itself (a proxy echoing its argument): the reply is quoted in the
+  // error, cut at 40 characters; it is redacted before the cut, or the first 40 of a longer password showed.
+  void aPasswordEchoedByThePeerIsNotQuoted() {
+    int port = 0;
+    const int fd = listeningLoopbackSocket(&port);
+    QVERIFY(port > 0);
+    const std::string password = "pw-echoed-0123456789-abcdefghij-0123456789-abcdefghij";
+    tg::SecretRegistry::add(password);  // as the config's password_env is
+    std::thread peer([&] {
+      const int c = ::accept(fd, nullptr, nullptr);
+      char buf[4096];
+      if (c >= 0 && ::recv(c, buf, sizeof buf, 0) > 0) {
+        const std::string answer = "+" + password + "\r\n";
+        (void)::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+      }
+      if (c >= 0) ::close(c);
+    });
+    tg::RedisEndpoint e = endpoint(port);
+    e.password = password;
+    tg::RedisConnection c(e);
+    const bool connected = c.ensureConnected();
+    peer.join();
+    ::close(fd);
+    QVERIFY(!connected);
+    QVERIFY2(c.lastError().find("not a Redis server") != std::string::npos, c.lastError().c_str());
+    QVERIFY2(c.lastError().find("pw-echoed-0123") == std::string::npos, c.lastError().c_str());
+  }
+
   // A port taken between freePort() and the server's bind: something else answers there and redis-server exits.
   // That is no server of ours, whatever a connection says (start() then tries another port when it chose one).
   void aTakenPortIsNotMistakenForTheServer() {
