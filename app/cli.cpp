@@ -25,7 +25,7 @@ const char* const kUsage =
     "  tollgate history incidents|show|export|check [--db FILE] [--strict] [...]\n"
     "  tollgate replay --incident ID | --from MS --to MS [--db FILE] [--override FILE] [--report out.json]\n"
     "               [--speed K] [--pad S] [--strict]\n"
-    "  tollgate check --config FILE [--history FILE|off]   read a config as run and serve would, start nothing\n"
+    "  tollgate check --config FILE [--serve] [--history FILE|off]   read a config as run/serve would, start nothing\n"
     "  tollgate --version\n"
     "Every command answers --help with its own options.\n";
 

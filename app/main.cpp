@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "command_line.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -43,8 +44,12 @@ int main(int argc, char** argv) {
   // No command, or options first: the dashboard.
   const std::string cmd = args.empty() || args[0].rfind("--", 0) == 0 ? std::string("gui") : args[0];
   if (cmd != "gui") args.erase(args.begin());
-  if (cmd == "serve") return serveCommand(args);
-  if (cmd == "gui") return guiCommand(argc, argv, args);
+  // serve's and the dashboard's own lines are progress; their --help and --version are answers.
+  const bool asksForText = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a == "--help" || a == "-h" || a == "--version" || a == "-v";
+  });
+  if (cmd == "serve") return asksForText ? answerWritten(serveCommand(args), cmd) : serveCommand(args);
+  if (cmd == "gui") return asksForText ? answerWritten(guiCommand(argc, argv, args), "") : guiCommand(argc, argv, args);
   int rc = kExitUsage;
   if (cmd == "run") rc = runCommand(args);
   else if (cmd == "headers") rc = headersCommand(args);

@@ -30,9 +30,20 @@ bool isIdSegment(std::string_view s) {
         std::any_of(rest.begin(), rest.end(), isAlpha))
       return true;
   }
-  // A credential some APIs put in the path (Telegram's "bot123456789:AAHdq...", a JWT): an unbroken run of 16 or
-  // more letters and digits with 2 digits, 3 capitals and 3 small letters in it. A model's name breaks into short
-  // runs ("Meta-Llama-3.1-8B-Instruct", "gemini-1.5-pro:generateContent") and stays.
+  // A credential some APIs put in the path. After an id and a colon, as Telegram's "bot123456789:AAE_kd8Xq-Zr9...":
+  // 24 or more of a token's alphabet with letters and digits ("gemini-1.5-pro:generateContent" has 15 letters).
+  if (const auto colon = s.rfind(':'); colon != std::string_view::npos) {
+    const std::string_view after = s.substr(colon + 1);
+    const auto tokenChar = [](char c) { return isAlnum(c) || c == '-' || c == '_'; };
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    const auto letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
+    if (after.size() >= 24 && std::all_of(after.begin(), after.end(), tokenChar) &&
+        std::any_of(after.begin(), after.end(), digit) && std::any_of(after.begin(), after.end(), letter))
+      return true;
+  }
+  // Or an unbroken run of 20 or more letters and digits with 2 digits, 3 capitals and 3 small letters in it (a JWT's
+  // parts). A model's name breaks into short runs ("Meta-Llama-3.1-8B-Instruct"); a deployment's CamelCase name
+  // ("MyGpt4oDeployment01") is shorter.
   for (std::size_t i = 0; i < s.size();) {
     std::size_t j = i;
     int digits = 0, upper = 0, lower = 0;
@@ -41,7 +52,7 @@ bool isIdSegment(std::string_view s) {
       upper += s[j] >= 'A' && s[j] <= 'Z';
       lower += s[j] >= 'a' && s[j] <= 'z';
     }
-    if (j - i >= 16 && digits >= 2 && upper >= 3 && lower >= 3) return true;
+    if (j - i >= 20 && digits >= 2 && upper >= 3 && lower >= 3) return true;
     i = j + 1;
   }
   if (s.size() >= 24 && std::all_of(s.begin(), s.end(), isAlnum) &&

@@ -120,6 +120,14 @@ std::string targetProblem(std::string_view target) {
   return {};
 }
 
+namespace {
+std::string_view trimmed(std::string_view v, std::string_view chars = " \t") {
+  const auto from = v.find_first_not_of(chars);
+  if (from == std::string_view::npos) return {};
+  return v.substr(from, v.find_last_not_of(chars) - from + 1);
+}
+}  // namespace
+
 std::vector<std::string> headerCredentials(std::string_view name, std::string_view value) {
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -127,10 +135,11 @@ std::vector<std::string> headerCredentials(std::string_view name, std::string_vi
     return lower.size() >= tail.size() && lower.compare(lower.size() - tail.size(), tail.size(), tail) == 0;
   };
   bool named = false;  // a header that carries a credential by its name alone
-  for (const char* exact : {"authorization", "proxy-authorization", "cookie", "api-key", "x-api-key", "apikey"})
+  for (const char* exact : {"cookie", "api-key", "x-api-key", "apikey", "private-token", "authentication"})
     named = named || lower == exact;
-  for (const char* tail : {"-api-key", "-apikey", "-subscription-key", "-auth-token", "-access-token", "-secret",
-                           "-password", "-session-token", "-signature"})
+  // Authorization and its kin (Proxy-, X-, Helicone-Auth, Cloudflare's cf-aig-authorization), *-api-key, ...
+  for (const char* tail : {"authorization", "-auth", "-api-key", "-apikey", "-subscription-key", "-token", "-secret",
+                           "-password", "-signature"})
     named = named || endsWith(tail);
   // A credential's look: no space, 16 or more characters with letters and digits ("true", "openai", a cache name,
   // a version are not; replaced everywhere they appear, such words broke JSON output and relayed answers).
@@ -139,40 +148,67 @@ std::vector<std::string> headerCredentials(std::string_view name, std::string_vi
            std::any_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
            std::any_of(v.begin(), v.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; });
   };
+  const auto hasAlnum = [](std::string_view v) {
+    return std::any_of(v.begin(), v.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
+  };
+  const std::string_view whole = trimmed(value);
+  // The credential after a scheme ("Bearer ", "Basic ", "Token ": one word of at most 10 characters, then a space).
+  std::string_view afterScheme;
+  if (const auto space = whole.find(' '); space != std::string_view::npos && space <= 10)
+    afterScheme = trimmed(whole.substr(space));
   std::vector<std::string> out;
-  if (named) {
-    if (value.size() >= 8) out.emplace_back(value);
-    // The credential after a scheme ("Bearer ", "Basic "), and each cookie's value.
-    if (const auto space = value.find(' '); space != std::string_view::npos && space <= 10)
-      if (const auto cred = value.find_first_not_of(' ', space);
-          cred != std::string_view::npos && value.size() - cred >= 8)
-        out.emplace_back(value.substr(cred));
-    if (lower == "cookie")
-      for (std::size_t at = value.find('='); at != std::string_view::npos; at = value.find('=', at + 1)) {
-        const std::string_view v = value.substr(at + 1, value.find(';', at) - at - 1);
-        if (v.size() >= 12) out.emplace_back(v);
-      }
+  if (lower == "cookie") {  // each cookie's value, when it looks like a credential (a session id; not a time zone)
+    for (std::string_view rest = whole; !rest.empty();) {
+      const auto semi = rest.find(';');
+      const std::string_view pair = rest.substr(0, semi);
+      rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
+      if (const auto eq = pair.find('='); eq != std::string_view::npos)
+        if (const std::string_view v = trimmed(pair.substr(eq + 1), " \t\""); shaped(v)) out.emplace_back(v);
+    }
+    if (whole.size() >= 8 && hasAlnum(whole)) out.emplace_back(whole);
     return out;
   }
-  // Any other name that speaks of one (x-session-token, a gateway's x-portkey-...): only a credential's look.
+  if (named) {
+    if (whole.size() >= 8 && hasAlnum(whole)) out.emplace_back(whole);
+    if (afterScheme.size() >= 8 && hasAlnum(afterScheme)) out.emplace_back(afterScheme);
+    return out;
+  }
+  // Any other name that speaks of one (x-session-id, a gateway's x-portkey-...): only a credential's look.
   for (const char* word : {"auth", "key", "token", "secret", "passw", "session", "signature", "credential"})
-    if (lower.find(word) != std::string::npos && shaped(value)) {
-      out.emplace_back(value);
+    if (lower.find(word) != std::string::npos) {
+      if (shaped(whole)) out.emplace_back(whole);
+      if (shaped(afterScheme)) out.emplace_back(afterScheme);
       break;
     }
   return out;
 }
 
 std::string urlShown(std::string_view url) {
-  // user:password@ left out wherever the last '@' after the authority's start is (in a query or a path too: an
-  // error message showing less is no loss); a URL without a scheme ("user:pw@host/x") starts with its authority.
+  // user:password@ left out. The authority starts after "://" (or "//", or at once when there is no scheme and no
+  // leading '/') and ends at the first '/', '?' or '#'; the last '@' in it ends the userinfo. A password holding
+  // one of those three (curl refuses such a URL as a bad port, and the message quotes it) leaves a ':' followed
+  // by no port in what looks like the authority: then everything up to the URL's last '@' is left out.
   const auto scheme = url.find("://");
-  const std::size_t from = scheme != std::string_view::npos ? scheme + 3
-                           : url.empty() || url[0] == '/'  ? url.size()
-                                                           : 0;
+  std::size_t from = url.size();
+  if (scheme != std::string_view::npos) from = scheme + 3;
+  else if (url.substr(0, 2) == "//") from = 2;
+  else if (!url.empty() && url[0] != '/') from = 0;
   std::string shown(url);
-  if (const auto at = url.rfind('@'); at != std::string_view::npos && at >= from && from < url.size())
-    shown = std::string(url.substr(0, from)) + "..." + std::string(url.substr(at));
+  if (from < url.size()) {
+    const auto end = std::min(url.find_first_of("/?#", from), url.size());
+    const std::string_view authority = url.substr(from, end - from);
+    auto at = authority.rfind('@');
+    if (at != std::string_view::npos) {
+      at += from;
+    } else if (const auto colon = authority.rfind(':');
+               colon != std::string_view::npos &&
+               (authority.rfind(']') == std::string_view::npos || colon > authority.rfind(']')) &&
+               authority.find_first_not_of("0123456789", colon + 1) != std::string_view::npos) {
+      at = url.rfind('@');
+      if (at == std::string_view::npos || at < end) at = url.size();  // no '@' at all: all of it may be a password
+    }
+    if (at != std::string_view::npos) shown = std::string(url.substr(0, from)) + "..." + std::string(url.substr(at));
+  }
   if (const auto cut = shown.find_first_of("?#"); cut != std::string::npos) shown = shown.substr(0, cut) + "?...";
   return printable(shown);
 }

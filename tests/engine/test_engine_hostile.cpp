@@ -338,6 +338,26 @@ class TestEngineHostile : public QObject {
     QCOMPARE(urlShown("https://u:p?ss@host"), std::string("https://...@host"));
     QCOMPARE(urlShown("user:pw@host/x"), std::string("...@host/x"));
     QCOMPARE(urlShown("/v1/x?to=a@b"), std::string("/v1/x?..."));
+    QCOMPARE(urlShown("//u:pw@host/x"), std::string("//...@host/x"));
+    // An '@' past the authority is no userinfo: the host stays in the message.
+    QCOMPARE(urlShown("https://api.example.com/v1/x?email=a@b.com"), std::string("https://api.example.com/v1/x?..."));
+    QCOMPARE(urlShown("https://registry.npmjs.org/@scope/pkg"), std::string("https://registry.npmjs.org/@scope/pkg"));
+    QCOMPARE(urlShown("http://[::1]/x"), std::string("http://[::1]/x"));
+    QCOMPARE(urlShown("http://host:8443/x"), std::string("http://host:8443/x"));
+    QCOMPARE(urlShown("https://u:pw?x"), std::string("https://..."));
+    // What a config's headers register: the credential under its own name or after a scheme, never a word.
+    const auto creds = [](const char* n, const char* v) { return headerCredentials(n, v); };
+    QVERIFY(creds("Helicone-Auth", "Bearer sk-helicone-abc123def456").size() == 2);
+    QCOMPARE(creds("cf-aig-authorization", "Bearer cfut_0123456789abcdef").back(),
+             std::string("cfut_0123456789abcdef"));
+    QVERIFY(creds("X-Authorization", "Token abcdefgh12345678").size() == 2);
+    QVERIFY(creds("Authorization", "        ").empty());
+    QVERIFY(creds("Authorization", "========").empty());
+    QVERIFY(creds("x-portkey-cache-force-refresh", "true").empty());
+    QVERIFY(creds("OpenAI-Organization", "org-AbCdEf0123456789").empty());
+    const auto cookie = creds("Cookie", "tz=America/New_York; sid=\"s3ss10nAbCdEf0123456\"; theme=dark");
+    QVERIFY(std::find(cookie.begin(), cookie.end(), "s3ss10nAbCdEf0123456") != cookie.end());
+    QVERIFY(std::find(cookie.begin(), cookie.end(), "America/New_York") == cookie.end());
   }
 
   // --- item 6: exactly one callback per submit, around stop too ---

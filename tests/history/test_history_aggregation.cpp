@@ -38,6 +38,8 @@ void TestHistoryAggregation::endpointsAreRoutesAndBounded() {
            std::string("/{id}/sendMessage"));
   QCOMPARE(endpointRoute("/hooks/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
            std::string("/hooks/{id}"));
+  QCOMPARE(endpointRoute("/bot123456789:AAE_kd8Xq-Zr9sLpQ_wTm3nYvB4cJ-aB2/getUpdates"),
+           std::string("/{id}/getUpdates"));
   QCOMPARE(urlPath("http://127.0.0.1:9/bot123:x/send?api_key=1#f"), std::string("/bot123:x/send"));
   QCOMPARE(urlPath("http://127.0.0.1:9"), std::string("/"));
   for (const char* kept : {"/v1/chat/completions", "/v1/models/gpt-4o-mini-2024-07-18", "/v1/messages",
@@ -48,6 +50,8 @@ void TestHistoryAggregation::endpointsAreRoutesAndBounded() {
                            "/models/meta-llama/Meta-Llama-3.1-8B-Instruct", "/models/Qwen/Qwen2.5-72B-Instruct",
                            "/v1/models/DeepSeek-R1-Distill-Qwen-32B", "/openai/deployments/GPT4o-Mini-Prod-2024/chat",
                            "/models/TinyLlama-1.1B-Chat-v1.0", "/models/Mistral-7B-Instruct-v0.3",
+                           "/openai/deployments/MyGpt4oDeployment01/chat", "/openai/deployments/GPT4oMiniProd2024",
+                           "/models/Qwen2VL72BInstruct",
                            "/", ""})
     QCOMPARE(endpointRoute(kept), std::string(kept));
 
