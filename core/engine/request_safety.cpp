@@ -138,8 +138,8 @@ std::vector<std::string> headerCredentials(std::string_view name, std::string_vi
   for (const char* exact : {"cookie", "api-key", "x-api-key", "apikey", "private-token", "authentication"})
     named = named || lower == exact;
   // Authorization and its kin (Proxy-, X-, Helicone-Auth, Cloudflare's cf-aig-authorization), *-api-key, ...
-  for (const char* tail : {"authorization", "-auth", "-api-key", "-apikey", "-subscription-key", "-token", "-secret",
-                           "-password", "-signature"})
+  for (const char* tail : {"authorization", "-auth", "-api-key", "-apikey", "-subscription-key", "-access-key",
+                           "-secret-key", "-private-key", "-token", "-secret", "-password", "-signature"})
     named = named || endsWith(tail);
   // A credential's look: no space, 16 or more characters with letters and digits ("true", "openai", a cache name,
   // a version are not; replaced everywhere they appear, such words broke JSON output and relayed answers).

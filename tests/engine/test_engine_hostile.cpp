@@ -353,6 +353,7 @@ class TestEngineHostile : public QObject {
     QVERIFY(creds("X-Authorization", "Token abcdefgh12345678").size() == 2);
     QVERIFY(creds("Authorization", "        ").empty());
     QVERIFY(creds("Authorization", "========").empty());
+    QCOMPARE(creds("X-Access-Key", "0123456789012345").size(), std::size_t{1});  // all digits, yet named a key
     QVERIFY(creds("x-portkey-cache-force-refresh", "true").empty());
     QVERIFY(creds("OpenAI-Organization", "org-AbCdEf0123456789").empty());
     const auto cookie = creds("Cookie", "tz=America/New_York; sid=\"s3ss10nAbCdEf0123456\"; theme=dark");
