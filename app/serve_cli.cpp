@@ -63,10 +63,8 @@ void reloadConfig(Session& session, const std::string& path, const std::optional
     gateway::loadGatewayConfig(*fresh.gateway, fresh.engine, path);  // its routes and tokens must load too
     plan = ConfigLoader::planReload(startedRaw, applied, raw, fresh.engine);
   } catch (const std::exception& e) {
-    // A save cut short can end inside a header's value (a token): the parser's quote of what it read stays out of
-    // the journal, its position is enough.
-    std::string what = e.what();
-    if (const auto at = what.find("; last read: '"); at != std::string::npos) what.erase(at);
+    // A save cut short can end inside a header's value (a token): readJsonFile names its position, never the text.
+    const std::string what = e.what();
     logError("serve", "SIGHUP: " + what + "; nothing changed");
     session.engine().recordEvent(Event{0, EventKind::ConfigReload, Severity::Error, "",
                                        "config reload refused, nothing changed: " + what,
