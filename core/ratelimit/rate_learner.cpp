@@ -40,6 +40,11 @@ double RateLearner::rateAt(TimePoint now) const {
       const double climb = 1 / std::pow(std::max(toDouble - 0.5 * plateau_, 1.0), 3);
       const double past = std::clamp(t - k - plateau_, 0.0, 60.0);
       r = ceiling_ * (1 + climb * std::pow(past, 3));
+      // Proof that the limit rose: doubling from it up to twice the ceiling, the cubic's own goal (see kRoseBy).
+      if (roseRate_ > 0 && now > roseAt_) {
+        const double doublings = std::min(toSeconds(now - roseAt_) / kSlowStartDoublingS, 40.0);
+        r = std::max(r, std::min(2 * ceiling_, roseRate_ * std::pow(2.0, doublings)));
+      }
       // No steeper than kGrowthPerRtt more in flight per round trip (see the header), nor slower than doubling
       // in kSlowestDoublingS.
       if (rttS_ > 0) {
@@ -83,6 +88,13 @@ void RateLearner::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
     // The round trip the climb's steepness is bounded by, smoothed as TCP's SRTT.
     const double rtt = toSeconds(dilated(now, scale_) - sent);
     rttS_ = rttS_ > 0 ? (1 - kRttGain) * rttS_ + kRttGain * rtt : rtt;
+    // An acceptance of a send well past the ceiling, in the climb: the limit rose.
+    const TimePoint at = dilated(now, scale_);
+    if (active_ && !slowStart_ && roseRate_ == 0 && ceiling_ > 0 && sent >= t0_ &&
+        rateAt(sent) >= (1 + kRoseBy) * ceiling_) {
+      roseRate_ = rateAt(at);
+      roseAt_ = at;
+    }
   }
   ok_.push_back(dilated(now, scale_));
   if (ok_.size() > 200000) ok_.pop_front();  // bounded, whatever the rate
@@ -291,6 +303,7 @@ bool RateLearner::decrease(TimePoint sentAt, TimePoint now, double rateHint, Dur
   if (active_ && okSinceDecrease_ == 0) lockedOut_ = true;
   t0_ = now;
   lastDecrease_ = now;
+  roseRate_ = 0;
   grace_ = std::max(fromSeconds(kEpisodeGraceS), (now - std::min(sentAt, now)) * 3 / 2);
   okSinceDecrease_ = 0;
   return true;

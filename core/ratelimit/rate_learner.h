@@ -50,6 +50,14 @@
 //   20 ms, where the cubic binds; 16 s for 40/s at 200 ms: a slack of 8-10 requests met at 200 ms cost 4-11
 //   refusals an episode at 55-103/s), at most kSlowestDoublingS. The round trip is the smoothed one of
 //   accepted requests (TCP's SRTT).
+// - a rise proven: an acceptance of a send the climb made over kRoseBy above the ceiling says the limit rose (no
+//   limiter at the ceiling accepts that: a fixed window's straddle reads 18% over, and the climb meets a bucket's
+//   slack nearer the ceiling). From that answer the rate doubles every kSlowStartDoublingS, as slow start does, up
+//   to twice the ceiling, the cubic's own goal, which the cubic then passes; the next refusal ends it. Traced on a
+//   doubled window that counts refusals (50/s, C=16): found 4.6 s after the change with the cubic alone (the
+//   regain, the 1.5-s hold and the climb), the doubling settled 6 s after it in 4 of 12 runs. Doubling on with no
+//   bound overshot it: a sliding window fills a second after the climb passes its limit, by then at 107/s of 50,
+//   and 8 refusals counted against the key dipped the next second to 42 (settled in 7 s).
 // The first refusal of all ends an unpaced start (QuotaTracker pauses a cap then, not an interval).
 // A lock-out is a poor measure of the rate: in an episode with nothing accepted since the last one, the last
 // second's count holds our own holds. A window locked until it turns still counts its limit there, but a
@@ -220,6 +228,10 @@ class RateLearner {
   TimePoint resumedAt_{};    // the first acceptance after the last lock-out
   long refusalsSinceDecrease_ = 0;  // of the episode under way, the one that began it included
   double plateau_ = 0;              // dilated seconds at the ceiling before the cubic's climb past it
+  // The climb's proof that the limit rose (see kRoseBy above): when it came and the rate then; none while
+  // roseRate_ is 0.
+  TimePoint roseAt_{};
+  double roseRate_ = 0;
   int refusedEpisodes_ = 0;
   double rttS_ = 0;  // smoothed round trip of accepted requests, dilated seconds; 0 before the first
   double scale_ = 1;

@@ -654,6 +654,48 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(dropAfter(1.0, 59), RateLearner::kBeta);
   }
 
+  // An acceptance of a send made well past the ceiling (over kRoseBy above it) in the climb is proof the limit rose:
+  // from its answer the rate doubles each kSlowStartDoublingS, as slow start does, up to twice the ceiling, instead
+  // of the cubic's slower climb (a doubled window that counts refusals was found 4.6 s after the change: the
+  // regain, the hold and the climb). Acceptances of sends nearer the ceiling prove nothing (a fixed window's
+  // straddle, a bucket's slack); the next refusal ends the doubling.
+  void aClimbAcceptedWellPastTheCeilingDoubles() {
+    const double k = std::cbrt((1 - RateLearner::kBeta) / RateLearner::kCubic);
+    TimePoint t = t0;
+    RateLearner cubic = learntCeilingOf50(t);
+    const TimePoint hold = t + fromSeconds(k + cubic.plateauS());
+    cubic.onSuccess(hold, hold - 20ms);  // a round trip of 20 ms (the climb's bound), sent at the ceiling
+    // The first moment the climb is over kRoseBy past the ceiling, to a millisecond.
+    TimePoint past = hold;
+    while (cubic.rate(past) < (1 + RateLearner::kRoseBy) * 50) past += 1ms;
+    RateLearner below = cubic;
+    below.onSuccess(past, past - 20ms);  // sent at under 1.25x the ceiling: nothing proven
+    QVERIFY(std::abs(below.rate(past + 500ms) - cubic.rate(past + 500ms)) < 1e-9);
+    RateLearner rose = cubic;
+    const TimePoint answered = past + 20ms;
+    rose.onSuccess(answered, past);
+    const double from = rose.rate(answered);
+    QVERIFY(std::abs(from - cubic.rate(answered)) < 1e-9);  // no jump
+    const double doubling = rose.rate(answered + 200ms);
+    QVERIFY2(std::abs(doubling - from * std::pow(2.0, 0.4)) < 1e-6, qPrintable(QString::number(doubling)));
+    QVERIFY(doubling > cubic.rate(answered + 200ms) + 10);
+    // Twice the ceiling 0.34 s after the proof, where the cubic takes 0.6 s more; no further until the cubic is.
+    QVERIFY(rose.rate(answered + 340ms) >= 99.9);
+    QVERIFY(cubic.rate(answered + 600ms) < 100);
+    QCOMPARE(rose.rate(answered + 500ms), 100.0);
+    const TimePoint later = answered + 1500ms;
+    QVERIFY(cubic.rate(later) > 100);
+    QCOMPARE(rose.rate(later), cubic.rate(later));
+    // The next refusal ends it: the drop and the cubic from the new ceiling.
+    const TimePoint refused = answered + 400ms;
+    // 99 more answered in its last second (and `answered`): a ceiling of 100.
+    for (int i = 1; i <= 99; ++i) rose.onSuccess(refused - 1s + std::chrono::milliseconds(10 * i) - 5ms);
+    QVERIFY(rose.onRefusal(refused - 20ms, refused));
+    QCOMPARE(rose.ceiling(), 100.0);
+    QVERIFY(std::abs(rose.rate(refused) - RateLearner::kBetaConfirmed * 100) < 1e-6);  // a rise, found
+    QVERIFY(rose.rate(refused + 1s) <= 100);  // regaining it, not doubling
+  }
+
   // A small rise (within kConfirmedWithin) found by a climb past a proven plateau, whose own hold is then refused,
   // was a straddle: a fixed window's last-second count holds the tail of the window before (52 of 50), and a
   // ceiling set there overfilled one window in two, a refusal each, for seconds. The ceiling goes back to the
