@@ -85,13 +85,15 @@ void RateLearner::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
     const TimePoint sent = dilated(std::min(*sentAt, now), scale_);
     okSent_.insert(std::upper_bound(okSent_.begin(), okSent_.end(), sent), sent);
     while (okSent_.front() + 2 * kWindow <= okSent_.back() || okSent_.size() > 200000) okSent_.pop_front();
-    // The round trip the climb's steepness is bounded by, smoothed as TCP's SRTT.
-    const double rtt = toSeconds(dilated(now, scale_) - sent);
-    rttS_ = rttS_ > 0 ? (1 - kRttGain) * rttS_ + kRttGain * rtt : rtt;
-    // An acceptance of a send well past the ceiling, in the climb: the limit rose.
+    // An acceptance of a send the climb past a proven plateau made well above the ceiling: the limit rose (see
+    // the header). A lock-out's guess, an echo's kept ceiling and a mark leave no plateau.
     const TimePoint at = dilated(now, scale_);
-    if (active_ && !slowStart_ && roseRate_ == 0 && ceiling_ > 0 && sent >= t0_ &&
-        rateAt(sent) >= (1 + kRoseBy) * ceiling_) {
+    const bool rose = active_ && !slowStart_ && roseRate_ == 0 && ceiling_ > 0 && plateau_ >= kProvenPlateauS &&
+                      sent >= t0_ && rateAt(sent) >= (1 + kRoseBy) * ceiling_;
+    // The round trip the climb's steepness is bounded by, smoothed as TCP's SRTT.
+    const double rtt = toSeconds(at - sent);
+    rttS_ = rttS_ > 0 ? (1 - kRttGain) * rttS_ + kRttGain * rtt : rtt;
+    if (rose) {
       roseRate_ = rateAt(at);
       roseAt_ = at;
     }
@@ -144,6 +146,7 @@ void RateLearner::measureSpan() {
   const double measured = static_cast<double>(accepted) / toSeconds(span);
   if (!slowStart_ && measured < ceiling_) {
     ceiling_ = measured;
+    roseRate_ = 0;  // a lower ceiling: no rise
     if (!lockedOut_) lastMeasured_ = measured;
   }
 }

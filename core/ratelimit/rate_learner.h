@@ -50,14 +50,19 @@
 //   20 ms, where the cubic binds; 16 s for 40/s at 200 ms: a slack of 8-10 requests met at 200 ms cost 4-11
 //   refusals an episode at 55-103/s), at most kSlowestDoublingS. The round trip is the smoothed one of
 //   accepted requests (TCP's SRTT).
-// - a rise proven: an acceptance of a send the climb made over kRoseBy above the ceiling says the limit rose (no
-//   limiter at the ceiling accepts that: a fixed window's straddle reads 18% over, and the climb meets a bucket's
-//   slack nearer the ceiling). From that answer the rate doubles every kSlowStartDoublingS, as slow start does, up
-//   to twice the ceiling, the cubic's own goal, which the cubic then passes; the next refusal ends it. Traced on a
-//   doubled window that counts refusals (50/s, C=16): found 4.6 s after the change with the cubic alone (the
-//   regain, the 1.5-s hold and the climb), the doubling settled 6 s after it in 4 of 12 runs. Doubling on with no
-//   bound overshot it: a sliding window fills a second after the climb passes its limit, by then at 107/s of 50,
-//   and 8 refusals counted against the key dipped the next second to 42 (settled in 7 s).
+// - a rise proven: an acceptance of a send that the climb past a proven plateau (kProvenPlateauS; a lock-out's
+//   guess, an echo's kept ceiling and a mark leave none) made over kRoseBy above the ceiling says the limit rose.
+//   From that answer the rate doubles every kSlowStartDoublingS, as slow start does, up to twice the ceiling, the
+//   cubic's own goal, which the cubic then passes; still no steeper than the round-trip bound below, so at 30 ms
+//   and more at 50/s (10 ms at 500/s) the bound, not the doubling, sets the climb. The next refusal ends it.
+//   Traced on a doubled window that counts refusals (50/s, C=16): found 4.6 s after the change with the cubic
+//   alone (the regain, the 1.5-s hold and the climb), its doublings settled in 6 s in 3 of 4 runs. Doubling on
+//   with no bound overshot: a sliding window fills a second after the climb passes its limit, by then at 107/s
+//   of 50, and 8 refusals counted against the key dipped the next second to 42 (settled in 7 s). Not a proof
+//   everywhere: a fixed window that just turned accepts any rate until its count fills (a climb past 50 was
+//   refused at 59-66/s), so the rule can fire there with the limit unchanged; the doubling then meets the full
+//   window sooner, at most twice the ceiling, and its episode measures the count as any other (the fixed
+//   window's steady rows kept 1.6% and 0.8-1.0% of 429s).
 // The first refusal of all ends an unpaced start (QuotaTracker pauses a cap then, not an interval).
 // A lock-out is a poor measure of the rate: in an episode with nothing accepted since the last one, the last
 // second's count holds our own holds. A window locked until it turns still counts its limit there, but a

@@ -694,6 +694,27 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(rose.ceiling(), 100.0);
     QVERIFY(std::abs(rose.rate(refused) - RateLearner::kBetaConfirmed * 100) < 1e-6);  // a rise, found
     QVERIFY(rose.rate(refused + 1s) <= 100);  // regaining it, not doubling
+    // No proof past a ceiling that no plateau held (here 500/s, where a probe costs too little to hold for; so
+    // after a lock-out's guess, an echo or a mark): the climb stays the cubic's.
+    TimePoint u = t0;
+    RateLearner unproven;
+    for (int i = 0; i < 500; ++i) unproven.onSuccess(u += 2ms);
+    unproven.onRefusal(u, u);  // slow start
+    u += 2s;
+    for (int i = 0; i < 500; ++i) unproven.onSuccess(u += 2ms);
+    unproven.onRefusal(u, u);
+    QCOMPARE(unproven.plateauS(), 0.0);
+    TimePoint over = u;
+    while (unproven.rate(over) < (1 + RateLearner::kRoseBy) * 500) over += 1ms;
+    const double before = unproven.rate(over + 300ms);
+    unproven.onSuccess(over + 20ms, over);
+    QCOMPARE(unproven.rate(over + 300ms), before);
+    // Past the regain and the hold, the plain cubic from the new ceiling: nothing of the proof is left.
+    const double regained = std::cbrt((1 - RateLearner::kBetaConfirmed) / RateLearner::kCubic);
+    const TimePoint climbing = refused + fromSeconds(regained + rose.plateauS() + 0.2);
+    const double climb = 1 / std::pow(std::cbrt(1 / RateLearner::kCubic) - 0.5 * rose.plateauS(), 3);
+    QVERIFY2(std::abs(rose.rate(climbing) - 100 * (1 + climb * 0.008)) < 1e-6,
+             qPrintable(QString::number(rose.rate(climbing))));
   }
 
   // A small rise (within kConfirmedWithin) found by a climb past a proven plateau, whose own hold is then refused,
