@@ -55,17 +55,20 @@ void answer(QuotaTracker& qt, double remaining, int inFlightOthers, TimePoint se
   qt.onSuccess(now, sent);
 }
 
-// A learner that got 50 through in a second, was refused (slow start), then 2 s later again: its first ceiling
-// is 50/s, after one refusal, so a plateau of 2 s less the regain. `t` ends at that second refusal.
-RateLearner learntCeilingOf50(TimePoint& t) {
+// A learner that got `perS` through in a second, was refused (slow start), then 2 s later again: its first
+// ceiling is perS/s, after one refusal (at 50/s a plateau of 2 s less the regain; at 500/s none). `t` ends at that
+// second refusal.
+RateLearner learntCeilingOf(TimePoint& t, int perS) {
   RateLearner l;
-  for (int i = 0; i < 50; ++i) l.onSuccess(t += 20ms);
+  const auto gap = std::chrono::microseconds(1000000 / perS);
+  for (int i = 0; i < perS; ++i) l.onSuccess(t += gap);
   l.onRefusal(t, t);  // slow start
   t += 2s;
-  for (int i = 0; i < 50; ++i) l.onSuccess(t += 20ms);
+  for (int i = 0; i < perS; ++i) l.onSuccess(t += gap);
   l.onRefusal(t, t);
   return l;
 }
+RateLearner learntCeilingOf50(TimePoint& t) { return learntCeilingOf(t, 50); }
 
 }  // namespace
 
@@ -697,12 +700,7 @@ class TestQuotaTracker : public QObject {
     // No proof past a ceiling that no plateau held (here 500/s, where a probe costs too little to hold for; so
     // after a lock-out's guess, an echo or a mark): the climb stays the cubic's.
     TimePoint u = t0;
-    RateLearner unproven;
-    for (int i = 0; i < 500; ++i) unproven.onSuccess(u += 2ms);
-    unproven.onRefusal(u, u);  // slow start
-    u += 2s;
-    for (int i = 0; i < 500; ++i) unproven.onSuccess(u += 2ms);
-    unproven.onRefusal(u, u);
+    RateLearner unproven = learntCeilingOf(u, 500);
     QCOMPARE(unproven.plateauS(), 0.0);
     TimePoint over = u;
     while (unproven.rate(over) < (1 + RateLearner::kRoseBy) * 500) over += 1ms;
