@@ -7,11 +7,13 @@ namespace tg {
 namespace {
 
 bool isAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+bool isAlpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
 bool isHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 
 bool isIdSegment(std::string_view s) {
   if (s.empty()) return false;
-  if (std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return true;
+  if (std::all_of(s.begin(), s.end(), isDigit)) return true;
   if (s.size() == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-') {
     bool uuid = true;
     for (std::size_t i = 0; i < s.size(); ++i)
@@ -20,13 +22,12 @@ bool isIdSegment(std::string_view s) {
   }
   if (s.size() >= 16 && std::all_of(s.begin(), s.end(), isHex)) return true;
   const auto sep = s.find_first_of("-_");
-  const auto isAlpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
   if (sep != std::string_view::npos && sep >= 2 && sep <= 12 &&
       std::all_of(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(sep), isAlpha)) {
     // A word after it ("balance_transactions", "network-configurations", "prod-gpt4oMini0718") is a name.
     const std::string_view rest = s.substr(sep + 1);
     if (rest.size() >= 14 && std::all_of(rest.begin(), rest.end(), [](char c) { return isAlnum(c) || c == '_'; }) &&
-        std::any_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+        std::any_of(rest.begin(), rest.end(), isDigit) &&
         std::any_of(rest.begin(), rest.end(), isAlpha))
       return true;
   }
@@ -35,10 +36,8 @@ bool isIdSegment(std::string_view s) {
   if (const auto colon = s.rfind(':'); colon != std::string_view::npos) {
     const std::string_view after = s.substr(colon + 1);
     const auto tokenChar = [](char c) { return isAlnum(c) || c == '-' || c == '_'; };
-    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
-    const auto letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
     if (after.size() >= 24 && std::all_of(after.begin(), after.end(), tokenChar) &&
-        std::any_of(after.begin(), after.end(), digit) && std::any_of(after.begin(), after.end(), letter))
+        std::any_of(after.begin(), after.end(), isDigit) && std::any_of(after.begin(), after.end(), isAlpha))
       return true;
   }
   // Or an unbroken run of 20 or more letters and digits with 2 digits, 3 capitals and 3 small letters in it (a JWT's
@@ -48,7 +47,7 @@ bool isIdSegment(std::string_view s) {
     std::size_t j = i;
     int digits = 0, upper = 0, lower = 0;
     for (; j < s.size() && isAlnum(s[j]); ++j) {
-      digits += s[j] >= '0' && s[j] <= '9';
+      digits += isDigit(s[j]);
       upper += s[j] >= 'A' && s[j] <= 'Z';
       lower += s[j] >= 'a' && s[j] <= 'z';
     }
@@ -56,7 +55,7 @@ bool isIdSegment(std::string_view s) {
     i = j + 1;
   }
   if (s.size() >= 24 && std::all_of(s.begin(), s.end(), isAlnum) &&
-      std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      std::any_of(s.begin(), s.end(), isDigit) &&
       std::any_of(s.begin(), s.end(), isAlpha))
     return true;
   return false;

@@ -46,8 +46,8 @@ std::string headerProblem(const std::string& name, const std::string& value, con
 
 // What a header written in a config carries that must be scrubbed as a key is. Under a credential's own name
 // (*authorization, *-auth, authentication, api-key, x-api-key, *-api-key, *-subscription-key, *-access-key,
-// *-secret-key, *-private-key, *-token, *-secret, *-password, *-signature, private-token): its value and the part after a scheme ("Bearer "), when they hold a
-// letter or digit and 8 characters. Under Cookie: the whole and each value that looks like a credential. Under any
+// *-secret-key, *-private-key, *-token, *-secret, *-password, *-signature, private-token): its value and the part
+// after a scheme ("Bearer "), when they hold a letter or digit and 8 characters. Under Cookie: the whole and each value that looks like a credential. Under any
 // other name mentioning a key, token, secret, session or signature: the value or the part after a scheme only when
 // it looks like a credential (16 or more characters, no space, letters and digits). Empty for anything else.
 std::vector<std::string> headerCredentials(std::string_view name, std::string_view value);
