@@ -11,7 +11,7 @@ namespace tg::cli {
 
 const char* const kUsage =
     "usage:\n"
-    "  tollgate [--config FILE] [--history FILE|off] [--lang en|zh_CN|system]\n"
+    "  tollgate [gui] [--config FILE] [--history FILE|off] [--lang en|zh_CN|system]\n"
     "               dashboard (default: embedded simulator + demo workload)\n"
     "  tollgate --replay HISTORY.db          replay a history file read-only (e.g. copied from another machine)\n"
     "  tollgate run --headless [--config FILE] [--workload JOB.jsonl] [--results FILE] [--rejects FILE]\n"

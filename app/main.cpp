@@ -41,9 +41,9 @@ int main(int argc, char** argv) {
     std::printf("%s\n", versionText());
     return answerWritten(kExitOk, "");
   }
-  // No command, or options first: the dashboard.
+  // No command, or options first: the dashboard; `tollgate gui ...` names it (its parser took "gui" for an argument).
   const std::string cmd = args.empty() || args[0].rfind("--", 0) == 0 ? std::string("gui") : args[0];
-  if (cmd != "gui") args.erase(args.begin());
+  if (!args.empty() && args[0] == cmd) args.erase(args.begin());
   // serve's and the dashboard's own lines are progress; their --help and --version are answers.
   const bool asksForText = std::any_of(args.begin(), args.end(), [](const std::string& a) {
     return a == "--help" || a == "-h" || a == "--version" || a == "-v";

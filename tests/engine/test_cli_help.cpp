@@ -22,11 +22,13 @@ class TestCliHelp : public QObject {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("usage");    // how stdout starts
     QTest::addColumn<QString>("mentions");  // an option of that command only
-    QTest::newRow("tollgate --help") << QStringList{"--help"} << "usage:\n  tollgate [--config FILE]" << "--version";
+    QTest::newRow("tollgate --help") << QStringList{"--help"} << "usage:\n  tollgate [gui] [--config FILE]" << "--version";
     // The dashboard's own options in the first help a newcomer reads (README names --screenshot, --pause-tier).
     QTest::newRow("tollgate --help: dashboard") << QStringList{"--help"} << "usage:\n" << "--pause-tier TIER@S";
     QTest::newRow("tollgate -h") << QStringList{"-h"} << "usage:\n" << "tollgate replay";
     QTest::newRow("dashboard options") << QStringList{"--history", "off", "--help"} << "usage:\n" << "--screenshot-after S";
+    // `tollgate gui` names the dashboard, as a command would (it was an unknown argument "gui").
+    QTest::newRow("gui --help") << QStringList{"gui", "--help"} << "usage:\n" << "--screenshot-after S";
     QTest::newRow("dashboard --pause-tier") << QStringList{"--history", "off", "--help"} << "usage:\n"
                                             << "--pause-tier TIER@S";
     QTest::newRow("run") << QStringList{"run", "--help"} << "usage: tollgate run" << "--workload JOB.jsonl";
@@ -63,6 +65,7 @@ class TestCliHelp : public QObject {
     QTest::newRow("--version") << QStringList{"--version"};
     QTest::newRow("-v") << QStringList{"-v"};
     QTest::newRow("after dashboard options") << QStringList{"--history", "off", "--version"};
+    QTest::newRow("gui --version") << QStringList{"gui", "--version"};
   }
   void versionComesFromCMake() {
     QFETCH(QStringList, args);
@@ -104,6 +107,7 @@ class TestCliHelp : public QObject {
                                  << "tollgate serve: --listen given twice";
     QTest::newRow("replay twice") << QStringList{"replay", "--incident", "1", "--incident", "2"}
                                   << "tollgate replay: --incident given twice";
+    QTest::newRow("gui unknown") << QStringList{"gui", "--bogus"} << "tollgate: unknown argument \"--bogus\"";
     QTest::newRow("dashboard twice") << QStringList{"--history", "off", "--history", "a.db"}
                                      << "tollgate: --history given twice";
     QTest::newRow("help after a bad word") << QStringList{"run", "--frobnicate", "--help"}
