@@ -545,7 +545,18 @@ ProbeReport runProbe(const ProbeOptions& o) {
     }
     if (s.clean()) lastClean = rate;
   }
-  if (report.stopped.empty()) report.stopped = "every rate passed (the limit is above the last one)";
+  if (report.stopped.empty()) {
+    // Refusals under a --stop-429 set high are no clean pass: "the limit is above the last one" would be false.
+    const auto most = std::max_element(report.steps.begin(), report.steps.end(),
+                                       [](const ProbeStep& a, const ProbeStep& b) { return a.share429() < b.share429(); });
+    if (most != report.steps.end() && most->r429 > 0) {
+      std::snprintf(why, sizeof why, "no step's 429 share passed --stop-429 %.1f%% (at most %.1f%%, at %.1f req/s)",
+                    100 * o.stop429, 100 * most->share429(), most->rate);
+      report.stopped = why;
+    } else {
+      report.stopped = "every rate passed (the limit is above the last one)";
+    }
+  }
   // Bisect between the last clean rate and the refused one: the soft limit lies between them.
   for (int i = 0; i < o.refineSteps && lastClean > 0 && refused > lastClean * 1.05; ++i) {
     const double mid = (lastClean + refused) / 2;

@@ -54,6 +54,7 @@ class TestProbeAccuracy : public QObject {
   void probeFindsTheLimitOfEachKind();
   void probeWaitsWhatTheUpstreamAsksAndCapsEachStep();
   void probeSendsTheMethodAndBodyAsked();
+  void probeRisesPastAShareBelowItsStop429();
 };
 
 void TestProbeAccuracy::sustainedRateOfAFixedWindowIsWholeWindows() {
@@ -201,18 +202,37 @@ void TestProbeAccuracy::probeWaitsWhatTheUpstreamAsksAndCapsEachStep() {
   // A fixed window of 15 per 5 s, answering an overflow with a whole-second Retry-After and nothing else. The 10/s
   // step takes 10; the 80/s step, capped at 30 requests (0.4 s), gets 5 and then Retry-After 4-5 (the window turns
   // 5 s after it began). The bisection after it waits that out (4-5 s, not the 1-s cool-down of a bare 429) and
-  // gets the whole new window.
+  // gets the whole new window. The 160/s step after the refused one is never sent: the rise stops there.
   SimServer server(SimConfig::fromJson(nlohmann::json::parse(R"({"dialect":"retry-after","latency_ms":{"mean":5},
       "groups":{"g":{"algorithm":"fixed-window","limit":15,"window_s":5}}})"), "test.json"));
-  ProbeOptions o = probeOf(server.start("127.0.0.1", 0), {10, 80}, 1, 1);
+  ProbeOptions o = probeOf(server.start("127.0.0.1", 0), {10, 80, 160}, 1, 1);
   o.maxPerStep = 30;
   const ProbeReport r = runProbe(o);
   QVERIFY2(r.steps.size() == 3, qPrintable(describe(r)));
+  QVERIFY2(r.stopped.find("at 80.0 req/s passed --stop-429 10.0%") != std::string::npos, qPrintable(describe(r)));
   QVERIFY2(r.steps[0].sent == 10 && r.steps[0].r429 == 0, qPrintable(describe(r)));
   QVERIFY2(r.steps[1].sent == 30 && r.steps[1].seconds < 0.6, qPrintable(describe(r)));  // the cap, not 80 in 1 s
   QVERIFY2(r.steps[1].ok == 5 && r.steps[1].r429 == 25, qPrintable(describe(r)));
   QVERIFY2(r.steps[2].refine && r.steps[2].waitedS > 2.5 && r.steps[2].waitedS < 5.5, qPrintable(describe(r)));
   QVERIFY2(r.steps[2].ok == 15, qPrintable(describe(r)));  // sent into the new window: all of it (none before)
+}
+
+void TestProbeAccuracy::probeRisesPastAShareBelowItsStop429() {
+  // The same window with --stop-429 0.9: the 80/s step's 25 of 30 refused (83%) do not stop the rise; the 160/s step
+  // is sent after the Retry-After (a new window: 15 of 30 refused) and the rates run out. No step passed the
+  // threshold, so there is no bisection, and the report says so rather than "every rate passed".
+  SimServer server(SimConfig::fromJson(nlohmann::json::parse(R"({"dialect":"retry-after","latency_ms":{"mean":5},
+      "groups":{"g":{"algorithm":"fixed-window","limit":15,"window_s":5}}})"), "test.json"));
+  ProbeOptions o = probeOf(server.start("127.0.0.1", 0), {10, 80, 160}, 1, 1);
+  o.maxPerStep = 30;
+  o.stop429 = 0.9;
+  const ProbeReport r = runProbe(o);
+  QVERIFY2(r.steps.size() == 3, qPrintable(describe(r)));
+  QVERIFY2(r.steps[1].rate == 80 && r.steps[1].share429() > 0.8, qPrintable(describe(r)));
+  QVERIFY2(!r.steps[2].refine && r.steps[2].rate == 160 && r.steps[2].sent == 30, qPrintable(describe(r)));
+  QVERIFY2(r.stopped.find("no step's 429 share passed --stop-429 90.0% (at most 83.3%, at 80.0 req/s)") !=
+               std::string::npos,
+           qPrintable(describe(r)));
 }
 
 void TestProbeAccuracy::probeSendsTheMethodAndBodyAsked() {
