@@ -47,7 +47,14 @@ void QuotaTracker::retuneBucket(Dim& d, TimePoint now) {
   // from them would be a guess. The learnt rate paces it (applyLearnedRate).
   if (&d == &dims_[static_cast<int>(Dimension::Requests)] && unpacedGradual(d)) return;
   const double window = windowOf(d);
-  const double rate = fraction_ * d.limit / window;
+  double rate = fraction_ * d.limit / window;
+  // A continuous refill of requests inferred from a time-to-full reset, (limit - remaining) / reset, is the
+  // upstream's word for a bucket's. Where it says less than comes back, remaining grows while the pacing holds the
+  // queue: a sliding window's counter that says when it will have drained (the demo's embeddings group) gave back
+  // its 5/s while told 2.5/s, then 1.4/s, with 210 of 300 left and 900 queued. What is left is spent over
+  // kSurplusSpreadS on top of the refill, so remaining, not the guessed rate, settles the pace.
+  if (&d == &dims_[static_cast<int>(Dimension::Requests)] && d.refillRate > 0 && known(d.remaining))
+    rate += fraction_ * d.remaining / kSurplusSpreadS;
   const double burst = std::max(1.0, fraction_ * d.limit);
   if (std::abs(rate - d.bucket.rate()) > 1e-9 || std::abs(burst - d.bucket.burst()) > 1e-9)
     d.bucket.configure(rate, burst, now);
@@ -526,7 +533,8 @@ bool QuotaTracker::onQuotaRefusal(const QuotaReading& r, std::array<double, kDim
 }
 
 std::optional<double> QuotaTracker::resetUnderRetryAfter(const QuotaReading& r,
-                                                        std::array<double, kDimensionCount> cost) const {
+                                                        std::array<double, kDimensionCount> cost, TimePoint sentAt,
+                                                        TimePoint now) {
   if (!r.retryAfterS || r.retryAfterHeader != kRetryAfterHeader || *r.retryAfterS < 1 ||
       std::floor(*r.retryAfterS) != *r.retryAfterS)
     return std::nullopt;
@@ -541,8 +549,13 @@ std::optional<double> QuotaTracker::resetUnderRetryAfter(const QuotaReading& r,
       back = std::min(back, (need - s->remaining) * back / (s->limit - s->remaining));
     reset = std::max(reset.value_or(0.0), back);
   }
-  if (reset && *reset < *r.retryAfterS) return reset;
-  return std::nullopt;
+  if (!reset || *reset >= *r.retryAfterS) return std::nullopt;
+  if (finerHoldSince_ && sentAt >= *finerHoldSince_) {
+    finerHoldSince_.reset();
+    return std::nullopt;
+  }
+  if (!finerHoldSince_) finerHoldSince_ = now;
+  return reset;
 }
 
 bool QuotaTracker::statedShortOf(const QuotaReading& r, std::array<double, kDimensionCount> cost) {
@@ -556,6 +569,7 @@ bool QuotaTracker::statedShortOf(const QuotaReading& r, std::array<double, kDime
 void QuotaTracker::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
   pauseLevel_ = 0;
   pauseProbeOut_ = false;
+  finerHoldSince_.reset();
   learner_.onSuccess(now, sentAt);
   if (spentAtLastReading_ && sentAt) learner_.onMark(std::min(*sentAt, now), now, rateHint());
   spentAtLastReading_ = false;

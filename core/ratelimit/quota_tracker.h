@@ -79,8 +79,12 @@ class QuotaTracker {
   // in 0.24 s). A dimension that refills continuously (a time-to-full reset that onQuotaRefusal found gradual)
   // has the request's cost back sooner than its reset: in (cost - remaining) at the stated refill rate, (limit -
   // remaining) / reset. Returns that time (the latest when several dimensions refused), or nothing when
-  // Retry-After is the finer one or no dimension refused.
-  std::optional<double> resetUnderRetryAfter(const QuotaReading& r, std::array<double, kDimensionCount> cost) const;
+  // Retry-After is the finer one or no dimension refused, or when the finer figure was refuted: a request sent
+  // (at `sentAt`) since the first such hold began was refused too, nothing accepted between. Then Retry-After is
+  // the verdict. A sliding window's counter told a time to full that it does not refill by (the demo's 300 per 60 s
+  // holds the whole first window until it turns): each 0.27-s hold ended in another refusal, 65 in 20 s.
+  std::optional<double> resetUnderRetryAfter(const QuotaReading& r, std::array<double, kDimensionCount> cost,
+                                             TimePoint sentAt, TimePoint now);
   // Whether a dimension the reading states has less left than `cost` (the refused request's): the stated quota
   // explains a refusal, though its remaining is not zero (a request of 500 tokens against 300 left).
   static bool statedShortOf(const QuotaReading& r, std::array<double, kDimensionCount> cost);
@@ -205,7 +209,9 @@ class QuotaTracker {
   static constexpr double kMinHoldS = 0.1;            // the shortest hold when nothing gets through
   static constexpr double kStatedRiseRestarts = 1.1;  // a stated request limit this much higher: learn anew
   static constexpr double kDeepShare = 0.5;  // a reading told more of the limit left: a deep window or bucket
+  static constexpr double kSurplusSpreadS = 5;  // a continuous refill's stated remaining is spent over this, paced
   TimePoint refusingSince_{};                      // the first refusal since something last got through
+  std::optional<TimePoint> finerHoldSince_;  // resetUnderRetryAfter's first hold since something got through
   bool spentAtLastReading_ = false;  // the last reading's remaining of a gradual dimension was used up
   void applyLearnedRate(TimePoint now);
   double rateHint() const;  // limit / window of the request dimension, 0 when no limit is known
