@@ -708,8 +708,8 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
       // A server-directed wait below the floor (Retry-After: 0) still holds the key that long: the
       // upstream would otherwise be asked again at once, by every request queued on it. A whole-second
       // Retry-After over a shorter stated reset, or over the time a continuous refill takes to bring this
-      // request's cost back, holds the key until then; this request still waits the Retry-After. Until a
-      // request sent since that hold began is refused too: then the Retry-After holds the key.
+      // request's cost back, holds the key until then; this request still waits the Retry-After. A request
+      // sent after that hold and refused too doubles the next, up to the Retry-After (resetUnderRetryAfter).
       double waitS = std::max(verdict.waitS, cfg_.retry.baseBackoffS);
       const auto finer = k.quota.resetUnderRetryAfter(reading, {1.0, p->tokenCost}, f.sentAt, now);
       if (finer) {

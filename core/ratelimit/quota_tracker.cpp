@@ -51,10 +51,11 @@ void QuotaTracker::retuneBucket(Dim& d, TimePoint now) {
   // A continuous refill of requests inferred from a time-to-full reset, (limit - remaining) / reset, is the
   // upstream's word for a bucket's. Where it says less than comes back, remaining grows while the pacing holds the
   // queue: a sliding window's counter that says when it will have drained (the demo's embeddings group) gave back
-  // its 5/s while told 2.5/s, then 1.4/s, with 210 of 300 left and 900 queued. What is left is spent over
-  // kSurplusSpreadS on top of the refill, so remaining, not the guessed rate, settles the pace.
+  // its 5/s while told 2.5/s, then 1.4/s, with 210 of 300 left and 900 queued. What is left beyond the margin the
+  // bucket fraction keeps is spent over kSurplusSpreadS on top of the refill, so remaining, not the guessed rate,
+  // settles the pace (retuned at each reading; a learnt rate, once active, still bounds it: applyLearnedRate).
   if (&d == &dims_[static_cast<int>(Dimension::Requests)] && d.refillRate > 0 && known(d.remaining))
-    rate += fraction_ * d.remaining / kSurplusSpreadS;
+    rate += std::max(0.0, d.remaining - (1 - fraction_) * d.limit) / kSurplusSpreadS;
   const double burst = std::max(1.0, fraction_ * d.limit);
   if (std::abs(rate - d.bucket.rate()) > 1e-9 || std::abs(burst - d.bucket.burst()) > 1e-9)
     d.bucket.configure(rate, burst, now);
@@ -550,12 +551,21 @@ std::optional<double> QuotaTracker::resetUnderRetryAfter(const QuotaReading& r,
     reset = std::max(reset.value_or(0.0), back);
   }
   if (!reset || *reset >= *r.retryAfterS) return std::nullopt;
-  if (finerHoldSince_ && sentAt >= *finerHoldSince_) {
-    finerHoldSince_.reset();
-    return std::nullopt;
+  // Refuted: a request sent after the last such hold ended was refused too. The hold doubles from then on, up to
+  // the Retry-After: a slot another client took costs one refusal more, a figure that is no refill at all a few
+  // (not one a hold). Refusals of requests sent before it ended hold as long as it did. A record no refusal
+  // followed within a Retry-After of its end is forgotten.
+  if (finerHold_ && now > finerHold_->endsAt + fromSeconds(*r.retryAfterS + 1)) finerHold_.reset();
+  if (!finerHold_) {
+    finerHold_ = FinerHold{.startedAt = now};
+  } else if (sentAt >= finerHold_->endsAt) {
+    ++finerHold_->doublings;
+    finerHold_->startedAt = now;
   }
-  if (!finerHoldSince_) finerHoldSince_ = now;
-  return reset;
+  const double hold = std::min(*r.retryAfterS, *reset * std::pow(2.0, std::min(finerHold_->doublings, 30)));
+  finerHold_->endsAt = std::max(finerHold_->endsAt, now + fromSeconds(hold));
+  if (hold >= *r.retryAfterS) return std::nullopt;
+  return hold;
 }
 
 bool QuotaTracker::statedShortOf(const QuotaReading& r, std::array<double, kDimensionCount> cost) {
@@ -569,7 +579,7 @@ bool QuotaTracker::statedShortOf(const QuotaReading& r, std::array<double, kDime
 void QuotaTracker::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
   pauseLevel_ = 0;
   pauseProbeOut_ = false;
-  finerHoldSince_.reset();
+  if (finerHold_ && (!sentAt || *sentAt >= finerHold_->startedAt)) finerHold_.reset();  // capacity came back
   learner_.onSuccess(now, sentAt);
   if (spentAtLastReading_ && sentAt) learner_.onMark(std::min(*sentAt, now), now, rateHint());
   spentAtLastReading_ = false;

@@ -1,6 +1,7 @@
 // The quota picture of one API key: what the upstream last said per dimension (limit, remaining,
 // reset), what we predict from it (remaining minus what we sent since, replenished at the reset),
-// a local token bucket at a fraction of the known rate, and any server-directed block (Retry-After).
+// a local token bucket at a fraction of the known rate (plus, on a continuous refill, what is left spread over a few
+// seconds), and any server-directed block (Retry-After).
 // Answers "can `cost` go now, and if not, when and why". Time is an argument; not thread-safe.
 #pragma once
 
@@ -79,10 +80,11 @@ class QuotaTracker {
   // in 0.24 s). A dimension that refills continuously (a time-to-full reset that onQuotaRefusal found gradual)
   // has the request's cost back sooner than its reset: in (cost - remaining) at the stated refill rate, (limit -
   // remaining) / reset. Returns that time (the latest when several dimensions refused), or nothing when
-  // Retry-After is the finer one or no dimension refused, or when the finer figure was refuted: a request sent
-  // (at `sentAt`) since the first such hold began was refused too, nothing accepted between. Then Retry-After is
-  // the verdict. A sliding window's counter told a time to full that it does not refill by (the demo's 300 per 60 s
-  // holds the whole first window until it turns): each 0.27-s hold ended in another refusal, 65 in 20 s.
+  // Retry-After is the finer one or no dimension refused. A finer figure refuted (a request sent, at `sentAt`,
+  // after such a hold ended was refused too, nothing sent since it began accepted) doubles the hold from then
+  // on, up to the Retry-After: a sliding window's counter told a time to full that it does not refill by (the
+  // demo's 300 per 60 s refuses until its first window turns), and each 0.27-s hold ended in another refusal,
+  // 72 of them by the turn.
   std::optional<double> resetUnderRetryAfter(const QuotaReading& r, std::array<double, kDimensionCount> cost,
                                              TimePoint sentAt, TimePoint now);
   // Whether a dimension the reading states has less left than `cost` (the refused request's): the stated quota
@@ -211,7 +213,13 @@ class QuotaTracker {
   static constexpr double kDeepShare = 0.5;  // a reading told more of the limit left: a deep window or bucket
   static constexpr double kSurplusSpreadS = 5;  // a continuous refill's stated remaining is spent over this, paced
   TimePoint refusingSince_{};                      // the first refusal since something last got through
-  std::optional<TimePoint> finerHoldSince_;  // resetUnderRetryAfter's first hold since something got through
+  // resetUnderRetryAfter's holds since a request sent during one was accepted: the last one's span, and how many
+  // times a request sent after one ended was refused too.
+  struct FinerHold {
+    TimePoint startedAt{}, endsAt{};
+    int doublings = 0;
+  };
+  std::optional<FinerHold> finerHold_;
   bool spentAtLastReading_ = false;  // the last reading's remaining of a gradual dimension was used up
   void applyLearnedRate(TimePoint now);
   double rateHint() const;  // limit / window of the request dimension, 0 when no limit is known

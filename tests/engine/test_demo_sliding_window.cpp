@@ -9,8 +9,8 @@
 // The first window is spent by 38 s and its counter refuses until it turns at 60 s (Retry-After says 23 s); the
 // openai dialect's reset, read as the time until full, then tells a refill of (limit - remaining) / reset, which the
 // counter (giving back the previous window's count as it fades) passes. Before: each refusal's 0.27-s hold on that
-// refill ended in another (72 refusals by 60 s), and from 120 s the told refill paced 2.5/s, then 1.4/s, with up to
-// 210 of 300 left and 900 queued.
+// refill ended in another (72 refusals by 60 s; now the holds double: 14), and from 120 s the told refill paced
+// 2.5/s, then 1.4/s, with up to 210 of 300 left and 900 queued (now 4.9/s).
 #include "config_loader.h"
 #include "scheduler_harness.h"
 #include "sim_config.h"
@@ -166,7 +166,9 @@ void TestDemoSlidingWindow::aRefusalIsNotHeldToTheWindowsResetAndReleasesAreSpre
                               " refused, " + std::to_string(okPerS) + " ok/s";
   qInfo("%s", figures.c_str());
   QVERIFY2(longestGap <= longestRetryAfter + 1 && longestGap < 60, figures.c_str());
-  QVERIFY2(static_cast<double>(refusedS.size()) < 0.02 * static_cast<double>(sendS.size()), figures.c_str());
+  // The first window refuses until it turns: a few refusals find that out (the holds double), not one every
+  // 0.27 s (72). From then on, few.
+  QVERIFY2(static_cast<long>(refusedS.size()) - refusedLate <= 20, figures.c_str());
   QVERIFY2(worstThreeS <= 30, figures.c_str());
   QVERIFY2(okPerS > 0.9 * 5, figures.c_str());
   QVERIFY2(static_cast<double>(refusedLate) < 0.05 * static_cast<double>(sentLate), figures.c_str());

@@ -302,6 +302,40 @@ class TestScheduler : public QObject {
     QCOMPARE(h.sent.size(), std::size_t{2});
   }
 
+  // That shorter reset refuted: a request sent after its hold ended is refused too (another client took the slot,
+  // or the figure is no refill at all: a sliding window's counter that says when it will have drained). The hold
+  // doubles each time, up to the Retry-After, not one refusal a reset (the demo's window paid 72 by its turn), nor
+  // the whole Retry-After at the first refutation. A request sent during the hold and accepted ends it.
+  void aShorterResetRefutedDoublesItsHoldUpToTheRetryAfter() {
+    EngineConfig c = config();
+    c.retry.maxAttempts = 1;
+    c.retry.baseBackoffS = 0.1;  // the shortest hold: below the reset
+    Harness h(c);
+    const HeaderList refused{{"X-RateLimit-Limit", "50"}, {"X-RateLimit-Remaining", "0"},
+                             {"X-RateLimit-Reset", "0.4"}, {"Retry-After", "3"}};
+    TimePoint at = t0;
+    // Sent at each hold's end, refused: holds of 0.4, 0.8, 1.6, then 3 s (3.2 is past the Retry-After).
+    for (const double holdS : {0.4, 0.8, 1.6, 3.0}) {
+      const std::string id = "r" + std::to_string(h.sent.size());
+      h.admit(id, Tier::P1, 0, at);
+      QVERIFY2(h.dispatch(at) == 1, h.group(at).waitReason.c_str());
+      h.respond(429, refused, at);
+      QCOMPARE(h.dispatch(at + fromSeconds(holdS - 0.05)), 0);
+      at += fromSeconds(holdS + 0.05);
+    }
+    h.admit("ok", Tier::P1, 0, at);
+    QCOMPARE(h.dispatch(at), 1);
+    h.respond(200, {{"X-RateLimit-Limit", "50"}, {"X-RateLimit-Remaining", "3"}, {"X-RateLimit-Reset", "0.4"}}, at);
+    // Capacity came back: the next refusal's hold is the reset again.
+    at += 100ms;
+    h.admit("again", Tier::P1, 0, at);
+    QCOMPARE(h.dispatch(at), 1);
+    h.respond(429, refused, at);
+    QCOMPARE(h.dispatch(at + 350ms), 0);
+    h.admit("after", Tier::P1, 0, at + 450ms);
+    QVERIFY2(h.dispatch(at + 450ms) == 1, h.group(at + 450ms).waitReason.c_str());
+  }
+
   // A token limit stated as OpenAI states it (reset = until full) that a Retry-After well short of that reset
   // showed to refill continuously: a whole-second Retry-After on a refusal of 500 tokens with 100 left holds
   // the key until 400 more have refilled at the stated rate ((60,000 - 100) / 59.9 s = 1,000/s: 0.4 s; the
