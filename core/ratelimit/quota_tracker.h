@@ -151,6 +151,10 @@ class QuotaTracker {
     bool probeDue = false;          // check() let the next request go as the probe
     bool probePending = false;      // sent, not answered yet
     TimePoint probeSentAt{};
+    // When a reading whose own remaining was under one unit came back: a probe sent after it reaches the upstream
+    // after that count, so a fixed window refuses it. One sent on our estimate alone (told less what we sent
+    // since) may find what was left, and its acceptance proves nothing.
+    TimePoint spentToldAt{};
     // A window's reset, told in whole seconds, may be up to a second late: "1" all through a 1-s window's last
     // second. Every reading of one window bounds the same turn: after sent + reset - rounding, by received +
     // reset. resetBy is the tightest such bound (the first reading of a window, answered just after it turned,
@@ -212,6 +216,7 @@ class QuotaTracker {
   static constexpr double kStatedRiseRestarts = 1.1;  // a stated request limit this much higher: learn anew
   static constexpr double kDeepShare = 0.5;  // a reading told more of the limit left: a deep window or bucket
   static constexpr double kSurplusSpreadS = 5;  // a continuous refill's stated remaining is spent over this, paced
+  static constexpr double kSurplusKeptS = 0.1;  // of the refill (at least the fraction's margin): not spent so (P0's)
   TimePoint refusingSince_{};                      // the first refusal since something last got through
   // resetUnderRetryAfter's holds since a request sent during one was accepted: the last one's span, and how many
   // times a request sent after one ended was refused too.
