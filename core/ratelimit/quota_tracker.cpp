@@ -215,6 +215,7 @@ void QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint no
     if (d.probeDue) {
       d.probeDue = false;
       d.probePending = true;
+      d.probeAfterSpent = known(d.lastRawRemaining) && d.lastRawRemaining - d.sentSinceReading < cost[i];
       d.probeSentAt = now;
       d.probeDeadline = d.earliestResetAt;
       d.probeLimit = d.limit;
@@ -347,7 +348,7 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       }
       d.remaining = std::min(told, bound);
       if (s->limit > 0) d.deepestShare = std::max(d.deepestShare, s->remaining / s->limit);
-      if (s->remaining < 1) d.spentToldAt = now;
+      d.lastRawRemaining = s->remaining;
       d.refilledAt = now;
       d.unseenAtReading = unseen;
       d.sentSinceReading = 0;
@@ -493,8 +494,7 @@ void QuotaTracker::settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint n
     // Accepted after the window may have turned proves nothing; refused proves there was no refill. Nor does one
     // sent before the upstream said it was spent: the demo's batch window (900 a minute a key, told as "until
     // full") took such a probe's acceptance for a refill, and each minute paid 60-85 refusals, 4.7% of its sends.
-    const bool afterSpent = d.spentToldAt != TimePoint{} && d.probeSentAt >= d.spentToldAt;
-    if (answer == ProbeAnswer::Accepted && afterSpent && now < d.probeDeadline && d.limit == d.probeLimit) {
+    if (answer == ProbeAnswer::Accepted && d.probeAfterSpent && now < d.probeDeadline && d.limit == d.probeLimit) {
       d.gradual = true;
       if (d.timeToFull && d.impliedRate > 0 && d.refillRate <= 0) {
         // "Until full" then means a steady refill: its rate is what was missing over that time.
@@ -567,11 +567,13 @@ std::optional<double> QuotaTracker::resetUnderRetryAfter(const QuotaReading& r,
   if (finerHold_ && now > finerHold_->endsAt + fromSeconds(*r.retryAfterS + 1)) finerHold_.reset();
   if (!finerHold_) {
     finerHold_ = FinerHold{.startedAt = now};
-  } else if (sentAt >= finerHold_->endsAt) {
-    ++finerHold_->doublings;
+  } else if (std::min(sentAt, now) >= finerHold_->endsAt) {
+    finerHold_->doublings = std::min(finerHold_->doublings + 1, 30);
     finerHold_->startedAt = now;
   }
-  const double hold = std::min(*r.retryAfterS, *reset * std::pow(2.0, std::min(finerHold_->doublings, 30)));
+  // Doubled from kMinHoldS at least: a reset told as 0 (or an epoch already past) would double to nothing.
+  const double from = finerHold_->doublings > 0 ? std::max(*reset, kMinHoldS) : *reset;
+  const double hold = std::min(*r.retryAfterS, from * std::pow(2.0, finerHold_->doublings));
   finerHold_->endsAt = std::max(finerHold_->endsAt, now + fromSeconds(hold));
   if (hold >= *r.retryAfterS) return std::nullopt;
   return hold;
@@ -588,7 +590,7 @@ bool QuotaTracker::statedShortOf(const QuotaReading& r, std::array<double, kDime
 void QuotaTracker::onSuccess(TimePoint now, std::optional<TimePoint> sentAt) {
   pauseLevel_ = 0;
   pauseProbeOut_ = false;
-  if (finerHold_ && (!sentAt || *sentAt >= finerHold_->startedAt)) finerHold_.reset();  // capacity came back
+  if (finerHold_ && (!sentAt || std::min(*sentAt, now) >= finerHold_->startedAt)) finerHold_.reset();  // came back
   learner_.onSuccess(now, sentAt);
   if (spentAtLastReading_ && sentAt) learner_.onMark(std::min(*sentAt, now), now, rateHint());
   spentAtLastReading_ = false;

@@ -151,10 +151,12 @@ class QuotaTracker {
     bool probeDue = false;          // check() let the next request go as the probe
     bool probePending = false;      // sent, not answered yet
     TimePoint probeSentAt{};
-    // When a reading whose own remaining was under one unit came back: a probe sent after it reaches the upstream
-    // after that count, so a fixed window refuses it. One sent on our estimate alone (told less what we sent
-    // since) may find what was left, and its acceptance proves nothing.
-    TimePoint spentToldAt{};
+    // The last reading's own remaining (not less the requests in flight), and whether the probe left when that
+    // less what we sent since was short of its cost: the upstream had said it was spent, so a fixed window refuses
+    // it. One sent on our estimate alone (told less in flight, less sent since) may find what was left, and its
+    // acceptance proves nothing. Decided as it leaves: its own answer tells a bucket spent again.
+    double lastRawRemaining = kUnknown;
+    bool probeAfterSpent = false;
     // A window's reset, told in whole seconds, may be up to a second late: "1" all through a 1-s window's last
     // second. Every reading of one window bounds the same turn: after sent + reset - rounding, by received +
     // reset. resetBy is the tightest such bound (the first reading of a window, answered just after it turned,

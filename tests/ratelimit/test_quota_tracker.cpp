@@ -499,6 +499,33 @@ class TestQuotaTracker : public QObject {
     QCOMPARE(qt.check({1, 0}, t0 + 1030ms, 0).wait, Duration::zero());
   }
 
+  // A probe proves a refill only when it left after the upstream said the quota was spent: its own answer, read
+  // first, says a bucket spent again (remaining 0) and must not undo that. One sent when only our estimate was
+  // spent (told 3 with 3 more in flight) may find what a fixed window had left; its acceptance proves nothing (the
+  // demo's batch window, taken for a refill, then held each refusal 0.25 s instead of until the turn).
+  void aProbeProvesARefillOnlyAfterTheUpstreamSaidSpent() {
+    auto reading = [](double remaining, double resetS) {
+      QuotaReading r;
+      r.scopes.push_back(scope(Dimension::Requests, 50, remaining, resetS));
+      return r;
+    };
+    QuotaTracker bucket(1.0, {0, 0}, t0);
+    bucket.onResponse(reading(0, 2.0), 0, t0, 0);  // the upstream's own word: nothing left
+    QCOMPARE(bucket.check({1, 0}, t0 + 500ms, 0).wait, Duration::zero());  // the probe, halfway to the reset
+    bucket.onSend({1, 0}, t0 + 500ms);
+    bucket.onResponse(reading(0, 1.5), 0, t0 + 520ms, 0, t0 + 500ms);  // accepted, and spent again
+    bucket.settleProbe(t0 + 500ms, QuotaTracker::ProbeAnswer::Accepted, t0 + 520ms);
+    QVERIFY(bucket.gradual(Dimension::Requests));
+
+    QuotaTracker window(1.0, {0, 0}, t0);
+    window.onResponse(reading(3, 2.0), 3, t0, 0);  // 3 left, 3 others in flight: told 0
+    QCOMPARE(window.check({1, 0}, t0 + 500ms, 0).wait, Duration::zero());
+    window.onSend({1, 0}, t0 + 500ms);
+    window.onResponse(reading(0, 1.5), 0, t0 + 520ms, 0, t0 + 500ms);  // it took what the others left
+    window.settleProbe(t0 + 500ms, QuotaTracker::ProbeAnswer::Accepted, t0 + 520ms);
+    QVERIFY(!window.gradual(Dimension::Requests));
+  }
+
   void slidingWindowRefusalIsPacedNotHeldToTheReset() {
     const TimePoint at = t0 + 1s;
     QuotaTracker qt = learntSlidingWindow(at);
