@@ -429,6 +429,18 @@ void GatewayServer::stop(double drainS) {
     if (!parked) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  // An answer begun (the drained ones, the 503s) is written by libmicrohttpd's thread; stopping it first closed the
+  // socket under it: a request drained to its end reached its client as nothing (one run of the loopback test in a
+  // fresh root). Wait, briefly, until it reports them complete.
+  for (int i = 0; i < 100; ++i) {
+    bool writing = false;
+    for (auto& x : liveOnes()) {
+      std::lock_guard lk(x->mu);
+      writing |= (x->headReady || x->finished) && !x->closed && !x->gone && !x->suspended;
+    }
+    if (!writing) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   // libmicrohttpd must not be stopped with a connection suspended.
   for (auto& x : liveOnes()) {
     std::lock_guard lk(x->mu);
