@@ -544,7 +544,7 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
     finish(std::move(p), now);
     return;
   }
-  k.quota.onSend({1.0, p->tokenCost}, now);
+  const QuotaTracker::SendId quotaSend = k.quota.onSend({1.0, p->tokenCost}, now);
   if (shared_ && k.sharedScope >= 0) shared_->take(k.sharedScope, p->tokenCost, now);
   g.rateCeiling.onSend(p->tokenCost, now);
   globalRate_.onSend(p->tokenCost, now);
@@ -558,7 +558,7 @@ void Scheduler::start(GroupState& g, int key, PendingPtr p, TimePoint now, const
   if (first) budget_.onFirstAttempt();
   else ++g.counters.retries;
   if (auto w = where_.find(p->handle); p->handle && w != where_.end()) w->second.ticket = d.ticket;
-  inFlight_.emplace(d.ticket, InFlight{std::move(p), &g, key, now, groupInFlightAtSend});
+  inFlight_.emplace(d.ticket, InFlight{std::move(p), &g, key, now, groupInFlightAtSend, quotaSend});
   g.sentThisRound.push_back(d.ticket);
 }
 
@@ -635,10 +635,11 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   std::optional<QuotaChange> change =
       k.quota.onResponse(reading, k.inFlight, now, nowEpoch, f.sentAt, k.inFlightTokens);
   // After onResponse: a probe answered with a new limit proves nothing about how capacity comes back.
-  k.quota.settleProbe(f.sentAt, status >= 200 && status < 300 && !transportFailed ? QuotaTracker::ProbeAnswer::Accepted
-                               : rateLimited                                       ? QuotaTracker::ProbeAnswer::Refused
-                                                                                   : QuotaTracker::ProbeAnswer::Neither,
-                      now);
+  k.quota.settleProbe(f.quotaSend,
+                      status >= 200 && status < 300 && !transportFailed ? QuotaTracker::ProbeAnswer::Accepted
+                      : rateLimited                                       ? QuotaTracker::ProbeAnswer::Refused
+                                                                          : QuotaTracker::ProbeAnswer::Neither,
+                      now, &reading);
   if (change) {
     const std::string dim(dimensionName(change->dimension));
     char text[96];  // %.0f: any double prints, where a cast to an integer of one out of range is undefined

@@ -132,6 +132,7 @@ class Scheduler {
     int key = 0;
     TimePoint sentAt;
     int groupInFlightAtSend = 0;  // the group's other requests in flight when this one left
+    QuotaTracker::SendId quotaSend = 0;  // its key's tracker's id for it (settleProbe)
     bool pressing = false;  // sent in a round of the group's sends that its concurrency limit ended
   };
   struct Delayed {

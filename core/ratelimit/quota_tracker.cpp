@@ -199,10 +199,12 @@ QuotaWait QuotaTracker::check(std::array<double, kDimensionCount> cost, TimePoin
   return w;
 }
 
-void QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint now) {
+QuotaTracker::SendId QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint now) {
+  const SendId id = ++sends_;
   if (pauseLevel_ > 0 && !pauseProbeOut_) {
     pauseProbeOut_ = true;
     pauseProbeSentAt_ = now;
+    pauseProbeId_ = id;
   }
   for (int i = 0; i < kDimensionCount; ++i) {
     Dim& d = dims_[i];
@@ -216,7 +218,8 @@ void QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint no
       d.probeDue = false;
       d.probePending = true;
       d.probeAfterSpent = known(d.lastRawRemaining) && d.lastRawRemaining - d.sentSinceReading < cost[i];
-      d.probeSentAt = now;
+      d.probeId = id;
+      d.probeCost = cost[i];
       d.probeDeadline = d.earliestResetAt;
       d.probeLimit = d.limit;
     }
@@ -225,6 +228,7 @@ void QuotaTracker::onSend(std::array<double, kDimensionCount> cost, TimePoint no
     d.sent += cost[i];
     if (known(d.remaining)) d.remaining = std::max(0.0, d.remaining - cost[i]);
   }
+  return id;
 }
 
 const QuotaScope* QuotaTracker::pick(const QuotaReading& r, Dimension dim) {
@@ -486,10 +490,11 @@ Duration QuotaTracker::onRefusal(TimePoint sentAt, double retryAfterS, double ba
   return now < blockedUntil_ ? blockedUntil_ - now : Duration::zero();
 }
 
-void QuotaTracker::settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint now) {
-  if (pauseProbeOut_ && sentAt >= pauseProbeSentAt_) pauseProbeOut_ = false;  // answered, whatever it said
-  for (Dim& d : dims_) {
-    if (!d.probePending || sentAt != d.probeSentAt) continue;
+void QuotaTracker::settleProbe(SendId id, ProbeAnswer answer, TimePoint now, const QuotaReading* told) {
+  if (pauseProbeOut_ && id >= pauseProbeId_) pauseProbeOut_ = false;  // answered, whatever it said
+  for (int i = 0; i < kDimensionCount; ++i) {
+    Dim& d = dims_[i];
+    if (!d.probePending || id != d.probeId) continue;
     d.probePending = false;
     // Accepted after the window may have turned proves nothing; refused proves there was no refill. Nor does one
     // sent before the upstream said it was spent: the demo's batch window (900 a minute a key, told as "until
@@ -504,7 +509,11 @@ void QuotaTracker::settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint n
         d.refilledAt = now;
       }
     }
-    else if (answer == ProbeAnswer::Refused) d.probeRefuted = true;
+    else if (answer == ProbeAnswer::Refused) {
+      // Refused by another dimension (tokens, this one's answer still had the requests): no verdict on this one.
+      const QuotaScope* s = told ? pick(*told, static_cast<Dimension>(i)) : nullptr;
+      if (!(s && known(s->remaining) && s->remaining >= std::max(1.0, d.probeCost))) d.probeRefuted = true;
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include "token_bucket.h"
 
 #include <array>
+#include <cstdint>
 #include <deque>
 #include <optional>
 #include <string>
@@ -47,7 +48,9 @@ class QuotaTracker {
   QuotaWait check(std::array<double, kDimensionCount> cost, TimePoint now, EpochMs nowEpoch, double reserve = 0,
                   bool fleetPaced = false);
   double reserveTokens() const;  // ~50 ms of the request rate (at least one token); 0 when no rate is known
-  void onSend(std::array<double, kDimensionCount> cost, TimePoint now);
+  // Which send an answer belongs to (settleProbe): one dispatch pass gives all its sends the same time.
+  using SendId = std::uint64_t;
+  SendId onSend(std::array<double, kDimensionCount> cost, TimePoint now);
 
   // Applies what a response said. `inFlightOthers`: requests on this key still in flight, which the
   // server may not have counted yet. `sentAt`: when the request left (the server's figures were taken
@@ -91,11 +94,12 @@ class QuotaTracker {
   // explains a refusal, though its remaining is not zero (a request of 500 tokens against 300 left).
   static bool statedShortOf(const QuotaReading& r, std::array<double, kDimensionCount> cost);
   bool gradual(Dimension d) const { return dims_[static_cast<int>(d)].gradual; }
-  // The answer to a request sent at `sentAt`, after onResponse took its headers. When it was a probe (see check), an accepted one proves the
-  // dimension gradual and a refused one that it waits for its reset (no more probes of it); any other answer
-  // (an error, a lost connection) proves nothing and the next exhaustion may probe again.
+  // The answer to send `id` (onSend's), after onResponse took its headers (`told`). When it was a probe (see
+  // check), an accepted one proves the dimension gradual and a refused one that it waits for its reset (no more
+  // probes of it), unless `told` says that dimension still had the probe's cost left (another one refused); any
+  // other answer (an error, a lost connection) proves nothing and the next exhaustion may probe again.
   enum class ProbeAnswer { Accepted, Refused, Neither };
-  void settleProbe(TimePoint sentAt, ProbeAnswer answer, TimePoint now);
+  void settleProbe(SendId id, ProbeAnswer answer, TimePoint now, const QuotaReading* told = nullptr);
   const RateLearner& learner() const { return learner_; }
   void setTimeScale(double scale) {  // see RateLearner::setTimeScale
     learner_.setTimeScale(scale);
@@ -150,7 +154,8 @@ class QuotaTracker {
     double probeLimit = kUnknown;   // ... and at the limit it was sent under (a raised limit is no refill)
     bool probeDue = false;          // check() let the next request go as the probe
     bool probePending = false;      // sent, not answered yet
-    TimePoint probeSentAt{};
+    std::uint64_t probeId = 0;      // its onSend id
+    double probeCost = 0;           // what it took of this dimension
     // The last reading's own remaining (not less the requests in flight), and whether the probe left when that
     // less what we sent since was short of its cost: the upstream had said it was spent, so a fixed window refuses
     // it. One sent on our estimate alone (told less in flight, less sent since) may find what was left, and its
@@ -211,6 +216,8 @@ class QuotaTracker {
   // refused while the window stayed full (8 a probe at 500/s and 20 ms).
   bool pauseProbeOut_ = false;
   TimePoint pauseProbeSentAt_{};
+  SendId pauseProbeId_ = 0;
+  SendId sends_ = 0;  // onSend's ids so far
   static constexpr double kPauseProbeLostS = 2.0;  // a probe unanswered this long no longer holds the others
   static constexpr double kPauseCapS = 0.25;       // the longest pause after a refusal (doubling up to it)
   static constexpr double kProbePauseS = 0.05;     // after a probe's refusal: a full 1-s window's last few %

@@ -91,10 +91,10 @@ class TestQuotaTracker : public QObject {
     // then on every exhaustion waits for its reset.
     QVERIFY2(w.wait > 1400ms && w.wait <= 1500ms, w.reason.c_str());
     QCOMPARE(qt.check({1, 0}, t0 + 1500ms, 0).wait, Duration::zero());
-    qt.onSend({1, 0}, t0 + 1500ms);
+    const QuotaTracker::SendId probe = qt.onSend({1, 0}, t0 + 1500ms);
     const QuotaWait during = qt.check({1, 0}, t0 + 1600ms, 0);  // one probe at a time
     QVERIFY2(during.wait > 2300ms && during.wait <= 2400ms, during.reason.c_str());
-    qt.settleProbe(t0 + 1500ms, QuotaTracker::ProbeAnswer::Refused, t0 + 1550ms);
+    qt.settleProbe(probe, QuotaTracker::ProbeAnswer::Refused, t0 + 1550ms);
     QVERIFY(!qt.gradual(Dimension::Requests));
     QCOMPARE(qt.check({1, 0}, t0 + 4s, 0).wait, Duration::zero());  // window turned over
     QCOMPARE(qt.state(Dimension::Requests, t0 + 4s).remaining, 10.0);
@@ -195,12 +195,13 @@ class TestQuotaTracker : public QObject {
     QVERIFY(l.rate(t + 3500ms) > 200);                      // and beyond it within seconds
     // After the refusal's pause one request goes alone, and nothing more until it is answered.
     int sent = 0;
+    QuotaTracker::SendId probe = 0;
     const TimePoint probeAt = t + 260ms;  // the first refusal of all pauses a cap (kPauseCapS)
     for (int i = 0; i < 100; ++i)
-      if (qt.check({1, 0}, probeAt, 0).wait == Duration::zero()) qt.onSend({1, 0}, probeAt), ++sent;
+      if (qt.check({1, 0}, probeAt, 0).wait == Duration::zero()) probe = qt.onSend({1, 0}, probeAt), ++sent;
     QCOMPARE(sent, 1);
     QVERIFY(qt.check({1, 0}, probeAt + 100ms, 0).wait > Duration::zero());
-    qt.settleProbe(probeAt, QuotaTracker::ProbeAnswer::Accepted, probeAt + 20ms);
+    qt.settleProbe(probe, QuotaTracker::ProbeAnswer::Accepted, probeAt + 20ms);
     qt.onSuccess(probeAt + 20ms);  // it passed: paced sending resumes
     // Paced: of 100 requests ready at once only the small burst goes now.
     sent = 0;
@@ -444,8 +445,8 @@ class TestQuotaTracker : public QObject {
     // The probe: one request after its own share of a steady refill (2 s / 60); refused, as a fixed window
     // refuses it, then the reset is waited for.
     QCOMPARE(qt.check({1, 0}, t0 + 500ms, 0).wait, Duration::zero());
-    qt.onSend({1, 0}, t0 + 500ms);
-    qt.settleProbe(t0 + 500ms, QuotaTracker::ProbeAnswer::Refused, t0 + 520ms);
+    const QuotaTracker::SendId probe = qt.onSend({1, 0}, t0 + 500ms);
+    qt.settleProbe(probe, QuotaTracker::ProbeAnswer::Refused, t0 + 520ms);
     QuotaWait w = qt.check({1, 0}, t0 + 600ms, 0);
     QVERIFY2(w.wait >= 1300ms && w.wait <= 1400ms, w.reason.c_str());
     QVERIFY(!qt.gradual(Dimension::Requests));
@@ -487,12 +488,12 @@ class TestQuotaTracker : public QObject {
     QuotaWait w = qt.check({1, 0}, t0, 0);
     QVERIFY2(w.wait > 400ms && w.wait <= 500ms, w.reason.c_str());
     QCOMPARE(qt.check({1, 0}, t0 + 500ms, 0).wait, Duration::zero());
-    qt.onSend({1, 0}, t0 + 500ms);
+    const QuotaTracker::SendId probe = qt.onSend({1, 0}, t0 + 500ms);
     // Answered after the soonest the window could have turned (1 s): proves nothing.
     QuotaTracker late = qt;
-    late.settleProbe(t0 + 500ms, QuotaTracker::ProbeAnswer::Accepted, t0 + 1100ms);
+    late.settleProbe(probe, QuotaTracker::ProbeAnswer::Accepted, t0 + 1100ms);
     QVERIFY(!late.gradual(Dimension::Requests));
-    qt.settleProbe(t0 + 500ms, QuotaTracker::ProbeAnswer::Accepted, t0 + 520ms);
+    qt.settleProbe(probe, QuotaTracker::ProbeAnswer::Accepted, t0 + 520ms);
     QVERIFY(qt.gradual(Dimension::Requests));
     r.scopes.back().resetInS = 1.5;
     qt.onResponse(r, 0, t0 + 1020ms, 0, t0 + 1s);
@@ -512,18 +513,62 @@ class TestQuotaTracker : public QObject {
     QuotaTracker bucket(1.0, {0, 0}, t0);
     bucket.onResponse(reading(0, 2.0), 0, t0, 0);  // the upstream's own word: nothing left
     QCOMPARE(bucket.check({1, 0}, t0 + 500ms, 0).wait, Duration::zero());  // the probe, halfway to the reset
-    bucket.onSend({1, 0}, t0 + 500ms);
+    const QuotaTracker::SendId probe = bucket.onSend({1, 0}, t0 + 500ms);
     bucket.onResponse(reading(0, 1.5), 0, t0 + 520ms, 0, t0 + 500ms);  // accepted, and spent again
-    bucket.settleProbe(t0 + 500ms, QuotaTracker::ProbeAnswer::Accepted, t0 + 520ms);
+    bucket.settleProbe(probe, QuotaTracker::ProbeAnswer::Accepted, t0 + 520ms);
     QVERIFY(bucket.gradual(Dimension::Requests));
 
     QuotaTracker window(1.0, {0, 0}, t0);
     window.onResponse(reading(3, 2.0), 3, t0, 0);  // 3 left, 3 others in flight: told 0
     QCOMPARE(window.check({1, 0}, t0 + 500ms, 0).wait, Duration::zero());
-    window.onSend({1, 0}, t0 + 500ms);
+    const QuotaTracker::SendId windowProbe = window.onSend({1, 0}, t0 + 500ms);
     window.onResponse(reading(0, 1.5), 0, t0 + 520ms, 0, t0 + 500ms);  // it took what the others left
-    window.settleProbe(t0 + 500ms, QuotaTracker::ProbeAnswer::Accepted, t0 + 520ms);
+    window.settleProbe(windowProbe, QuotaTracker::ProbeAnswer::Accepted, t0 + 520ms);
     QVERIFY(!window.gradual(Dimension::Requests));
+  }
+
+  // A probe is settled by its own answer. One dispatch pass gives every send the same time: the request that took
+  // the last of the window and the probe after it left together, and the first one's acceptance proved a refill
+  // that never was (matched by send time). A refusal says nothing of a dimension its answer shows still had the
+  // probe's cost: another one (tokens) refused, and the requests may still prove a refill.
+  void aProbeIsSettledByItsOwnAnswerAndOnlyForTheDimensionThatRefused() {
+    auto reading = [](double remaining, double resetS) {
+      QuotaReading r;
+      r.scopes.push_back(scope(Dimension::Requests, 50, remaining, resetS));
+      return r;
+    };
+    QuotaTracker qt(1.0, {0, 0}, t0);
+    qt.onResponse(reading(1, 2.0), 0, t0, 0);
+    const TimePoint pass = t0 + 500ms;
+    QCOMPARE(qt.check({1, 0}, pass, 0).wait, Duration::zero());
+    const QuotaTracker::SendId last = qt.onSend({1, 0}, pass);  // the window's last request
+    QCOMPARE(qt.check({1, 0}, pass, 0).wait, Duration::zero());
+    const QuotaTracker::SendId probe = qt.onSend({1, 0}, pass);  // the probe, in the same pass
+    QVERIFY(last != probe);
+    qt.settleProbe(last, QuotaTracker::ProbeAnswer::Accepted, pass + 20ms);
+    QVERIFY(!qt.gradual(Dimension::Requests));  // not the probe's answer
+    QVERIFY(qt.check({1, 0}, pass + 30ms, 0).wait > Duration::zero());  // still one probe at a time
+    qt.settleProbe(probe, QuotaTracker::ProbeAnswer::Accepted, pass + 25ms);
+    QVERIFY(qt.gradual(Dimension::Requests));
+
+    // Refused, its answer telling 2 requests left and no tokens: the requests' next exhaustion probes again (at
+    // half the span, 0.5 s before a reset 1.5 s off), where a refusal of the requests waits for the reset.
+    const auto refusedOnTokens = [&](bool told) {
+      QuotaTracker q(1.0, {0, 0}, t0);
+      q.onResponse(reading(0, 2.0), 0, t0, 0);
+      if (q.check({1, 0}, pass, 0).wait != Duration::zero()) return Duration::max();
+      const QuotaTracker::SendId id = q.onSend({1, 0}, pass);
+      QuotaReading answer = reading(2, 1.5);
+      answer.scopes.push_back(scope(Dimension::Tokens, 1000, 0, 1.5));
+      q.onResponse(answer, 0, pass + 20ms, 0, pass);
+      q.settleProbe(id, QuotaTracker::ProbeAnswer::Refused, pass + 20ms, told ? &answer : nullptr);
+      q.onSend({1, 0}, pass + 30ms);
+      q.onSend({1, 0}, pass + 30ms);
+      return q.check({1, 0}, pass + 40ms, 0).wait;
+    };
+    const Duration onTokens = refusedOnTokens(true), onRequests = refusedOnTokens(false);
+    QVERIFY2(onTokens < 1s, qPrintable(QString::number(toSeconds(onTokens))));
+    QVERIFY2(onRequests > 1400ms && onRequests <= 1500ms, qPrintable(QString::number(toSeconds(onRequests))));
   }
 
   void slidingWindowRefusalIsPacedNotHeldToTheReset() {
@@ -1191,8 +1236,8 @@ class TestQuotaTracker : public QObject {
     r.scopes.push_back(scope(Dimension::Requests, 10, 0, 4.0));
     qt.onResponse(r, 0, t0, 0);
     if (qt.check({1, 0}, t0 + 1500ms, 0).wait != Duration::zero()) return -1;  // no probe
-    qt.onSend({1, 0}, t0 + 1500ms);
-    qt.settleProbe(t0 + 1500ms, probe, t0 + 1520ms);
+    const QuotaTracker::SendId sent = qt.onSend({1, 0}, t0 + 1500ms);
+    qt.settleProbe(sent, probe, t0 + 1520ms);
     if (qt.check({1, 0}, t0 + 4s, 0).wait != Duration::zero()) return -1;  // the window turned
     for (const auto& [remaining, sentMs, answeredMs] : {std::array{9, 4000, 4020}, {0, 4012, 4034}, {5, 4010, 4035}}) {
       r.scopes[0].remaining = remaining;
