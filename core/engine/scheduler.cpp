@@ -635,11 +635,10 @@ void Scheduler::complete(Response r, TimePoint now, EpochMs nowEpoch) {
   std::optional<QuotaChange> change =
       k.quota.onResponse(reading, k.inFlight, now, nowEpoch, f.sentAt, k.inFlightTokens);
   // After onResponse: a probe answered with a new limit proves nothing about how capacity comes back.
-  k.quota.settleProbe(f.quotaSend,
-                      status >= 200 && status < 300 && !transportFailed ? QuotaTracker::ProbeAnswer::Accepted
-                      : rateLimited                                       ? QuotaTracker::ProbeAnswer::Refused
-                                                                          : QuotaTracker::ProbeAnswer::Neither,
-                      now, &reading);
+  const auto probeAnswer = status >= 200 && status < 300 && !transportFailed ? QuotaTracker::ProbeAnswer::Accepted
+                           : rateLimited                                       ? QuotaTracker::ProbeAnswer::Refused
+                                                                               : QuotaTracker::ProbeAnswer::Neither;
+  k.quota.settleProbe(f.quotaSend, probeAnswer, now, &reading);
   if (change) {
     const std::string dim(dimensionName(change->dimension));
     char text[96];  // %.0f: any double prints, where a cast to an integer of one out of range is undefined

@@ -39,6 +39,7 @@ void Scheduler::cancelInFlight(Ticket t, const std::string& why, TimePoint now) 
   KeyState& k = f.group->keys[static_cast<std::size_t>(f.key)];
   --k.inFlight;
   k.inFlightTokens = std::max(0.0, k.inFlightTokens - f.pending->tokenCost);  // as complete() releases them
+  k.quota.settleProbe(f.quotaSend, QuotaTracker::ProbeAnswer::Neither, now);  // a cancelled probe proves nothing
   --f.group->inFlight;
   --globalInFlight_;
   f.group->breaker.onAbandoned();

@@ -212,14 +212,14 @@ QuotaTracker::SendId QuotaTracker::onSend(std::array<double, kDimensionCount> co
     if (d.turnCheckDue) {
       d.turnCheckDue = false;
       d.turnCheckPending = true;
-      d.turnCheckSentAt = now;
+      d.turnCheckId = id;
     }
     if (d.probeDue) {
       d.probeDue = false;
       d.probePending = true;
       d.probeAfterSpent = known(d.lastRawRemaining) && d.lastRawRemaining - d.sentSinceReading < cost[i];
       d.probeId = id;
-      d.probeCost = cost[i];
+      d.probeCost = cost;
       d.probeDeadline = d.earliestResetAt;
       d.probeLimit = d.limit;
     }
@@ -373,7 +373,6 @@ std::optional<QuotaChange> QuotaTracker::onResponse(const QuotaReading& r, int i
       d.windowS = *s->windowS;
       d.windowReported = true;
     }
-    if (d.turnCheckPending && sent == d.turnCheckSentAt) d.turnCheckPending = false;
     if (s->resetInS) {
       const double in = std::max(0.0, *s->resetInS);
       const double rounding = s->resetFromAbsoluteTime || std::floor(in) == in ? 1.0 : 0.0;
@@ -494,6 +493,7 @@ void QuotaTracker::settleProbe(SendId id, ProbeAnswer answer, TimePoint now, con
   if (pauseProbeOut_ && id >= pauseProbeId_) pauseProbeOut_ = false;  // answered, whatever it said
   for (int i = 0; i < kDimensionCount; ++i) {
     Dim& d = dims_[i];
+    if (d.turnCheckPending && id == d.turnCheckId) d.turnCheckPending = false;
     if (!d.probePending || id != d.probeId) continue;
     d.probePending = false;
     // Accepted after the window may have turned proves nothing; refused proves there was no refill. Nor does one
@@ -509,12 +509,29 @@ void QuotaTracker::settleProbe(SendId id, ProbeAnswer answer, TimePoint now, con
         d.refilledAt = now;
       }
     }
-    else if (answer == ProbeAnswer::Refused) {
-      // Refused by another dimension (tokens, this one's answer still had the requests): no verdict on this one.
-      const QuotaScope* s = told ? pick(*told, static_cast<Dimension>(i)) : nullptr;
-      if (!(s && known(s->remaining) && s->remaining >= std::max(1.0, d.probeCost))) d.probeRefuted = true;
+    else if (answer == ProbeAnswer::Refused && !refusedByAnother(told, i, d.probeCost)) d.probeRefuted = true;
+  }
+}
+
+bool QuotaTracker::refusedByAnother(const QuotaReading* told, int dim, std::array<double, kDimensionCount> cost) {
+  if (!told) return false;
+  // Every scope of `dim` the answer states had the cost (any one short may have refused), and one of another
+  // dimension had not. Output tokens are not known before the call: they neither refuse nor clear.
+  int roomy = 0;
+  bool otherShort = false;
+  for (const auto& s : told->scopes) {
+    if (!known(s.limit) || s.limit <= 0 || !known(s.remaining)) continue;
+    if (s.dimension == Dimension::Tokens && s.name == "output-tokens") continue;
+    const int i = static_cast<int>(s.dimension);
+    const bool enough = s.remaining >= std::max(1.0, cost[i]);
+    if (i == dim) {
+      if (!enough) return false;
+      ++roomy;
+    } else if (!enough) {
+      otherShort = true;
     }
   }
+  return roomy > 0 && otherShort;
 }
 
 double QuotaTracker::rateHint() const {

@@ -93,11 +93,14 @@ class QuotaTracker {
   // Whether a dimension the reading states has less left than `cost` (the refused request's): the stated quota
   // explains a refusal, though its remaining is not zero (a request of 500 tokens against 300 left).
   static bool statedShortOf(const QuotaReading& r, std::array<double, kDimensionCount> cost);
+  // A refused probe of dimension `dim` that cost `cost`: whether `told` (its answer) shows another one refused.
+  static bool refusedByAnother(const QuotaReading* told, int dim, std::array<double, kDimensionCount> cost);
   bool gradual(Dimension d) const { return dims_[static_cast<int>(d)].gradual; }
   // The answer to send `id` (onSend's), after onResponse took its headers (`told`). When it was a probe (see
   // check), an accepted one proves the dimension gradual and a refused one that it waits for its reset (no more
-  // probes of it), unless `told` says that dimension still had the probe's cost left (another one refused); any
-  // other answer (an error, a lost connection) proves nothing and the next exhaustion may probe again.
+  // probes of it), unless `told` shows that dimension still had the probe's cost and another one short of it
+  // (tokens refused); any other answer (an error, a lost connection, a cancel) proves nothing and the next
+  // exhaustion may probe again. Any answer to a send that checked a window's turn (check) ends that check.
   enum class ProbeAnswer { Accepted, Refused, Neither };
   void settleProbe(SendId id, ProbeAnswer answer, TimePoint now, const QuotaReading* told = nullptr);
   const RateLearner& learner() const { return learner_; }
@@ -154,8 +157,8 @@ class QuotaTracker {
     double probeLimit = kUnknown;   // ... and at the limit it was sent under (a raised limit is no refill)
     bool probeDue = false;          // check() let the next request go as the probe
     bool probePending = false;      // sent, not answered yet
-    std::uint64_t probeId = 0;      // its onSend id
-    double probeCost = 0;           // what it took of this dimension
+    SendId probeId = 0;             // its onSend id
+    std::array<double, kDimensionCount> probeCost{};  // what it took of each dimension
     // The last reading's own remaining (not less the requests in flight), and whether the probe left when that
     // less what we sent since was short of its cost: the upstream had said it was spent, so a fixed window refuses
     // it. One sent on our estimate alone (told less in flight, less sent since) may find what was left, and its
@@ -176,7 +179,7 @@ class QuotaTracker {
     double lowestTold = kUnknown;      // (requests) what that answer told less the requests then in flight
     double sentAtLowest = 0;           // `sent` when it came back
     bool turnCheckDue = false, turnCheckPending = false;
-    TimePoint turnCheckSentAt{};
+    SendId turnCheckId = 0;
     // Recent responses, oldest first, for that judgement (a few dozen; older ones age out).
     struct Seen {
       TimePoint sentAt, receivedAt, earliestReset;  // earliestReset: send + the reset it told

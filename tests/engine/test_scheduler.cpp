@@ -511,6 +511,23 @@ class TestScheduler : public QObject {
     QCOMPARE(h.group(t0).inFlight, 0);
   }
 
+  // A probe before a far-off reset (one request, halfway to the soonest the window can turn) that is cancelled
+  // (its gateway client went away) proves nothing: the next request may probe in its place. Left pending, it held
+  // the key to every reset from then on.
+  void aCancelledProbeLeavesTheProbeToTheNextRequest() {
+    Harness h;
+    h.admit("a");
+    h.admit("b");
+    QCOMPARE(h.dispatch(t0), 1);
+    h.respond(200, {{"X-RateLimit-Limit", "10"}, {"X-RateLimit-Remaining", "0"}, {"X-RateLimit-Reset", "4"}}, t0);
+    QCOMPARE(h.dispatch(t0 + 1s), 0);
+    QVERIFY2(h.dispatch(t0 + 1600ms) == 1, h.group(t0 + 1600ms).waitReason.c_str());  // the probe
+    h.s.cancelInFlight(h.sent.back().ticket, "client went away", t0 + 1650ms);
+    QCOMPARE(h.results.at("b").error, ErrorKind::Cancelled);
+    h.admit("c", Tier::P1, 0, t0 + 1650ms);
+    QVERIFY2(h.dispatch(t0 + 1700ms) == 1, h.group(t0 + 1700ms).waitReason.c_str());  // "c" probes in its place
+  }
+
   void failedSendFailsTheRequest() {
     Harness h;
     h.admit("a");

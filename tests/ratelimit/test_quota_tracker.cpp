@@ -530,8 +530,8 @@ class TestQuotaTracker : public QObject {
   // A probe is settled by its own answer. One dispatch pass gives every send the same time: the request that took
   // the last of the window and the probe after it left together, and the first one's acceptance proved a refill
   // that never was (matched by send time). A refusal says nothing of a dimension its answer shows still had the
-  // probe's cost: another one (tokens) refused, and the requests may still prove a refill.
-  void aProbeIsSettledByItsOwnAnswerAndOnlyForTheDimensionThatRefused() {
+  // probe's cost while another one was short of it: the tokens refused, and the requests may still prove a refill.
+  void aProbeIsSettledByItsOwnAnswerAndRefutedOnlyWhereItCouldHaveBeenRefused() {
     auto reading = [](double remaining, double resetS) {
       QuotaReading r;
       r.scopes.push_back(scope(Dimension::Requests, 50, remaining, resetS));
@@ -551,24 +551,32 @@ class TestQuotaTracker : public QObject {
     qt.settleProbe(probe, QuotaTracker::ProbeAnswer::Accepted, pass + 25ms);
     QVERIFY(qt.gradual(Dimension::Requests));
 
-    // Refused, its answer telling 2 requests left and no tokens: the requests' next exhaustion probes again (at
-    // half the span, 0.5 s before a reset 1.5 s off), where a refusal of the requests waits for the reset.
-    const auto refusedOnTokens = [&](bool told) {
+    // A probe of the requests that also costs 500 tokens, refused. Its answer tells `requestsLeft` (of 50) and
+    // `tokensLeft` (of 10,000). Then `sends` more requests use what it says is left: the wait of the next one,
+    // halfway to the reset (probing again) or the whole way (refuted).
+    const auto afterRefusal = [&](double requestsLeft, double tokensLeft, int sends) {
       QuotaTracker q(1.0, {0, 0}, t0);
       q.onResponse(reading(0, 2.0), 0, t0, 0);
-      if (q.check({1, 0}, pass, 0).wait != Duration::zero()) return Duration::max();
-      const QuotaTracker::SendId id = q.onSend({1, 0}, pass);
-      QuotaReading answer = reading(2, 1.5);
-      answer.scopes.push_back(scope(Dimension::Tokens, 1000, 0, 1.5));
+      if (q.check({1, 500}, pass, 0).wait != Duration::zero()) return Duration::max();
+      const QuotaTracker::SendId id = q.onSend({1, 500}, pass);
+      QuotaReading answer = reading(requestsLeft, 1.5);
+      answer.scopes.push_back(scope(Dimension::Tokens, 10000, tokensLeft, 1.5));
       q.onResponse(answer, 0, pass + 20ms, 0, pass);
-      q.settleProbe(id, QuotaTracker::ProbeAnswer::Refused, pass + 20ms, told ? &answer : nullptr);
-      q.onSend({1, 0}, pass + 30ms);
-      q.onSend({1, 0}, pass + 30ms);
+      q.settleProbe(id, QuotaTracker::ProbeAnswer::Refused, pass + 20ms, &answer);
+      for (int i = 0; i < sends; ++i) q.onSend({1, 0}, pass + 30ms);
       return q.check({1, 0}, pass + 40ms, 0).wait;
     };
-    const Duration onTokens = refusedOnTokens(true), onRequests = refusedOnTokens(false);
-    QVERIFY2(onTokens < 1s, qPrintable(QString::number(toSeconds(onTokens))));
-    QVERIFY2(onRequests > 1400ms && onRequests <= 1500ms, qPrintable(QString::number(toSeconds(onRequests))));
+    const auto seconds = [](Duration d) { return qPrintable(QString::number(toSeconds(d))); };
+    // 100 tokens of the 500 left, requests to spare: the tokens refused it; the requests' next exhaustion probes
+    // at half the span, 0.76 s off, before a reset 1.5 s off.
+    const Duration onTokens = afterRefusal(2, 100, 2);
+    QVERIFY2(onTokens > 700ms && onTokens < 800ms, seconds(onTokens));
+    // Tokens to spare too: nothing else explains it, the requests' window refused it and is waited out.
+    const Duration unexplained = afterRefusal(2, 5000, 2);
+    QVERIFY2(unexplained > 1400ms && unexplained <= 1500ms, seconds(unexplained));
+    // Both short: the requests may have refused it as well.
+    const Duration both = afterRefusal(0, 100, 0);
+    QVERIFY2(both > 1400ms && both <= 1500ms, seconds(both));
   }
 
   void slidingWindowRefusalIsPacedNotHeldToTheReset() {
