@@ -4,7 +4,7 @@
 // limit the probe must also say that requests in flight bind, and how many.
 //
 //   probe_accuracy [--kinds all|k1,k2] [--styles bare,retry-after,headers] [--limits 50,200] [--nginx-only]
-//                  [--no-nginx] [--step-s 3] [--rates 5,10,20,40,80,160,320,640] [--latency-ms 20]
+//                  [--no-nginx] [--step-s 5] [--rates 5,10,20,40,80,160,320,640] [--latency-ms 20]
 //                  [--nginx /usr/sbin/nginx] [--json FILE]
 //
 // Kinds as limiter_matrix has them (load_scenario.h): burst buckets (token bucket, GCRA: burst = the limit)
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   const std::string jsonPath = args.text("json", "build/bench-results/probe_accuracy.json");
   tg::ProbeOptions base;
   base.group = "hidden";
-  base.stepS = args.number("step-s", 3);
+  base.stepS = args.number("step-s", tg::ProbeOptions{}.stepS);  // as `tollgate probe` ships
   base.rates.clear();
   for (const auto& r : splitCommas(args.text("rates", "5,10,20,40,80,160,320,640"))) base.rates.push_back(std::atof(r.c_str()));
   NginxFront front;
