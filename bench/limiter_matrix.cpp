@@ -13,7 +13,8 @@
 // latency of 8/limit s, so the limit is 8 in flight; no rate limit), concurrency-at-once (the same, refusing
 // without the latency). Styles: bare (no header at all), retry-after (whole seconds, no quota headers),
 // headers (x-ratelimit: limit, remaining, reset, and Retry-After). Arrivals: P1, open loop, at twice the
-// limit. The `change` runs (40 s) halve the limit at 10 s and double it back at 25 s.
+// limit. The `change` runs (40 s) halve the limit at 10 s and double it back at 25 s (a concurrency kind: 4 in
+// flight, then 8 again).
 #include "load_scenario.h"
 
 #include <algorithm>
@@ -66,13 +67,9 @@ int main(int argc, char** argv) {
           const auto arrivals = makeArrivals({{0, tg::Tier::P1, 2 * limit}}, runS, 42);
           std::vector<TimedSimAction> actions;
           if (change) {
-            actions.push_back({10, [conc](tg::SimServer& s) {
-                                 if (!conc) s.scaleQuota("hidden", 0.5);
-                               }});
-            actions.push_back({25, [conc](tg::SimServer& s) {
-                                 if (!conc) s.scaleQuota("hidden", 1.0);
-                               }});
-            if (conc) continue;  // max_concurrent does not scale: no change runs for it
+            // A concurrency kind's max_concurrent scales with the rest (8 in flight, 4, 8 again).
+            actions.push_back({10, [](tg::SimServer& s) { s.scaleQuota("hidden", 0.5); }});
+            actions.push_back({25, [](tg::SimServer& s) { s.scaleQuota("hidden", 1.0); }});
           }
           for (int rep = 0; rep < repeat; ++rep) {
             for (const auto& name : strategies) {

@@ -47,6 +47,7 @@
 //   "schedule": [                      // seconds from start; the same objects (without at_s) are accepted
 //                                      // by POST /__sim/control
 //     {"at_s": 60,  "action": "scale_quota", "group": "*", "factor": 0.5},   // of the configured limits
+//                                                                             // and max_concurrent
 //     {"at_s": 70,  "action": "set_limit", "group": "batch", "limit": 20},   // requests per window
 //     {"at_s": 90,  "action": "errors", "status": 503, "share": 0.5, "duration_s": 10, "group": "*"},
 //     {"at_s": 120, "action": "reset_connections", "share": 0.2, "duration_s": 5},

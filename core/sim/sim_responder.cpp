@@ -262,7 +262,7 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
   const std::int64_t promptTokens = static_cast<std::int64_t>(req.body.size() / 4);
   const double tokenCost = static_cast<double>(maxTokens + promptTokens);
 
-  if (g.cfg.maxConcurrent > 0 && g.admitted >= g.cfg.maxConcurrent) {
+  if (g.cfg.maxConcurrent > 0 && g.admitted >= g.concurrencyLimit()) {
     // A concurrency limit knows no window: nothing to report but, when sent, a whole-second Retry-After.
     if (config_.retryAfter && config_.dialect != SimDialect::None) {
       h.emplace_back(simheader::kRetryAfter, "1");
@@ -275,7 +275,7 @@ SimReply SimResponder::handle(const HttpRequest& req, TimePoint now, double wall
          {{"type", "rate_limit_exceeded"},
           {"dimension", "concurrency"},
           {"message", "Too many requests in flight: group " + g.name + " allows " +
-                          std::to_string(g.cfg.maxConcurrent) + " at once"}}}};
+                          std::to_string(g.concurrencyLimit()) + " at once"}}}};
     reply.bytes = writer_.serialize(http::kTooManyRequests, h, dumpJson(body), reply.closeAfter, wallNowS);
     return reply;
   }
@@ -467,8 +467,9 @@ void SimResponder::scaleQuota(const std::string& group, double factor, TimePoint
   if (!(factor > 0)) throw std::invalid_argument("scale factor must be > 0");
   for (int i : groupsMatching(group)) {
     auto& g = groups_[static_cast<std::size_t>(i)];
+    if (!g.limited() && g.cfg.maxConcurrent <= 0) continue;
+    g.scale = factor;  // max_concurrent too: requests already admitted over a lowered one finish
     if (!g.limited()) continue;
-    g.scale = factor;
     for (auto& [key, q] : g.quotas) {
       q.requests->setLimit(g.requestLimit(), now);
       if (q.tokens) q.tokens->setLimit(g.tokenLimit(), now);
@@ -483,6 +484,7 @@ void SimResponder::setLimit(const std::string& group, double limitPerWindow, Tim
     // The new limit is the base from now on; a later scale_quota applies to it.
     if (g.limited() && g.cfg.burst > 0) g.cfg.burst *= limitPerWindow / g.requestLimit();
     g.cfg.tokensPerWindow *= g.scale;
+    g.cfg.maxConcurrent = g.concurrencyLimit();
     g.cfg.limit = limitPerWindow;
     g.scale = 1;
     for (auto& [key, q] : g.quotas) {
@@ -574,7 +576,7 @@ nlohmann::json SimResponder::stats(TimePoint now) const {
     j["tokens_limit"] = g.cfg.tokensPerWindow > 0 ? nlohmann::json(g.tokenLimit()) : nlohmann::json(nullptr);
     j["window_s"] = g.cfg.windowS;
     if (g.cfg.maxConcurrent > 0) {
-      j["concurrency_limit"] = g.cfg.maxConcurrent;
+      j["concurrency_limit"] = g.concurrencyLimit();
       j["admitted_in_flight"] = g.admitted;
     }
     j["scale"] = g.scale;

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <random>
@@ -109,6 +110,10 @@ class SimResponder {
     // Scaled, yet never under one a window (scale_quota 0.01 of 20): a request is whole or not at all.
     double requestLimit() const { return std::max(1.0, cfg.limit * scale); }
     double tokenLimit() const { return std::max(1.0, cfg.tokensPerWindow * scale); }
+    // max_concurrent scaled as the limits are (scale_quota), never under one; 0 = no concurrency limit.
+    int concurrencyLimit() const {
+      return cfg.maxConcurrent > 0 ? std::max(1, static_cast<int>(std::lround(cfg.maxConcurrent * scale))) : 0;
+    }
   };
   struct Effect {
     SimAction action;

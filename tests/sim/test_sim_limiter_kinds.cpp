@@ -36,6 +36,7 @@ class TestSimLimiterKinds : public QObject {
   void leakyBucketDelaysTheExcess();
   void countRejectedLocksOutAClientThatKeepsAsking();
   void concurrencyLimitCountsAcceptedInFlight();
+  void scaleQuotaScalesTheConcurrencyLimit();
   void retryAfterDialectSendsNothingElse();
   void configErrorsNameTheField_data();
   void configErrorsNameTheField();
@@ -121,6 +122,30 @@ void TestSimLimiterKinds::concurrencyLimitCountsAcceptedInFlight() {
   const auto stats = sim.stats(at(0.2));
   QCOMPARE(stats["groups"]["default"]["concurrency_limit"].get<int>(), 2);
   QCOMPARE(stats["groups"]["default"]["admitted_in_flight"].get<int>(), 2);
+}
+
+// scale_quota moves a concurrency-only limit as it moves a rate (limiter_matrix halves and doubles it): the
+// requests admitted over a lowered limit finish, and a new one is admitted once fewer than it are in flight.
+void TestSimLimiterKinds::scaleQuotaScalesTheConcurrencyLimit() {
+  SimResponder sim(configFrom(R"({"dialect":"retry-after","latency_ms":{"mean":100},
+      "groups":{"default":{"max_concurrent":4}}})"), t0);
+  std::vector<SimReply> admitted;
+  for (int i = 0; i < 4; ++i) admitted.push_back(sim.handle(get(), at(0), 0));
+  for (const auto& r : admitted) QCOMPARE(statusOf(r), 200);
+  sim.scaleQuota("*", 0.5, at(0.05));
+  QCOMPARE(sim.stats(at(0.05))["groups"]["default"]["concurrency_limit"].get<int>(), 2);
+  QCOMPARE(statusOf(sim.handle(get(), at(0.05), 0)), 429);
+  sim.onSent(admitted[0], at(0.1));
+  sim.onSent(admitted[1], at(0.1));
+  QCOMPARE(statusOf(sim.handle(get(), at(0.1), 0)), 429);  // 2 in flight of 2
+  sim.onSent(admitted[2], at(0.1));
+  const auto under = sim.handle(get(), at(0.1), 0);
+  QCOMPARE(statusOf(under), 200);
+  sim.scaleQuota("*", 1.5, at(0.2));  // 6 (of the configured 4)
+  for (int i = 0; i < 4; ++i) QCOMPARE(statusOf(sim.handle(get(), at(0.2), 0)), 200);
+  QCOMPARE(statusOf(sim.handle(get(), at(0.2), 0)), 429);  // 6 in flight
+  sim.setLimit("default", 10, at(0.3));  // a rate added keeps the concurrency where the scale left it
+  QCOMPARE(sim.stats(at(0.3))["groups"]["default"]["concurrency_limit"].get<int>(), 6);
 }
 
 void TestSimLimiterKinds::retryAfterDialectSendsNothingElse() {
