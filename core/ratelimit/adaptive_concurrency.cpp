@@ -35,6 +35,7 @@ void AdaptiveConcurrency::setTimeScale(double scale) {
   accepted_.clear();
   capSetAt_ = TimePoint{};
   pressed_ = 0;
+  climbing_ = false;
 }
 
 void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now, int inFlightAtSend, bool pressing) {
@@ -54,12 +55,13 @@ void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now, int inFlight
   }
   if (cap_ > 0) {
     if (inFlightAtSend >= cap_ - 1 || (pressing && static_cast<int>(limit_) >= cap_)) ++pressed_;
-    const bool pressedClean = pressed_ >= kCapProbeAccepted;
+    const bool pressedClean = pressed_ >= (climbing_ ? kCapFollowUpAccepted : kCapProbeAccepted);
     if (pressedClean || now >= capSetAt_ + fromSeconds(kCapProbeS)) {  // clean long enough: try more
       cap_ = std::min(cap_ + (pressedClean ? capStep_ : 1), ceiling_);
       capStep_ = pressedClean ? 2 * capStep_ : 1;
       capSetAt_ = now;
       pressed_ = 0;
+      climbing_ = true;
     }
   }
   const double top = cap_ > 0 ? std::min(cap_, ceiling_) : ceiling_;
@@ -80,11 +82,14 @@ bool AdaptiveConcurrency::onRateLimited(TimePoint now, int inFlightAtSend) {
   // Sent with at least the limit the upstream already showed in flight (before it was applied, or while
   // trying one more): explained by it. Acceptances of that time are no evidence against it: their slots had
   // freed upstream before their answers were read here.
-  if (adaptive_ && (explainedByCap(inFlightAtSend) || inFlightBound(inFlightAtSend, now))) {
+  // Fewer in flight than the limit shown, yet half of it or more: the limit fell (see the header).
+  const bool fell = cap_ > 0 && inFlightAtSend >= kMinInFlight && inFlightAtSend < cap_ && 2 * inFlightAtSend >= cap_;
+  if (adaptive_ && (explainedByCap(inFlightAtSend) || fell || inFlightBound(inFlightAtSend, now))) {
     cap_ = std::max(minimum_, cap_ > 0 ? std::min(cap_, inFlightAtSend) : inFlightAtSend);
     capSetAt_ = now;
     pressed_ = 0;
     capStep_ = 1;
+    climbing_ = false;
     limit_ = std::min<double>(limit_, cap_);
     return true;
   }

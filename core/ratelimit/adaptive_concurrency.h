@@ -11,7 +11,14 @@
 // round of sends the limit ended with work queued) without such a refusal, or after kCapProbeS of none at all;
 // each clean step doubles the next (1, 2, 4, ...), as a rate that doubled needs, and a refusal starts again at 1.
 // On a true in-flight limit each probe costs about one refusal, so probing costs about 1 in kCapProbeAccepted
-// acceptances. With a fixed latency a rate limit and an in-flight limit look the same (in flight = rate x
+// acceptances. A step that was taken is proven clean by kCapFollowUpAccepted acceptances that pressed it (they
+// used the slot it added): the next follows then, not a whole probing spell later. At 25/s a spell is 5 s, and a
+// limit that went from 4 in flight back to 8 took three of them, 15 s (the first step is still a spell's wait:
+// that is what holding probes to 1 in kCapProbeAccepted costs).
+// A limit that falls: a refusal sent with fewer in flight than the limit shown, yet at least half of it, is that
+// limit falling (an upstream that halved its slots), whatever the acceptances of the last kEvidenceS say (they were
+// taken under the old limit). Read as a rate signal instead, a halved 8 in flight at 500/s started the rate
+// learner, which measured its own pause (30/s) and held the key there for 4 s. With a fixed latency a rate limit and an in-flight limit look the same (in flight = rate x
 // latency), so a rate limit may be read as one; the doubling steps find a rate that rose as fast as the rate
 // learner would. The caller should not read such a refusal as a rate signal: sending slower would not have
 // helped.
@@ -31,6 +38,7 @@ class AdaptiveConcurrency {
   static constexpr double kAtOrAboveShare = 0.05;  // at most this share of them sent with >= x in flight
   static constexpr double kCapProbeS = 5.0;        // a clean spell this long tries one more in flight
   static constexpr int kCapProbeAccepted = 200;    // or this many acceptances pressing the limit: a step more
+  static constexpr int kCapFollowUpAccepted = 25;  // a step taken and pressed this often: the next one
   // A limit of one in flight is not told from a rate whose requests seldom overlap (paced below the latency,
   // every acceptance leaves with none in flight): a refusal with fewer in flight is always a rate signal.
   static constexpr int kMinInFlight = 2;
@@ -84,6 +92,7 @@ class AdaptiveConcurrency {
   TimePoint capSetAt_{};
   int pressed_ = 0;   // acceptances sent pressing the cap since it was set or last raised
   int capStep_ = 1;   // the next raise: doubles with each clean one
+  bool climbing_ = false;  // a step was taken since the cap was last set by a refusal
   double scale_ = 1;
 };
 

@@ -139,6 +139,47 @@ class TestAdaptiveConcurrency : public QObject {
     QCOMPARE(batched.inFlightCap(), 9);
   }
 
+  // An in-flight limit that halves (8 to 4) and doubles back. Refused with 6, then 4 in flight, while the last
+  // 2 s of acceptances were sent with up to 7 (under the old limit): the limit fell, not a rate signal. Far below
+  // half the limit shown (2 of 8), it is judged by the evidence as before. Back up: the first step after a spell
+  // (kCapProbeS), then each step pressed kCapFollowUpAccepted times without a refusal doubles the next: 4 to 8
+  // in three follow-ups, 75 answers (3 s at 25/s) after the spell.
+  void aLimitThatFallsIsFollowedAndOneThatRoseIsClimbedBackTo() {
+    TimePoint t = t0 + 1s;
+    AdaptiveConcurrency a = cappedAtEight(t, 0.02);
+    for (int i = 0; i < 100; ++i) a.onSuccess(0.02, t += 5ms, i % 8);
+    AdaptiveConcurrency rate = a;
+    QVERIFY(a.onRateLimited(t += 1ms, 6));
+    QCOMPARE(a.inFlightCap(), 6);
+    QVERIFY(a.onRateLimited(t += 1ms, 4));
+    QCOMPARE(a.inFlightCap(), 4);
+    QCOMPARE(a.limit(), 4);
+    QVERIFY(!rate.onRateLimited(t, 2));  // a quarter of the limit: acceptances at 2 and more say a rate
+    QCOMPARE(rate.inFlightCap(), 8);
+
+    const TimePoint fell = t;
+    auto pressed = [&](int n) {
+      for (int i = 0; i < n; ++i) a.onSuccess(0.16, t += 40ms, a.inFlightCap() - 1);  // 25/s: a spell is 125
+    };
+    pressed(AdaptiveConcurrency::kCapFollowUpAccepted);
+    QCOMPARE(a.inFlightCap(), 4);  // no follow-up before a first step
+    while (a.inFlightCap() == 4 && t < fell + 10s) pressed(1);
+    QVERIFY2(t - fell <= fromSeconds(AdaptiveConcurrency::kCapProbeS) + 40ms, qPrintable(QString::number(toSeconds(t - fell))));
+    QCOMPARE(a.inFlightCap(), 5);
+    const TimePoint stepped = t;
+    pressed(AdaptiveConcurrency::kCapFollowUpAccepted);
+    QCOMPARE(a.inFlightCap(), 6);
+    pressed(AdaptiveConcurrency::kCapFollowUpAccepted);
+    QCOMPARE(a.inFlightCap(), 8);
+    pressed(AdaptiveConcurrency::kCapFollowUpAccepted);
+    QCOMPARE(a.inFlightCap(), 12);
+    QVERIFY(t - stepped <= 3 * AdaptiveConcurrency::kCapFollowUpAccepted * 40ms);  // 3 s
+    QVERIFY(a.onRateLimited(t += 1ms, 8));  // one too many: back to 8, and the next step waits a spell again
+    QCOMPARE(a.inFlightCap(), 8);
+    pressed(AdaptiveConcurrency::kCapFollowUpAccepted);
+    QCOMPARE(a.inFlightCap(), 8);
+  }
+
   // A rate limit: refusals come with as many in flight as acceptances had. That is a rate signal (the usual
   // cut), not an in-flight limit, and no cap is kept.
   void refusalsAmongAcceptancesAreARateSignal() {
