@@ -58,7 +58,7 @@ void AdaptiveConcurrency::onSuccess(double latencyS, TimePoint now, int inFlight
     const bool pressedClean = pressed_ >= (climbing_ ? kCapFollowUpAccepted : kCapProbeAccepted);
     if (pressedClean || now >= capSetAt_ + fromSeconds(kCapProbeS)) {  // clean long enough: try more
       cap_ = std::min(cap_ + (pressedClean ? capStep_ : 1), ceiling_);
-      capStep_ = pressedClean ? 2 * capStep_ : 1;
+      capStep_ = pressedClean ? std::min(2 * capStep_, ceiling_) : 1;  // at the ceiling it stops doubling
       capSetAt_ = now;
       pressed_ = 0;
       climbing_ = true;
@@ -82,9 +82,7 @@ bool AdaptiveConcurrency::onRateLimited(TimePoint now, int inFlightAtSend) {
   // Sent with at least the limit the upstream already showed in flight (before it was applied, or while
   // trying one more): explained by it. Acceptances of that time are no evidence against it: their slots had
   // freed upstream before their answers were read here.
-  // Fewer in flight than the limit shown, yet half of it or more: the limit fell (see the header).
-  const bool fell = cap_ > 0 && inFlightAtSend >= kMinInFlight && inFlightAtSend < cap_ && 2 * inFlightAtSend >= cap_;
-  if (adaptive_ && (explainedByCap(inFlightAtSend) || fell || inFlightBound(inFlightAtSend, now))) {
+  if (adaptive_ && (explainedByCap(inFlightAtSend) || inFlightBound(inFlightAtSend, now))) {
     cap_ = std::max(minimum_, cap_ > 0 ? std::min(cap_, inFlightAtSend) : inFlightAtSend);
     capSetAt_ = now;
     pressed_ = 0;

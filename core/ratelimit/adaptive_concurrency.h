@@ -15,10 +15,11 @@
 // used the slot it added): the next follows then, not a whole probing spell later. At 25/s a spell is 5 s, and a
 // limit that went from 4 in flight back to 8 took three of them, 15 s (the first step is still a spell's wait:
 // that is what holding probes to 1 in kCapProbeAccepted costs).
-// A limit that falls: a refusal sent with fewer in flight than the limit shown, yet at least half of it, is that
-// limit falling (an upstream that halved its slots), whatever the acceptances of the last kEvidenceS say (they were
-// taken under the old limit). Read as a rate signal instead, a halved 8 in flight at 500/s started the rate
-// learner, which measured its own pause (30/s) and held the key there for 4 s. With a fixed latency a rate limit and an in-flight limit look the same (in flight = rate x
+// A limit that falls is not read from a refusal below it: tried (a refusal with fewer in flight than the limit shown,
+// half of it or more, lowered it), the fixed window at 500/s, read as a limit of ~10 in flight, had the limit
+// pushed down by the refusals of its full window (86% and 64% of goodput, 3-8% 429s). Such refusals are judged by the
+// evidence, as any other; at the ceiling the steps stop doubling.
+// With a fixed latency a rate limit and an in-flight limit look the same (in flight = rate x
 // latency), so a rate limit may be read as one; the doubling steps find a rate that rose as fast as the rate
 // learner would. The caller should not read such a refusal as a rate signal: sending slower would not have
 // helped.

@@ -139,45 +139,42 @@ class TestAdaptiveConcurrency : public QObject {
     QCOMPARE(batched.inFlightCap(), 9);
   }
 
-  // An in-flight limit that halves (8 to 4) and doubles back. Refused with 6, then 4 in flight, while the last
-  // 2 s of acceptances were sent with up to 7 (under the old limit): the limit fell, not a rate signal. Far below
-  // half the limit shown (2 of 8), it is judged by the evidence as before. Back up: the first step after a spell
-  // (kCapProbeS), then each step pressed kCapFollowUpAccepted times without a refusal doubles the next: 4 to 8
-  // in three follow-ups, 75 answers (3 s at 25/s) after the spell.
-  void aLimitThatFallsIsFollowedAndOneThatRoseIsClimbedBackTo() {
+  // An in-flight limit of 4 that rose to 8 (25/s at 160 ms). The first step waits a spell (kCapProbeS: at 25/s
+  // fewer than kCapProbeAccepted acceptances press it); then each step pressed kCapFollowUpAccepted times without a
+  // refusal doubles the next: 4 to 8 within 4 s of the spell (each new slot filled as the limit grows into it).
+  // A refusal ends the climb: the next step waits a spell again. At the ceiling the steps stop.
+  void aLimitThatRoseIsClimbedBackToInAFewSteps() {
+    AdaptiveConcurrency a(16, 1, true, t0);
     TimePoint t = t0 + 1s;
-    AdaptiveConcurrency a = cappedAtEight(t, 0.02);
-    for (int i = 0; i < 100; ++i) a.onSuccess(0.02, t += 5ms, i % 8);
-    AdaptiveConcurrency rate = a;
-    QVERIFY(a.onRateLimited(t += 1ms, 6));
-    QCOMPARE(a.inFlightCap(), 6);
+    for (int i = 0; i < 8; ++i) a.onSuccess(0.16, t += 10ms, i % 4);
     QVERIFY(a.onRateLimited(t += 1ms, 4));
     QCOMPARE(a.inFlightCap(), 4);
-    QCOMPARE(a.limit(), 4);
-    QVERIFY(!rate.onRateLimited(t, 2));  // a quarter of the limit: acceptances at 2 and more say a rate
-    QCOMPARE(rate.inFlightCap(), 8);
-
-    const TimePoint fell = t;
-    auto pressed = [&](int n) {
-      for (int i = 0; i < n; ++i) a.onSuccess(0.16, t += 40ms, a.inFlightCap() - 1);  // 25/s: a spell is 125
+    const TimePoint set = t;
+    // Sent with as many in flight as the group's limit allows (the scheduler's send), at 25/s.
+    auto answer = [&](int n) {
+      for (int i = 0; i < n; ++i) a.onSuccess(0.16, t += 40ms, a.limit() - 1);
     };
-    pressed(AdaptiveConcurrency::kCapFollowUpAccepted);
+    answer(AdaptiveConcurrency::kCapFollowUpAccepted);
     QCOMPARE(a.inFlightCap(), 4);  // no follow-up before a first step
-    while (a.inFlightCap() == 4 && t < fell + 10s) pressed(1);
-    QVERIFY2(t - fell <= fromSeconds(AdaptiveConcurrency::kCapProbeS) + 40ms, qPrintable(QString::number(toSeconds(t - fell))));
+    while (a.inFlightCap() == 4 && t < set + 10s) answer(1);
+    QVERIFY2(t - set <= fromSeconds(AdaptiveConcurrency::kCapProbeS) + 40ms,
+             qPrintable(QString::number(toSeconds(t - set))));
     QCOMPARE(a.inFlightCap(), 5);
     const TimePoint stepped = t;
-    pressed(AdaptiveConcurrency::kCapFollowUpAccepted);
-    QCOMPARE(a.inFlightCap(), 6);
-    pressed(AdaptiveConcurrency::kCapFollowUpAccepted);
+    while (a.inFlightCap() < 8 && t < stepped + 10s) answer(1);
+    QVERIFY2(t - stepped <= 4s, qPrintable(QString::number(toSeconds(t - stepped))));
+    QCOMPARE(a.inFlightCap(), 8);  // 5, 6, 8
+    QVERIFY(a.onRateLimited(t += 1ms, 8));  // one too many would have come next: back at 8, the climb over
+    answer(2 * AdaptiveConcurrency::kCapFollowUpAccepted);
     QCOMPARE(a.inFlightCap(), 8);
-    pressed(AdaptiveConcurrency::kCapFollowUpAccepted);
-    QCOMPARE(a.inFlightCap(), 12);
-    QVERIFY(t - stepped <= 3 * AdaptiveConcurrency::kCapFollowUpAccepted * 40ms);  // 3 s
-    QVERIFY(a.onRateLimited(t += 1ms, 8));  // one too many: back to 8, and the next step waits a spell again
-    QCOMPARE(a.inFlightCap(), 8);
-    pressed(AdaptiveConcurrency::kCapFollowUpAccepted);
-    QCOMPARE(a.inFlightCap(), 8);
+    // Pressed at the ceiling, the step stops doubling (it overflowed an int after 31 doublings).
+    AdaptiveConcurrency top(4, 1, true, t0);
+    t = t0 + 1s;
+    for (int i = 0; i < 8; ++i) top.onSuccess(0.02, t += 1ms, i % 2);
+    QVERIFY(top.onRateLimited(t += 1ms, 2));
+    for (int i = 0; i < 5000; ++i) top.onSuccess(0.02, t += 1ms, top.limit() - 1);
+    QCOMPARE(top.inFlightCap(), 4);
+    QCOMPARE(top.limit(), 4);
   }
 
   // A rate limit: refusals come with as many in flight as acceptances had. That is a rate signal (the usual
