@@ -28,6 +28,13 @@ QuotaScope scope(Dimension d, double limit, double remaining, std::optional<doub
   return s;
 }
 
+// A reading of a requests limit of 50, `remaining` left, reset in `resetS`.
+QuotaReading requestsOf50(double remaining, double resetS) {
+  QuotaReading r;
+  r.scopes.push_back(scope(Dimension::Requests, 50, remaining, resetS));
+  return r;
+}
+
 // A gradual (sliding) window told in x-ratelimit headers, refused once with a short Retry-After at `at`:
 // the learnt rate paces it from then on.
 QuotaTracker learntSlidingWindow(TimePoint at) {
@@ -505,11 +512,7 @@ class TestQuotaTracker : public QObject {
   // spent (told 3 with 3 more in flight) may find what a fixed window had left; its acceptance proves nothing (the
   // demo's batch window, taken for a refill, then held each refusal 0.25 s instead of until the turn).
   void aProbeProvesARefillOnlyAfterTheUpstreamSaidSpent() {
-    auto reading = [](double remaining, double resetS) {
-      QuotaReading r;
-      r.scopes.push_back(scope(Dimension::Requests, 50, remaining, resetS));
-      return r;
-    };
+    const auto reading = requestsOf50;
     QuotaTracker bucket(1.0, {0, 0}, t0);
     bucket.onResponse(reading(0, 2.0), 0, t0, 0);  // the upstream's own word: nothing left
     QCOMPARE(bucket.check({1, 0}, t0 + 500ms, 0).wait, Duration::zero());  // the probe, halfway to the reset
@@ -532,11 +535,7 @@ class TestQuotaTracker : public QObject {
   // that never was (matched by send time). A refusal says nothing of a dimension its answer shows still had the
   // probe's cost while another one was short of it: the tokens refused, and the requests may still prove a refill.
   void aProbeIsSettledByItsOwnAnswerAndRefutedOnlyWhereItCouldHaveBeenRefused() {
-    auto reading = [](double remaining, double resetS) {
-      QuotaReading r;
-      r.scopes.push_back(scope(Dimension::Requests, 50, remaining, resetS));
-      return r;
-    };
+    const auto reading = requestsOf50;
     QuotaTracker qt(1.0, {0, 0}, t0);
     qt.onResponse(reading(1, 2.0), 0, t0, 0);
     const TimePoint pass = t0 + 500ms;
